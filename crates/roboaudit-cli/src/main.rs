@@ -1,0 +1,2 @@
+//! The `roboaudit` command-line tool.
+fn main() {}
