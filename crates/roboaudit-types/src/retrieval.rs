@@ -60,7 +60,7 @@ pub struct SceneRecord {
 pub enum RecordedAt {
     /// Integer order (larger = later).
     Order(i64),
-    /// Seconds since the Unix epoch (UTC) parsed from RFC 3339,, kept as (seconds, nanoseconds).
+    /// Seconds since the Unix epoch (UTC) parsed from RFC 3339, kept as (seconds, nanoseconds).
     Timestamp {
         /// Whole seconds since 1970-01-01T00:00:00Z.
         unix_seconds: i64,

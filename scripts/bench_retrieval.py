@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Speed comparison of the retrieval audit: NumPy reference vs the Rust engine.
+
+Pinned versions: Python 3.11, numpy 2.2.6, scipy 1.15.3, scikit-learn 1.6.1.
+
+    python scripts/bench_retrieval.py [--dir DIR] [--resamples 10000] [--permutations 10000]
+                                      [--skip-rust] [--repeats 1]
+
+Generates the performance input of the issue (K = 50 experiences, n = 40 query scenes, 5 seeds,
+5 representations of dims 3072, 768, 512, 384, 6) as CSVs in a temporary directory (or DIR), then
+1. times scripts/reference_retrieval.py in-process (CSV loading and the audit timed separately;
+   10,000 shuffles and 10,000 bootstrap draws, the SPEC defaults; the same 30 rules as the Rust
+   engine: 5 reference rules + 5 families x 5 representations, unless --mp-library),
+2. runs `cargo run -p roboaudit-retrieval --example bench_audit -- DIR OUT.json`, which prints JSON
+   {"seconds": ...} (the Rust side's own timing), and
+3. prints both timings and the ratio Python audit time / Rust seconds (target: >= 30).
+Uses $CARGO_TARGET_DIR when set. The dev profile is already optimised (see Cargo.toml).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import reference_retrieval as ref  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+K, N, SEEDS = 50, 40, 5
+DIMS = {"pixels32": 3072, "resnet18": 768, "clip": 512, "dinov2_small": 384, "structural": 6}
+
+
+def generate(d: Path, seed: int = 12345) -> None:
+    rng = np.random.default_rng(seed)
+    d.mkdir(parents=True, exist_ok=True)
+    ue, us = rng.normal(size=(K, 4)), rng.normal(size=(N, 4))
+    logit = rng.normal(0.0, 0.8, K)[:, None] + rng.normal(0.0, 1.0, N)[None, :] + 0.6 * ue @ us.T / 2
+    p = 1.0 / (1.0 + np.exp(-logit))
+    kinds = ["appearance", "layout", "fresh"]
+    with open(d / "scenes.csv", "w", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(["scene_id", "perturbation", "layout_level", "appearance_draw"])
+        for s in range(N):
+            w.writerow([f"scene_{s:03d}", kinds[s % 3], s % 4, s % 5])
+    with open(d / "experiences.csv", "w", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(["experience_id", "base_scene_id", "recorded_at", "own_base_success"])
+        for e in range(K):
+            w.writerow([f"exp_{e:03d}", f"base_{e:03d}", 1000 + e, ""])
+    with open(d / "executions.csv", "w", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(["experience_id", "scene_id", "seed", "success"])
+        y = rng.random((K, N, SEEDS)) < p[:, :, None]
+        for e in range(K):
+            for k in range(SEEDS):
+                w.writerow([f"exp_{e:03d}", f"base_{e:03d}", k, int(rng.random() < 0.9)])
+            for s in range(N):
+                for k in range(SEEDS):
+                    w.writerow([f"exp_{e:03d}", f"scene_{s:03d}", k, int(y[e, s, k])])
+    with open(d / "embeddings.csv", "w", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(["representation", "kind", "id", "vector"])
+        for name, dim in DIMS.items():
+            M = rng.normal(size=(4, dim))
+            for kind, ids, lat in (("experience", [f"exp_{e:03d}" for e in range(K)], ue),
+                                   ("scene", [f"scene_{s:03d}" for s in range(N)], us)):
+                Z = lat @ M + rng.normal(0.0, 1.0, size=(len(ids), dim)) + 0.3
+                for i, v in zip(ids, Z.astype(np.float32)):
+                    w.writerow([name, kind, i, " ".join(f"{x:.6g}" for x in v)])
+
+
+def time_python(d: Path, resamples: int, permutations: int, repeats: int, mp_library: bool) -> dict:
+    t0 = time.perf_counter()
+    inp = ref.Inputs(d)
+    t_load = time.perf_counter() - t0
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = ref.audit(inp, resamples, permutations, 0, 10, mp_library=mp_library)
+        times.append(time.perf_counter() - t0)
+    return {"load_seconds": t_load, "audit_seconds": min(times), "n_rules": len(out["rules"])}
+
+
+def run_rust(d: Path) -> float | None:
+    example = ROOT / "crates" / "roboaudit-retrieval" / "examples" / "bench_audit.rs"
+    if not example.exists():
+        print(f"Rust example not present yet ({example.relative_to(ROOT)}): skipping the Rust timing")
+        return None
+    out_json = d / "rust_audit.json"
+    cmd = ["cargo", "run", "-q", "-j", "1", "-p", "roboaudit-retrieval", "--example", "bench_audit", "--",
+           str(d), str(out_json)]
+    print("running:", " ".join(cmd), flush=True)
+    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=os.environ.copy())
+    if res.returncode != 0:
+        print("Rust benchmark failed:\n" + res.stderr[-4000:])
+        return None
+    for line in reversed(res.stdout.strip().splitlines()):
+        try:
+            return float(json.loads(line)["seconds"])
+        except (ValueError, KeyError, TypeError):
+            continue
+    print("could not read {\"seconds\": ...} from the Rust output:\n" + res.stdout[-2000:])
+    return None
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--dir", type=Path, default=None, help="write the input here (kept)")
+    ap.add_argument("--resamples", type=int, default=10_000)
+    ap.add_argument("--permutations", type=int, default=10_000)
+    ap.add_argument("--repeats", type=int, default=1, help="Python audit repeats (min is reported)")
+    ap.add_argument("--skip-rust", action="store_true")
+    ap.add_argument("--mp-library", action="store_true",
+                    help="also time the alternative-reading MP rules (10 more rules than the Rust engine runs)")
+    args = ap.parse_args()
+    tmp = None
+    if args.dir is None:
+        tmp = tempfile.TemporaryDirectory(prefix="roboaudit-bench-")
+        d = Path(tmp.name)
+    else:
+        d = args.dir
+    t0 = time.perf_counter()
+    generate(d)
+    print(f"input: {d} (K={K}, n={N}, seeds={SEEDS}, dims={list(DIMS.values())}; "
+          f"generated in {time.perf_counter() - t0:.1f} s)")
+    py = time_python(d, args.resamples, args.permutations, args.repeats, args.mp_library)
+    print(f"python reference: load {py['load_seconds']:.3f} s, audit {py['audit_seconds']:.3f} s "
+          f"({py['n_rules']} rules, {args.permutations} shuffles, {args.resamples} bootstrap draws)")
+    rust = None if args.skip_rust else run_rust(d)
+    if rust is not None:
+        print(f"rust bench_audit: {rust:.4f} s")
+        print(f"ratio python audit / rust: {py['audit_seconds'] / rust:.1f}x "
+              f"(load+audit: {(py['load_seconds'] + py['audit_seconds']) / rust:.1f}x; target >= 30x)")
+    if tmp is not None:
+        tmp.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
