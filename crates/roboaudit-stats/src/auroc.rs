@@ -1,6 +1,7 @@
 //! AUROC as the Mann–Whitney statistic (SPEC.md §0).
 
 use crate::StatsError;
+use crate::check::{check_finite, check_same_len, sort_key};
 use serde::Serialize;
 
 /// AUROC of `scores` against binary `labels`: P(score of a random positive > score of a random
@@ -16,8 +17,14 @@ use serde::Serialize;
 /// NaN/infinite score, `InvalidWeight` for a negative or non-finite weight.
 ///
 /// Cost: O(n log n) (one sort).
-pub fn auroc(scores: &[f64], labels: &[bool], weights: Option<&[f64]>) -> Result<Option<f64>, StatsError> {
-    todo!("{scores:?} {labels:?} {weights:?}")
+pub fn auroc(
+    scores: &[f64],
+    labels: &[bool],
+    weights: Option<&[f64]>,
+) -> Result<Option<f64>, StatsError> {
+    check_inputs(scores, labels, weights)?;
+    let mut samples = to_samples(scores, labels, weights, 0..scores.len());
+    Ok(auroc_of_samples(&mut samples))
 }
 
 /// AUROC of one group in a [`GroupedAuroc`].
@@ -45,12 +52,121 @@ pub struct GroupedAuroc {
 }
 
 /// AUROC computed separately within each group (`groups[i]` is sample i's group label, any `usize`),
-/// with the mean over the eligible groups. Same conventions and errors as [`auroc`].
+/// with the mean over the eligible groups. Same conventions and errors as [`auroc`]; a group whose
+/// positives or negatives all have weight zero is ineligible too.
+///
+/// # Errors
+/// As [`auroc`], plus `LengthMismatch` when `groups` differs in length from `scores`.
 pub fn grouped_auroc(
     scores: &[f64],
     labels: &[bool],
     groups: &[usize],
     weights: Option<&[f64]>,
 ) -> Result<GroupedAuroc, StatsError> {
-    todo!("{scores:?} {labels:?} {groups:?} {weights:?}")
+    check_inputs(scores, labels, weights)?;
+    check_same_len("scores", scores.len(), "groups", groups.len())?;
+    let mut order: Vec<usize> = (0..scores.len()).collect();
+    // Stable sort keeps the input order inside a group; the AUROC sort below does the rest.
+    order.sort_by_key(|&i| groups[i]);
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < order.len() {
+        let group = groups[order[start]];
+        let end = start
+            + order[start..]
+                .iter()
+                .take_while(|&&i| groups[i] == group)
+                .count();
+        let members = &order[start..end];
+        let mut samples = to_samples(scores, labels, weights, members.iter().copied());
+        let n_positive = members.iter().filter(|&&i| labels[i]).count();
+        out.push(GroupAuroc {
+            group,
+            n: members.len(),
+            n_positive,
+            auroc: auroc_of_samples(&mut samples),
+        });
+        start = end;
+    }
+    let eligible: Vec<f64> = out.iter().filter_map(|g| g.auroc).collect();
+    #[allow(clippy::cast_precision_loss)] // group counts are far below 2^53
+    let mean = (!eligible.is_empty()).then(|| eligible.iter().sum::<f64>() / eligible.len() as f64);
+    Ok(GroupedAuroc {
+        groups: out,
+        n_eligible: eligible.len(),
+        mean,
+    })
+}
+
+fn check_inputs(
+    scores: &[f64],
+    labels: &[bool],
+    weights: Option<&[f64]>,
+) -> Result<(), StatsError> {
+    if scores.is_empty() {
+        return Err(StatsError::Empty { what: "scores" });
+    }
+    check_same_len("scores", scores.len(), "labels", labels.len())?;
+    check_finite(scores, "scores")?;
+    if let Some(w) = weights {
+        check_same_len("scores", scores.len(), "weights", w.len())?;
+        if let Some(index) = w.iter().position(|&v| !(v.is_finite() && v >= 0.0)) {
+            return Err(StatsError::InvalidWeight {
+                what: "weights",
+                index,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// One sample: score (−0.0 folded into 0.0), positive weight, negative weight.
+#[derive(Clone, Copy)]
+struct Sample {
+    score: f64,
+    pos: f64,
+    neg: f64,
+}
+
+fn to_samples(
+    scores: &[f64],
+    labels: &[bool],
+    weights: Option<&[f64]>,
+    idx: impl Iterator<Item = usize>,
+) -> Vec<Sample> {
+    idx.map(|i| {
+        let w = weights.map_or(1.0, |w| w[i]);
+        let (pos, neg) = if labels[i] { (w, 0.0) } else { (0.0, w) };
+        Sample {
+            score: sort_key(scores[i]),
+            pos,
+            neg,
+        }
+    })
+    .collect()
+}
+
+/// Mann–Whitney AUROC by one sort and a sweep over tie blocks: each block's positive weight meets
+/// all negative weight below it in full and the block's own negative weight by halves.
+fn auroc_of_samples(samples: &mut [Sample]) -> Option<f64> {
+    samples.sort_unstable_by(|a, b| a.score.total_cmp(&b.score));
+    let (mut neg_below, mut total_pos, mut twice_area) = (0.0_f64, 0.0_f64, 0.0_f64);
+    let mut start = 0;
+    while start < samples.len() {
+        let score = samples[start].score;
+        let (mut pos, mut neg) = (0.0, 0.0);
+        let mut end = start;
+        while end < samples.len() && samples[end].score == score {
+            pos += samples[end].pos;
+            neg += samples[end].neg;
+            end += 1;
+        }
+        // Doubled so that unweighted sums stay integers (exact up to 2^53).
+        twice_area += pos * (2.0 * neg_below + neg);
+        neg_below += neg;
+        total_pos += pos;
+        start = end;
+    }
+    let pairs = total_pos * neg_below;
+    (pairs > 0.0).then(|| twice_area / (2.0 * pairs))
 }

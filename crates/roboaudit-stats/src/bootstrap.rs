@@ -1,6 +1,11 @@
 //! Cluster bootstrap (SPEC.md §0): seeded, parallel, byte-identical for any thread count.
 
 use crate::StatsError;
+use crate::check::check_finite;
+use crate::interval::{bca_interval, percentile_interval, standard_deviation};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
 use serde::Serialize;
 
 /// Which confidence interval to compute from the bootstrap distribution.
@@ -43,13 +48,72 @@ pub struct ResampleMatrix {
 }
 
 impl ResampleMatrix {
-    /// Draws `resamples` rows for `design` from a ChaCha stream seeded by `seed`.
-    /// The same `(design, resamples, seed)` always gives the same matrix.
+    /// Draws `resamples` rows for `design`. Rows come in blocks of [`ROWS_PER_STREAM`]: block `c`
+    /// (rows `64c..64c+64`) is drawn in order from its own ChaCha8 stream
+    /// (`ChaCha8Rng::seed_from_u64(seed)` with `set_stream(c)`), each index by Lemire's exact
+    /// multiply-and-reject method on `next_u32`. Blocks are drawn in parallel, and the same
+    /// `(design, resamples, seed)` always gives the same matrix, for any thread count; the first
+    /// `m` rows do not depend on `resamples`. Without strata every entry is uniform on
+    /// `0..n_clusters`; with strata, position `i` draws uniformly among the clusters of stratum
+    /// `strata[i]`, so every stratum keeps its size.
     ///
     /// # Errors
-    /// `InvalidParameter` for zero clusters, zero resamples or strata of the wrong length.
-    pub fn generate(design: &ResampleDesign, resamples: usize, seed: u64) -> Result<Self, StatsError> {
-        todo!("{design:?} {resamples} {seed}")
+    /// `InvalidParameter` for zero clusters (or more than `u32::MAX`), zero resamples or strata of
+    /// the wrong length.
+    ///
+    /// # Example
+    /// ```
+    /// use roboaudit_stats::{ResampleDesign, ResampleMatrix};
+    /// // clusters 0-2 in stratum 0, clusters 3-4 in stratum 1
+    /// let design = ResampleDesign { n_clusters: 5, strata: Some(vec![0, 0, 0, 1, 1]) };
+    /// let m = ResampleMatrix::generate(&design, 100, 42)?;
+    /// assert_eq!(m, ResampleMatrix::generate(&design, 100, 42)?);
+    /// let row = m.row(0).expect("100 rows");
+    /// assert!(row[..3].iter().all(|&c| c < 3) && row[3..].iter().all(|&c| c >= 3));
+    /// # Ok::<(), roboaudit_stats::StatsError>(())
+    /// ```
+    pub fn generate(
+        design: &ResampleDesign,
+        resamples: usize,
+        seed: u64,
+    ) -> Result<Self, StatsError> {
+        let n = design.n_clusters;
+        if n == 0 || u32::try_from(n).is_err() {
+            return Err(StatsError::InvalidParameter(format!(
+                "bootstrap design has {n} clusters"
+            )));
+        }
+        if resamples == 0 {
+            return Err(StatsError::InvalidParameter(
+                "bootstrap needs at least one resample".to_owned(),
+            ));
+        }
+        let pools = match &design.strata {
+            None => StratumPools::single(n),
+            Some(strata) if strata.len() != n => {
+                return Err(StatsError::InvalidParameter(format!(
+                    "strata has {} entries for {n} clusters",
+                    strata.len()
+                )));
+            }
+            Some(strata) => StratumPools::new(strata),
+        };
+        let rows = (0..resamples.div_ceil(ROWS_PER_STREAM))
+            .into_par_iter()
+            .flat_map_iter(|block| {
+                let mut rng = ChaCha8Rng::seed_from_u64(seed);
+                rng.set_stream(block as u64);
+                let in_block = ROWS_PER_STREAM.min(resamples - block * ROWS_PER_STREAM);
+                let pools = &pools;
+                (0..in_block)
+                    .map(move |_| pools.draw_row(&mut rng))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        Ok(Self {
+            n_clusters: n,
+            rows,
+        })
     }
 
     /// Wraps explicit rows (for example from a reference implementation), each of length `n_clusters`
@@ -57,8 +121,40 @@ impl ResampleMatrix {
     ///
     /// # Errors
     /// `InvalidParameter` when a row has the wrong length or an index out of range, or there are no rows.
+    ///
+    /// # Example
+    /// ```
+    /// use roboaudit_stats::ResampleMatrix;
+    /// let m = ResampleMatrix::from_rows(vec![vec![0, 0, 2], vec![1, 2, 2]], 3)?;
+    /// assert_eq!((m.len(), m.n_clusters(), m.row(1)), (2, 3, Some(&[1, 2, 2][..])));
+    /// assert!(ResampleMatrix::from_rows(vec![vec![0, 3, 1]], 3).is_err());
+    /// # Ok::<(), roboaudit_stats::StatsError>(())
+    /// ```
     pub fn from_rows(rows: Vec<Vec<usize>>, n_clusters: usize) -> Result<Self, StatsError> {
-        todo!("{rows:?} {n_clusters}")
+        if rows.is_empty() || n_clusters == 0 {
+            return Err(StatsError::InvalidParameter(
+                "resample matrix needs rows and clusters".to_owned(),
+            ));
+        }
+        for (b, row) in rows.iter().enumerate() {
+            if row.len() != n_clusters {
+                return Err(StatsError::InvalidParameter(format!(
+                    "resample row {b} has {} entries, expected {n_clusters}",
+                    row.len()
+                )));
+            }
+            if let Some(&bad) = row.iter().find(|&&i| i >= n_clusters) {
+                return Err(StatsError::InvalidParameter(format!(
+                    "resample row {b} draws cluster {bad}, but there are {n_clusters}"
+                )));
+            }
+        }
+        Ok(Self { n_clusters, rows })
+    }
+
+    /// All rows, in resample order (row `b` has `n_clusters` cluster indices).
+    pub fn rows(&self) -> &[Vec<usize>] {
+        &self.rows
     }
 
     /// Number of resamples (rows).
@@ -97,7 +193,12 @@ pub struct BootstrapConfig {
 
 impl Default for BootstrapConfig {
     fn default() -> Self {
-        Self { resamples: 10_000, level: 0.95, method: IntervalMethod::Percentile, seed: 0 }
+        Self {
+            resamples: 10_000,
+            level: 0.95,
+            method: IntervalMethod::Percentile,
+            seed: 0,
+        }
     }
 }
 
@@ -106,7 +207,9 @@ impl Default for BootstrapConfig {
 pub struct BootstrapResult {
     /// The statistic on the original data (all clusters once).
     pub estimate: f64,
-    /// The interval; `None` when fewer than 2 resamples gave a defined statistic.
+    /// The interval; `None` when fewer than 2 resamples gave a defined statistic, or (BCa) when the
+    /// adjustment is undefined: every replicate on one side of the estimate, a jackknife statistic
+    /// undefined, fewer than 2 clusters or zero jackknife variance (where SciPy returns NaN).
     pub interval: Option<Interval>,
     /// Method used.
     pub method: IntervalMethod,
@@ -125,8 +228,12 @@ pub struct BootstrapResult {
 ///
 /// # Errors
 /// `InvalidParameter` for a bad config or design; `TooFew` when the statistic is undefined on the
-/// original data.
-pub fn bootstrap<F>(design: &ResampleDesign, config: &BootstrapConfig, statistic: F) -> Result<BootstrapResult, StatsError>
+/// original data; `NonFinite` when it returns `Some` of a NaN or infinity.
+pub fn bootstrap<F>(
+    design: &ResampleDesign,
+    config: &BootstrapConfig,
+    statistic: F,
+) -> Result<BootstrapResult, StatsError>
 where
     F: Fn(&[usize]) -> Option<f64> + Sync,
 {
@@ -135,7 +242,14 @@ where
 }
 
 /// As [`bootstrap`], on an explicit resample matrix (so an interval can be compared with a reference
-/// computed on the very same resamples).
+/// computed on the very same resamples). The percentile interval is `np.percentile` of the defined
+/// replicates at `100·α/2` and `100·(1 − α/2)`; BCa follows SciPy 1.15's `_bca_interval` (z0 from
+/// the mid-rank fraction of replicates below the estimate, acceleration from the leave-one-cluster-out
+/// jackknife).
+///
+/// # Errors
+/// `InvalidParameter` when `level` is outside (0, 1); `TooFew` when the statistic is undefined on
+/// the original data; `NonFinite` when the statistic returns `Some` of a NaN or infinity.
 pub fn bootstrap_with_matrix<F>(
     matrix: &ResampleMatrix,
     level: f64,
@@ -145,11 +259,127 @@ pub fn bootstrap_with_matrix<F>(
 where
     F: Fn(&[usize]) -> Option<f64> + Sync,
 {
-    todo!("{matrix:?} {level} {method:?} {}", statistic(&[]).is_some())
+    if !(level.is_finite() && level > 0.0 && level < 1.0) {
+        return Err(StatsError::InvalidParameter(format!(
+            "confidence level {level} is outside (0, 1)"
+        )));
+    }
+    let n = matrix.n_clusters;
+    let all: Vec<usize> = (0..n).collect();
+    let estimate = statistic(&all).ok_or(StatsError::TooFew {
+        what: "a bootstrap statistic defined on the original data",
+        n: 0,
+        min: 1,
+    })?;
+    check_finite(&[estimate], "bootstrap estimate")?;
+    // par_iter + collect keeps resample order, so the output does not depend on the thread count.
+    let replicates: Vec<Option<f64>> = matrix.rows.par_iter().map(|row| statistic(row)).collect();
+    let defined: Vec<f64> = replicates.iter().flatten().copied().collect();
+    if let Some(index) = replicates
+        .iter()
+        .position(|r| r.is_some_and(|v| !v.is_finite()))
+    {
+        return Err(StatsError::NonFinite {
+            what: "bootstrap replicates",
+            index,
+        });
+    }
+    let interval = if defined.len() < 2 {
+        None
+    } else {
+        match method {
+            IntervalMethod::Percentile => Some(percentile_interval(&defined, level)),
+            // A jackknife needs two clusters; never call the statistic on an empty list.
+            IntervalMethod::Bca if n < 2 => None,
+            IntervalMethod::Bca => {
+                let jackknife: Vec<Option<f64>> = (0..n)
+                    .into_par_iter()
+                    .map(|left_out| {
+                        let rest: Vec<usize> = (0..n).filter(|&i| i != left_out).collect();
+                        statistic(&rest)
+                    })
+                    .collect();
+                let jackknife: Option<Vec<f64>> = jackknife.into_iter().collect();
+                jackknife.and_then(|jk| bca_interval(&defined, estimate, &jk, level))
+            }
+        }
+    };
+    Ok(BootstrapResult {
+        estimate,
+        interval,
+        method,
+        resamples: matrix.len(),
+        undefined_resamples: replicates.len() - defined.len(),
+        standard_error: standard_deviation(&defined),
+    })
 }
 
 /// Equivalence (SPEC §2 controls): true iff the whole interval lies inside `[−margin, +margin]`.
 /// Failing to reject a difference is never equivalence.
 pub fn equivalent(interval: &Interval, margin: f64) -> bool {
     interval.lo >= -margin && interval.hi <= margin
+}
+
+/// Rows drawn from one ChaCha stream by [`ResampleMatrix::generate`]: large enough that stream
+/// set-up is negligible, small enough to spread 10,000 rows over many threads.
+pub const ROWS_PER_STREAM: usize = 64;
+
+/// Cluster pools of each stratum, and each position's pool.
+struct StratumPools {
+    pools: Vec<Vec<usize>>,
+    pool_of: Vec<usize>,
+}
+
+impl StratumPools {
+    /// One pool holding every cluster (no strata).
+    fn single(n: usize) -> Self {
+        Self {
+            pools: vec![(0..n).collect()],
+            pool_of: vec![0; n],
+        }
+    }
+
+    fn new(strata: &[usize]) -> Self {
+        let mut labels: Vec<usize> = strata.to_vec();
+        labels.sort_unstable();
+        labels.dedup();
+        let mut pools = vec![Vec::new(); labels.len()];
+        let mut pool_of = Vec::with_capacity(strata.len());
+        for (cluster, s) in strata.iter().enumerate() {
+            // `labels` holds every stratum value, so the search always succeeds.
+            let p = labels.binary_search(s).unwrap_or(0);
+            pools[p].push(cluster);
+            pool_of.push(p);
+        }
+        Self { pools, pool_of }
+    }
+
+    fn draw_row(&self, rng: &mut ChaCha8Rng) -> Vec<usize> {
+        self.pool_of
+            .iter()
+            .map(|&p| {
+                let pool = &self.pools[p];
+                // Pools are non-empty and no larger than n_clusters <= u32::MAX (checked).
+                #[allow(clippy::cast_possible_truncation)]
+                let k = uniform_below(rng, pool.len() as u32);
+                pool[k as usize]
+            })
+            .collect()
+    }
+}
+
+/// Uniform integer in `0..n` (`n >= 1`) by Lemire's multiply-and-reject ("nearly divisionless",
+/// ACM TOMACS 2019): exactly uniform, one `next_u32` per draw except with probability < n / 2^32.
+fn uniform_below(rng: &mut ChaCha8Rng, n: u32) -> u32 {
+    let mut m = u64::from(rng.next_u32()) * u64::from(n);
+    #[allow(clippy::cast_possible_truncation)] // the low 32 bits are wanted
+    if (m as u32) < n {
+        let threshold = n.wrapping_neg() % n;
+        while (m as u32) < threshold {
+            m = u64::from(rng.next_u32()) * u64::from(n);
+        }
+    }
+    #[allow(clippy::cast_possible_truncation)] // m >> 32 < n
+    let k = (m >> 32) as u32;
+    k
 }

@@ -13,20 +13,53 @@
 //! - bootstrap: `ResampleDesign`, `ResampleMatrix`, `bootstrap(...)`, `Interval`, `IntervalMethod`
 //! - `equivalent(interval, margin) -> bool`
 //! - evaluator metrics: `absolute_relative_error`, `normalized_regret_at_k`, `mmrv`
+//! - added helpers: `percentile` (NumPy percent scale), `normal_cdf` / `normal_quantile`
+//!   (SciPy `ndtr` / `ndtri`), `ResampleMatrix::rows`, `ROWS_PER_STREAM`
+//!
+//! # Example
+//! A scene-cluster bootstrap of a mean, and an AUROC with a tie:
+//! ```
+//! use roboaudit_stats::{BootstrapConfig, ResampleDesign, auroc, bootstrap};
+//!
+//! let success = [0.2, 0.9, 0.4, 0.7, 0.5, 0.6];
+//! let design = ResampleDesign { n_clusters: success.len(), strata: None };
+//! let config = BootstrapConfig { resamples: 2_000, seed: 7, ..BootstrapConfig::default() };
+//! let mean = |scenes: &[usize]| {
+//!     Some(scenes.iter().map(|&s| success[s]).sum::<f64>() / scenes.len() as f64)
+//! };
+//! let result = bootstrap(&design, &config, mean)?;
+//! let ci = result.interval.expect("2,000 defined resamples");
+//! assert!(ci.lo < result.estimate && result.estimate < ci.hi);
+//!
+//! let a = auroc(&[0.1, 0.4, 0.4, 0.8], &[false, false, true, true], None)?;
+//! assert_eq!(a, Some(0.875));
+//! // one class: ineligible, never 0.5
+//! assert_eq!(auroc(&[0.1, 0.4], &[true, true], None)?, None);
+//! # Ok::<(), roboaudit_stats::StatsError>(())
+//! ```
 
 mod auroc;
 mod bootstrap;
+mod check;
 mod correlation;
 mod error;
 mod evaluator;
+mod interval;
+mod normal;
 mod quantile;
 
 pub use auroc::{GroupAuroc, GroupedAuroc, auroc, grouped_auroc};
 pub use bootstrap::{
-    BootstrapConfig, BootstrapResult, Interval, IntervalMethod, ResampleDesign, ResampleMatrix,
-    bootstrap, bootstrap_with_matrix, equivalent,
+    BootstrapConfig, BootstrapResult, Interval, IntervalMethod, ROWS_PER_STREAM, ResampleDesign,
+    ResampleMatrix, bootstrap, bootstrap_with_matrix, equivalent,
 };
 pub use correlation::{average_ranks, kendall_tau_b, pearson, spearman};
 pub use error::StatsError;
 pub use evaluator::{absolute_relative_error, mmrv, normalized_regret_at_k};
-pub use quantile::{quantile, quantiles};
+pub use normal::{normal_cdf, normal_quantile};
+pub use quantile::{percentile, quantile, quantiles};
+
+/// Compiles and runs the README example as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;

@@ -1,0 +1,80 @@
+//! Confidence intervals from a bootstrap distribution, bit-compatible with `scipy.stats.bootstrap`.
+
+use crate::bootstrap::Interval;
+use crate::normal::{normal_cdf, normal_quantile};
+use crate::quantile::{quantile_sorted, sorted_copy};
+
+/// Percentile interval: `np.percentile(replicates, [100·α/2, 100·(1 − α/2)])` with α = 1 − level.
+/// `replicates` is non-empty and finite.
+pub(crate) fn percentile_interval(replicates: &[f64], level: f64) -> Interval {
+    let sorted = sorted_copy(replicates);
+    let alpha = (1.0 - level) / 2.0;
+    Interval {
+        lo: percentile_sorted(&sorted, alpha),
+        hi: percentile_sorted(&sorted, 1.0 - alpha),
+        level,
+    }
+}
+
+/// BCa interval as SciPy's `_bca_interval` (Efron & Tibshirani 14.3, 15.4 eq. 15.36), or `None`
+/// where SciPy would give NaN. `jackknife[i]` is the statistic without cluster `i`.
+pub(crate) fn bca_interval(
+    replicates: &[f64],
+    estimate: f64,
+    jackknife: &[f64],
+    level: f64,
+) -> Option<Interval> {
+    let n = jackknife.len();
+    if n < 2 {
+        return None;
+    }
+    let below = replicates.iter().filter(|&&t| t < estimate).count();
+    let at_or_below = replicates.iter().filter(|&&t| t <= estimate).count();
+    #[allow(clippy::cast_precision_loss)]
+    let z0 = normal_quantile((below + at_or_below) as f64 / (2 * replicates.len()) as f64);
+
+    #[allow(clippy::cast_precision_loss)]
+    let nf = n as f64;
+    let jack_mean = jackknife.iter().sum::<f64>() / nf;
+    let u: Vec<f64> = jackknife
+        .iter()
+        .map(|t| (nf - 1.0) * (jack_mean - t))
+        .collect();
+    let num = u.iter().map(|v| v * v * v).sum::<f64>() / (nf * nf * nf);
+    let den = u.iter().map(|v| v * v).sum::<f64>() / (nf * nf);
+    let accel = 1.0 / 6.0 * num / den.powf(1.5);
+
+    let alpha = (1.0 - level) / 2.0;
+    let z_alpha = normal_quantile(alpha);
+    let adjusted = |z: f64| {
+        let num = z0 + z;
+        normal_cdf(z0 + num / (1.0 - accel * num))
+    };
+    let (alpha_1, alpha_2) = (adjusted(z_alpha), adjusted(-z_alpha));
+    if !(alpha_1.is_finite() && alpha_2.is_finite()) {
+        return None;
+    }
+    let sorted = sorted_copy(replicates);
+    Some(Interval {
+        lo: percentile_sorted(&sorted, alpha_1),
+        hi: percentile_sorted(&sorted, alpha_2),
+        level,
+    })
+}
+
+/// `np.percentile(sorted, 100·q)`: the round trip through percent is kept because NumPy divides
+/// by 100 again, and `(100·q)/100` is not always `q` in floating point.
+fn percentile_sorted(sorted: &[f64], q: f64) -> f64 {
+    quantile_sorted(sorted, ((q * 100.0) / 100.0).clamp(0.0, 1.0))
+}
+
+/// Sample standard deviation (ddof 1), `None` for fewer than 2 values.
+pub(crate) fn standard_deviation(x: &[f64]) -> Option<f64> {
+    if x.len() < 2 {
+        return None;
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let n = x.len() as f64;
+    let mean = x.iter().sum::<f64>() / n;
+    Some((x.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1.0)).sqrt())
+}
