@@ -1,2 +1,57 @@
-//! The `roboaudit` command-line tool.
-fn main() {}
+//! The `roboaudit` command-line tool: the only crate that prints.
+//!
+//! Exit codes (also in `roboaudit --help`): 0 success; 1 failure (I/O, internal); 2 command-line usage
+//! error; 3 invalid input data (the message names the file, row and column).
+
+#![allow(clippy::print_stdout, clippy::print_stderr)] // The CLI is where printing belongs.
+
+mod commands;
+mod exit;
+mod output;
+mod progress;
+
+use clap::{Parser, Subcommand};
+
+const AFTER_HELP: &str = "\
+Exit codes:
+  0  success
+  1  failure (I/O error, internal error)
+  2  command-line usage error
+  3  invalid input data (the message names the file, row and column)";
+
+/// roboaudit: what robot-learning evaluation numbers really mean.
+#[derive(Debug, Parser)]
+#[command(name = "roboaudit", version, about, long_about = None, after_help = AFTER_HELP)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Retrieval audit (SPEC §1): judge experience-selection rules against the full transfer matrix.
+    #[command(subcommand)]
+    Retrieval(commands::retrieval::RetrievalCommand),
+    /// Counterfactual memory audit (SPEC §2): analyse crossed-history records from any harness.
+    #[command(subcommand)]
+    Memory(commands::memory::MemoryCommand),
+    /// Look at datasets (LeRobot v3.0 / v2.1) before auditing with them.
+    #[command(subcommand)]
+    Data(commands::data::DataCommand),
+    /// Fitted Q evaluation (SPEC §3). Not yet available in this release.
+    Fqe(commands::pending::PendingArgs),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Retrieval(cmd) => commands::retrieval::run(cmd),
+        Command::Memory(cmd) => commands::memory::run(cmd),
+        Command::Data(cmd) => commands::data::run(cmd),
+        Command::Fqe(args) => commands::pending::run("fqe", &args),
+    };
+    if let Err(err) = result {
+        eprintln!("error: {err:#}");
+        std::process::exit(exit::code_for(&err));
+    }
+}

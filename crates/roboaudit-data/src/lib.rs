@@ -24,8 +24,10 @@ mod cell;
 mod error;
 mod executions;
 mod format;
+pub mod lerobot;
 mod loader;
 mod log_writer;
+mod memory_records;
 mod readers;
 mod rfc3339;
 mod source;
@@ -38,6 +40,7 @@ pub use executions::read_executions;
 pub use format::Format;
 pub use loader::{RetrievalPaths, load_retrieval_inputs};
 pub use log_writer::ExecutionLogWriter;
+pub use memory_records::{MemoryLabel, MemoryRecord, read_memory_records, write_memory_records};
 pub use readers::{read_embeddings, read_experiences, read_scenes, read_selections};
 pub use validate::validate_retrieval_inputs;
 pub use writers::{

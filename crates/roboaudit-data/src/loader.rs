@@ -28,8 +28,10 @@ pub struct RetrievalPaths {
 impl RetrievalPaths {
     /// The standard layout of a run folder: `executions.parquet`, `scenes.csv`,
     /// `experiences.csv`, `embeddings.parquet`, and `selections.csv` when that file exists.
-    /// When `executions.parquet` is absent but an `executions/` directory exists (written by
-    /// [`crate::ExecutionLogWriter`]), that directory is used instead. Nothing is read here.
+    /// Each file may be in any supported format (`<stem>.parquet`, `.csv`, `.jsonl` or `.ndjson`,
+    /// first found in that order); an `executions/` part directory (written by
+    /// [`crate::ExecutionLogWriter`]) is used unless `executions.parquet` exists. When a file is
+    /// missing, the standard name is kept so the reader's error names it. Nothing is read here.
     ///
     /// ```
     /// let paths = roboaudit_data::RetrievalPaths::from_run_dir("runs/a");
@@ -37,21 +39,34 @@ impl RetrievalPaths {
     /// ```
     pub fn from_run_dir(dir: impl AsRef<Path>) -> Self {
         let dir = dir.as_ref();
-        let single = dir.join("executions.parquet");
+        // A part directory written by the resumable log writer wins over a CSV/JSONL copy, but
+        // not over a consolidated `executions.parquet`.
         let parts = dir.join("executions");
-        let selections = dir.join("selections.csv");
+        let executions = match find_stem(dir, "executions") {
+            Some(file) if file.extension().is_some_and(|e| e == "parquet") => file,
+            _ if parts.is_dir() => parts,
+            Some(file) => file,
+            None => dir.join("executions.parquet"),
+        };
         Self {
-            executions: if !single.exists() && parts.is_dir() {
-                parts
-            } else {
-                single
-            },
-            scenes: dir.join("scenes.csv"),
-            experiences: dir.join("experiences.csv"),
-            embeddings: dir.join("embeddings.parquet"),
-            selections: selections.is_file().then_some(selections),
+            executions,
+            scenes: find_stem(dir, "scenes").unwrap_or_else(|| dir.join("scenes.csv")),
+            experiences: find_stem(dir, "experiences")
+                .unwrap_or_else(|| dir.join("experiences.csv")),
+            embeddings: find_stem(dir, "embeddings")
+                .unwrap_or_else(|| dir.join("embeddings.parquet")),
+            selections: find_stem(dir, "selections"),
         }
     }
+}
+
+/// The first existing `dir/stem.<ext>` in the order Parquet, CSV, JSONL, NDJSON: a run folder may
+/// hold any supported format, and Parquet wins when a harness wrote several.
+fn find_stem(dir: &Path, stem: &str) -> Option<PathBuf> {
+    ["parquet", "csv", "jsonl", "ndjson"]
+        .iter()
+        .map(|ext| dir.join(format!("{stem}.{ext}")))
+        .find(|p| p.is_file())
 }
 
 /// Reads all retrieval-audit inputs and checks them across files

@@ -1,0 +1,6 @@
+//! One module per top-level subcommand.
+
+pub mod data;
+pub mod memory;
+pub mod pending;
+pub mod retrieval;

@@ -1,0 +1,36 @@
+//! Maps errors to the documented exit codes.
+
+/// Exit code for a failure that is not the user's input (I/O, internal).
+pub const FAILURE: i32 = 1;
+/// Exit code for invalid input data.
+pub const INVALID_INPUT: i32 = 3;
+
+/// An error caused by invalid user input that no library error type describes, so `main` exits
+/// with [`INVALID_INPUT`]; the string is the whole message.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidInput(pub String);
+
+/// The exit code for `err`: [`INVALID_INPUT`] when any cause is a data-validation error.
+pub fn code_for(err: &anyhow::Error) -> i32 {
+    if err.chain().any(|cause| cause.is::<Usage>()) {
+        return USAGE;
+    }
+    let invalid = err.chain().any(|cause| {
+        cause.is::<InvalidInput>()
+            || cause.is::<roboaudit_data::DataError>()
+            || cause.is::<roboaudit_retrieval::RetrievalError>()
+            || cause
+                .downcast_ref::<roboaudit_memory::MemoryError>()
+                .is_some_and(roboaudit_memory::MemoryError::is_invalid_input)
+    });
+    if invalid { INVALID_INPUT } else { FAILURE }
+}
+
+/// A command-line usage error detected after parsing (exit code 2, like clap's own).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Usage(pub String);
+
+/// Exit code for a usage error.
+pub const USAGE: i32 = 2;

@@ -1,0 +1,31 @@
+//! Progress display on stderr that stays quiet when stdout or stderr is not a terminal (pipes, CI).
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+
+/// True when progress should be drawn: both stdout and stderr are terminals and `CI` is unset.
+fn interactive() -> bool {
+    std::io::stdout().is_terminal()
+        && std::io::stderr().is_terminal()
+        && std::env::var_os("CI").is_none()
+}
+
+/// A spinner for a stage of unknown length, hidden when not interactive.
+pub fn spinner(message: &'static str) -> ProgressBar {
+    let pb = ProgressBar::with_draw_target(None, draw_target());
+    pb.set_style(
+        ProgressStyle::with_template("{spinner} {msg} {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    pb.set_message(message);
+    pb.enable_steady_tick(std::time::Duration::from_millis(120));
+    pb
+}
+
+fn draw_target() -> ProgressDrawTarget {
+    if interactive() {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    }
+}

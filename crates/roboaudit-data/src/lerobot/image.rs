@@ -1,0 +1,135 @@
+//! `image` features: PNG bytes stored in Parquet (`{bytes, path}` structs), decoded to RGB8.
+
+use std::io::Cursor;
+
+use serde::Serialize;
+
+use super::info::FeatureKind;
+use super::table::ParquetTable;
+use super::{LeRobotDataset, frames::not_readable};
+use crate::DataError;
+
+/// A decoded image: 8-bit RGB, row-major, `pixels.len() == width * height * 3`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Rgb8Image {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// Interleaved R, G, B bytes, rows top to bottom.
+    pub pixels: Vec<u8>,
+}
+
+impl Rgb8Image {
+    /// The `[r, g, b]` of pixel `(x, y)`, or `None` outside the image.
+    pub fn pixel(&self, x: u32, y: u32) -> Option<[u8; 3]> {
+        if x >= self.width || y >= self.height {
+            return None;
+        }
+        let k = (usize::try_from(y).ok()? * usize::try_from(self.width).ok()?
+            + usize::try_from(x).ok()?)
+            * 3;
+        Some([self.pixels[k], self.pixels[k + 1], self.pixels[k + 2]])
+    }
+}
+
+/// Decodes PNG bytes of any colour type and bit depth to RGB8 (alpha dropped, grey copied to
+/// the three channels, 16-bit samples truncated to their high byte).
+pub(crate) fn decode_png(bytes: &[u8]) -> Result<Rgb8Image, String> {
+    let mut decoder = png::Decoder::new(Cursor::new(bytes));
+    decoder.set_transformations(png::Transformations::normalize_to_color8());
+    let mut reader = decoder
+        .read_info()
+        .map_err(|e| format!("not a valid PNG image: {e}"))?;
+    let size = reader
+        .output_buffer_size()
+        .ok_or("PNG image too large to decode")?;
+    let mut buf = vec![0; size];
+    let out = reader
+        .next_frame(&mut buf)
+        .map_err(|e| format!("corrupt PNG image: {e}"))?;
+    buf.truncate(out.buffer_size());
+    let samples = match out.color_type {
+        png::ColorType::Grayscale => 1,
+        png::ColorType::GrayscaleAlpha => 2,
+        png::ColorType::Rgb => 3,
+        png::ColorType::Rgba => 4,
+        png::ColorType::Indexed => return Err("indexed PNG was not expanded".to_owned()),
+    };
+    let pixels = if samples == 3 && out.line_size == out.width as usize * 3 {
+        buf
+    } else {
+        let mut rgb = Vec::with_capacity(out.width as usize * out.height as usize * 3);
+        for line in buf.chunks(out.line_size) {
+            for px in line[..out.width as usize * samples].chunks(samples) {
+                match samples {
+                    1 | 2 => rgb.extend_from_slice(&[px[0], px[0], px[0]]),
+                    _ => rgb.extend_from_slice(&px[..3]),
+                }
+            }
+        }
+        rgb
+    };
+    Ok(Rgb8Image {
+        width: out.width,
+        height: out.height,
+        pixels,
+    })
+}
+
+impl LeRobotDataset {
+    /// Decodes frame `frame` (the `frame_index` value) of episode `episode` of the `image`
+    /// feature `feature` to RGB8. Inline PNG bytes are used; when a row holds only a `path`,
+    /// it is read relative to the dataset root.
+    ///
+    /// # Errors
+    /// [`DataError::Invalid`] when the feature is not declared, is a `video` feature (its
+    /// frames live in MP4 files and need video decoding, which roboaudit does not do) or is
+    /// not an image; when the episode or frame does not exist; or when the bytes are not a
+    /// valid PNG (naming file, row and column). [`DataError::Io`]/[`DataError::Parquet`] when
+    /// the data file cannot be read.
+    pub fn read_image(
+        &self,
+        episode: i64,
+        frame: i64,
+        feature: &str,
+    ) -> Result<Rgb8Image, DataError> {
+        let declared = self.feature(feature);
+        if declared.map(|f| f.kind) != Some(FeatureKind::Image) {
+            return Err(not_readable(self, feature, "an image"));
+        }
+        let ep = self.episode_or_err(episode)?;
+        let file = self.root.join(&ep.data_file);
+        let table = ParquetTable::read(&file, &|n| {
+            n == feature || n == "episode_index" || n == "frame_index"
+        })?;
+        let episodes = table.ints("episode_index")?;
+        let frames = table.ints("frame_index")?;
+        let Some(k) = (0..table.rows).find(|&k| episodes[k] == episode && frames[k] == frame)
+        else {
+            return Err(DataError::invalid(
+                &file,
+                None,
+                Some("frame_index"),
+                format!("episode {episode} has no frame {frame}"),
+            ));
+        };
+        let cell = table.image_cell(feature, k)?;
+        let bytes = match (cell.bytes, cell.path) {
+            (Some(bytes), _) => bytes,
+            (None, Some(path)) => {
+                let image_file = self.root.join(&path);
+                std::fs::read(&image_file).map_err(|e| DataError::io(&image_file, "read", e))?
+            }
+            (None, None) => {
+                return Err(DataError::invalid(
+                    &file,
+                    Some(k + 1),
+                    Some(feature),
+                    "image has neither bytes nor a path",
+                ));
+            }
+        };
+        decode_png(&bytes).map_err(|m| DataError::invalid(&file, Some(k + 1), Some(feature), m))
+    }
+}
