@@ -35,6 +35,9 @@ enum Command {
     /// Counterfactual memory audit (SPEC §2): analyse crossed-history records from any harness.
     #[command(subcommand)]
     Memory(commands::memory::MemoryCommand),
+    /// The built-in MuJoCo testbed: render scenes, roll out experts to LeRobot datasets, write scene sets.
+    #[command(subcommand)]
+    Testbed(commands::testbed::TestbedCommand),
     /// Look at datasets (LeRobot v3.0 / v2.1) before auditing with them.
     #[command(subcommand)]
     Data(commands::data::DataCommand),
@@ -48,6 +51,7 @@ fn main() {
         Command::Retrieval(cmd) => commands::retrieval::run(cmd),
         Command::Memory(cmd) => commands::memory::run(cmd),
         Command::Data(cmd) => commands::data::run(cmd),
+        Command::Testbed(cmd) => commands::testbed::run(cmd),
         Command::Fqe(args) => commands::pending::run("fqe", &args),
     };
     if let Err(err) = result {

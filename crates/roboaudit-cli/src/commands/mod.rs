@@ -4,3 +4,4 @@ pub mod data;
 pub mod memory;
 pub mod pending;
 pub mod retrieval;
+pub mod testbed;

@@ -1,0 +1,310 @@
+//! `roboaudit testbed …`: render scenes, roll out experts, generate scene sets of the built-in MuJoCo
+//! testbed (crate `roboaudit-testbed`).
+
+use anyhow::{Context, Result, bail};
+use roboaudit_testbed::{
+    CameraKind, CompiledScene, Episode, EpisodeConfig, Expert, ExpertParams, Perturbation, Scene,
+    SceneRenderer, SceneSet, SceneSetSpec, TaskKind,
+};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use crate::output::{ensure_dir, write_atomic};
+
+/// Scene selection shared by the subcommands.
+#[derive(clap::Args, Debug, Clone)]
+pub struct SceneArgs {
+    /// Layout level 0–3 (0: nominal jitter; 3: large displacement, articulation changes, two obstacles).
+    #[arg(long, default_value_t = 0)]
+    pub layout_level: u8,
+    /// Seed of the layout draw.
+    #[arg(long, default_value_t = 0)]
+    pub layout_seed: u64,
+    /// Appearance draw (0 = canonical).
+    #[arg(long, default_value_t = 0)]
+    pub appearance_draw: u32,
+    /// Seed of the appearance draws.
+    #[arg(long, default_value_t = 0)]
+    pub appearance_seed: u64,
+}
+
+impl SceneArgs {
+    fn scene(&self, task: TaskKind) -> Result<Scene> {
+        Ok(Scene::from_draws(
+            task.family(),
+            "cli",
+            Perturbation::Base,
+            self.layout_level,
+            self.layout_seed,
+            self.appearance_seed,
+            self.appearance_draw,
+        )?)
+    }
+}
+
+/// Testbed subcommands.
+#[derive(clap::Subcommand, Debug)]
+pub enum TestbedCommand {
+    /// Render one RGB frame of a task's scene to a PNG file.
+    Render {
+        /// Task name: stack, door, put_back, swap, rearrange, pick_place:<block>:<tray>, push:<block>:<dir>.
+        #[arg(long)]
+        task: String,
+        #[command(flatten)]
+        scene: SceneArgs,
+        /// Image side in pixels.
+        #[arg(long, default_value_t = 128)]
+        size: usize,
+        /// Render from the wrist camera instead of the scene camera.
+        #[arg(long)]
+        wrist: bool,
+        /// Expert steps to run before rendering (0 renders the initial state).
+        #[arg(long, default_value_t = 0)]
+        steps: usize,
+        /// Output PNG path.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Roll out a policy for several seeded episodes and record them as a LeRobot v3.0 dataset (images as
+    /// PNG in Parquet), plus episodes.csv and summary.json.
+    Rollout {
+        /// Task name (see `render`).
+        #[arg(long)]
+        task: String,
+        /// Policy: only `expert` (the scripted expert) is built in.
+        #[arg(long, default_value = "expert")]
+        policy: String,
+        /// Number of episodes; episode `i` uses seed `seed + i`.
+        #[arg(long, default_value_t = 10)]
+        episodes: u64,
+        /// First seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        #[command(flatten)]
+        scene: SceneArgs,
+        /// Expert skill in [0, 1].
+        #[arg(long, default_value_t = 1.0)]
+        skill: f64,
+        /// Expert action noise (m).
+        #[arg(long, default_value_t = 0.0)]
+        noise: f64,
+        /// Image side in pixels.
+        #[arg(long, default_value_t = 128)]
+        size: usize,
+        /// Also record the wrist camera.
+        #[arg(long)]
+        wrist: bool,
+        /// Only write episodes.csv and summary.json (no images, no dataset).
+        #[arg(long)]
+        no_record: bool,
+        /// Output folder (the LeRobot dataset root).
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Generate a reproducible scene set (base scenes plus appearance-, layout-perturbed and fresh queries).
+    Scenes {
+        /// Task name (the set is drawn for its object family).
+        #[arg(long)]
+        task: String,
+        /// Master seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Base (library) scenes.
+        #[arg(long, default_value_t = 10)]
+        n_base: usize,
+        /// Appearance-perturbed queries.
+        #[arg(long, default_value_t = 16)]
+        n_appearance: usize,
+        /// Layout-perturbed queries.
+        #[arg(long, default_value_t = 16)]
+        n_layout: usize,
+        /// Fresh queries.
+        #[arg(long, default_value_t = 8)]
+        n_fresh: usize,
+        /// Distinct non-canonical appearance draws.
+        #[arg(long, default_value_t = 4)]
+        n_draws: u32,
+        /// Also render the initial frame of every scene to `<DIR>/<scene_id>.png` (scene camera).
+        #[arg(long)]
+        images: Option<PathBuf>,
+        /// Image side in pixels for `--images`.
+        #[arg(long, default_value_t = 128)]
+        size: usize,
+        /// Output CSV path (`scenes.csv`).
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+/// Runs a testbed subcommand.
+pub fn run(cmd: TestbedCommand) -> Result<()> {
+    match cmd {
+        TestbedCommand::Render {
+            task,
+            scene,
+            size,
+            wrist,
+            steps,
+            out,
+        } => {
+            let task = TaskKind::parse(&task)?;
+            let compiled = CompiledScene::new(&scene.scene(task)?, size)?;
+            let mut ep = Episode::new(&compiled, task, &EpisodeConfig::default())?;
+            let mut expert = Expert::new(task, ExpertParams::default(), 0);
+            for _ in 0..steps {
+                let a = expert.act(&ep);
+                ep.step(&a)?;
+            }
+            let mut r = SceneRenderer::new(&ep, size)?;
+            let img = r.render(
+                &mut ep,
+                if wrist {
+                    CameraKind::Wrist
+                } else {
+                    CameraKind::Scene
+                },
+            )?;
+            write_atomic(&out, &img.to_png()?)?;
+            println!("wrote {} ({size}x{size}, {})", out.display(), task.name());
+            Ok(())
+        }
+        TestbedCommand::Rollout {
+            task,
+            policy,
+            episodes,
+            seed,
+            scene,
+            skill,
+            noise,
+            size,
+            wrist,
+            no_record,
+            out,
+        } => {
+            if policy != "expert" {
+                bail!("unknown policy `{policy}` (only `expert` is built in)");
+            }
+            let task = TaskKind::parse(&task)?;
+            let compiled = CompiledScene::new(&scene.scene(task)?, size)?;
+            ensure_dir(&out)?;
+            let mut csv = String::from("episode_index,seed,success,steps\n");
+            let mut successes = 0u64;
+            let mut records = Vec::new();
+            let mut renderer: Option<SceneRenderer> = None;
+            for i in 0..episodes {
+                let s = seed + i;
+                let cfg = EpisodeConfig {
+                    seed: s,
+                    ..Default::default()
+                };
+                let mut ep = Episode::new(&compiled, task, &cfg)?;
+                let mut expert = Expert::new(task, ExpertParams { skill, noise }, s);
+                if no_record {
+                    while !ep.done() {
+                        let a = expert.act(&ep);
+                        ep.step(&a)?;
+                    }
+                } else {
+                    let r = match renderer.as_mut() {
+                        Some(r) => r,
+                        None => renderer.insert(SceneRenderer::new(&ep, size)?),
+                    };
+                    let rec = roboaudit_testbed::record_expert_episode(
+                        &mut ep,
+                        &mut expert,
+                        r,
+                        wrist,
+                        s,
+                    )?;
+                    records.push(rec);
+                }
+                successes += u64::from(ep.success());
+                writeln!(csv, "{i},{s},{},{}", u8::from(ep.success()), ep.steps())?;
+            }
+            if !records.is_empty() {
+                let d = roboaudit_testbed::write_lerobot_v3(&out, &records)?;
+                println!(
+                    "recorded {} episodes, {} frames (LeRobot v3.0) in {}",
+                    d.episodes,
+                    d.frames,
+                    out.display()
+                );
+            }
+            write_atomic(&out.join("episodes.csv"), csv.as_bytes())?;
+            let summary = serde_json::json!({
+                "task": task.name(),
+                "instruction": task.instruction(),
+                "episodes": episodes,
+                "successes": successes,
+                "success_rate": if episodes > 0 { Some(successes as f64 / episodes as f64) } else { None },
+            });
+            write_atomic(
+                &out.join("summary.json"),
+                serde_json::to_string_pretty(&summary)?.as_bytes(),
+            )?;
+            println!(
+                "{}: {successes}/{episodes} successes; wrote {}",
+                task.name(),
+                out.join("episodes.csv").display()
+            );
+            Ok(())
+        }
+        TestbedCommand::Scenes {
+            task,
+            seed,
+            n_base,
+            n_appearance,
+            n_layout,
+            n_fresh,
+            n_draws,
+            images,
+            size,
+            out,
+        } => {
+            let task = TaskKind::parse(&task)?;
+            let spec = SceneSetSpec {
+                family: task.family(),
+                seed,
+                n_base,
+                n_appearance,
+                n_layout,
+                n_fresh,
+                n_draws,
+            };
+            let set = SceneSet::generate(&spec)?;
+            if let Some(dir) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
+                ensure_dir(dir)?;
+            }
+            let tmp = tempfile::NamedTempFile::new_in(
+                out.parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .unwrap_or(std::path::Path::new(".")),
+            )
+            .context("cannot create a temporary file")?;
+            roboaudit_testbed::scene::write_scenes_csv(tmp.path(), set.all())?;
+            tmp.persist(&out)
+                .map_err(|e| e.error)
+                .with_context(|| format!("cannot write {}", out.display()))?;
+            if let Some(dir) = &images {
+                ensure_dir(dir)?;
+                let mut renderer: Option<SceneRenderer> = None;
+                for sc in set.all() {
+                    let compiled = CompiledScene::new(sc, size)?;
+                    let mut ep = Episode::new(&compiled, task, &EpisodeConfig::default())?;
+                    let r = match renderer.as_mut() {
+                        Some(r) => r,
+                        None => renderer.insert(SceneRenderer::new(&ep, size)?),
+                    };
+                    let img = r.render(&mut ep, CameraKind::Scene)?;
+                    write_atomic(&dir.join(format!("{}.png", sc.scene_id)), &img.to_png()?)?;
+                }
+            }
+            println!(
+                "wrote {} scenes to {}",
+                set.base.len() + set.queries.len(),
+                out.display()
+            );
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! Offscreen rendering through MuJoCo's OpenGL renderer on EGL (Mesa's software EGL works headless).
+//! A [`SceneRenderer`] owns a GL context, so keep one per thread and pass episodes to it.
+
+use crate::episode::Episode;
+use crate::error::{Result, TestbedError};
+use mujoco_rs::prelude::MjvCamera;
+use mujoco_rs::renderer::{MjRenderer, png};
+
+/// Which camera to render from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum CameraKind {
+    /// The scene camera (pose and field of view from the appearance).
+    Scene,
+    /// The wrist camera on the hand, looking down past the fingers.
+    Wrist,
+}
+
+/// An RGB image, row-major from the top-left, 3 bytes per pixel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Image {
+    /// Width in pixels.
+    pub width: usize,
+    /// Height in pixels.
+    pub height: usize,
+    /// `width · height · 3` bytes.
+    pub rgb: Vec<u8>,
+}
+
+impl Image {
+    /// PNG encoding of the image (8-bit RGB, default compression).
+    ///
+    /// # Errors
+    /// [`TestbedError::Png`] when encoding fails.
+    pub fn to_png(&self) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        {
+            let w = u32::try_from(self.width).map_err(|e| TestbedError::Png(e.to_string()))?;
+            let h = u32::try_from(self.height).map_err(|e| TestbedError::Png(e.to_string()))?;
+            let mut enc = png::Encoder::new(&mut out, w, h);
+            enc.set_color(png::ColorType::Rgb);
+            enc.set_depth(png::BitDepth::Eight);
+            let mut wr = enc
+                .write_header()
+                .map_err(|e| TestbedError::Png(e.to_string()))?;
+            wr.write_image_data(&self.rgb)
+                .map_err(|e| TestbedError::Png(e.to_string()))?;
+        }
+        Ok(out)
+    }
+
+    /// Writes the PNG to `path`.
+    ///
+    /// # Errors
+    /// [`TestbedError::Png`] or [`TestbedError::Io`].
+    pub fn save_png(&self, path: &std::path::Path) -> Result<()> {
+        let bytes = self.to_png()?;
+        std::fs::write(path, bytes).map_err(|source| TestbedError::Io {
+            source,
+            path: path.display().to_string(),
+        })
+    }
+
+    /// Mean of all bytes (a cheap summary used by tests).
+    pub fn mean(&self) -> f64 {
+        if self.rgb.is_empty() {
+            return 0.0;
+        }
+        self.rgb.iter().map(|&b| f64::from(b)).sum::<f64>() / self.rgb.len() as f64
+    }
+}
+
+/// A square offscreen renderer of `size`² pixels for episodes of one compiled scene model (it follows
+/// the model of each episode passed in, rebuilding GPU resources when the model changes).
+#[derive(Debug)]
+pub struct SceneRenderer {
+    renderer: MjRenderer,
+    size: usize,
+}
+
+impl SceneRenderer {
+    /// Creates a renderer for episodes like `ep`; `size` must not exceed the scene's compiled render size.
+    ///
+    /// # Errors
+    /// [`TestbedError::Render`] when no EGL/OpenGL context can be created (install `libegl1`,
+    /// `libegl-mesa0`, `libgl1-mesa-dri`) or `size` is 0 or too large.
+    pub fn new(ep: &Episode, size: usize) -> Result<SceneRenderer> {
+        let model = ep.world().data.model();
+        let max = usize::try_from(model.vis().global.offwidth).unwrap_or(0);
+        if size == 0 || size > max {
+            return Err(TestbedError::Render(format!(
+                "size {size} is not in 1..={max} (compile the scene with a larger render size)"
+            )));
+        }
+        let s = u32::try_from(size).map_err(|e| TestbedError::Render(e.to_string()))?;
+        let renderer = MjRenderer::builder()
+            .width(s)
+            .height(s)
+            .rgb(true)
+            .depth(false)
+            .camera(MjvCamera::new_fixed(ep.world().h.scene_cam))
+            .build(model)
+            .map_err(|e| TestbedError::Render(format!("{e}")))?;
+        Ok(SceneRenderer { renderer, size })
+    }
+
+    /// Image side in pixels.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// Renders the episode's present state from `camera`. Rendering reads the state only.
+    ///
+    /// # Errors
+    /// [`TestbedError::Render`] when OpenGL fails.
+    pub fn render(&mut self, ep: &mut Episode, camera: CameraKind) -> Result<Image> {
+        let cam = match camera {
+            CameraKind::Scene => ep.world().h.scene_cam,
+            CameraKind::Wrist => ep.world().h.wrist_cam,
+        };
+        self.renderer.set_camera(MjvCamera::new_fixed(cam));
+        let data = &mut ep.world_mut().data;
+        self.renderer
+            .sync_data(data)
+            .map_err(|e| TestbedError::Render(format!("{e}")))?;
+        self.renderer
+            .render()
+            .map_err(|e| TestbedError::Render(format!("{e}")))?;
+        let rgb = self
+            .renderer
+            .rgb_flat()
+            .ok_or_else(|| TestbedError::Render("RGB buffer missing".into()))?;
+        Ok(Image {
+            width: self.size,
+            height: self.size,
+            rgb: rgb.to_vec(),
+        })
+    }
+}
