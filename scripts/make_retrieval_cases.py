@@ -243,9 +243,8 @@ def fragile(inp: ref.Inputs, csls_k: int, skip: list[str]) -> str | None:
             return f"{name}/l2"
         dee = ref.experience_cosine_distances(Ze)
         mats = {"cos": 1.0 - cos, "csls": ref.csls_matrix(cos, csls_k),
-                "mpg": ref.mp_gaussian_matrix(1.0 - cos),
-                "mpg_library": ref.mp_library_gaussian_matrix(1.0 - cos, dee)}
-        # library-reading MP compares experience-experience with experience-scene distances
+                "mpg": ref.mp_gaussian_matrix(1.0 - cos, dee)}
+        # MP compares experience-experience with experience-scene distances
         off = dee[~np.eye(inp.K, dtype=bool)]
         D = (1.0 - cos).ravel()
         if np.any(np.abs(off[:, None] - D[None, :]) <= NEAR):
@@ -253,9 +252,9 @@ def fragile(inp: ref.Inputs, csls_k: int, skip: list[str]) -> str | None:
         for mname, M in mats.items():
             if _fragile(M, ce, cs):
                 return f"{name}/{mname}"
-        # duplicated experiences tie in the library-reading Gaussian MP only up to summation order
-        if _fragile(mats["mpg_library"], np.arange(inp.K), cs):
-            skip.append(f"mp_gaussian_library/{name}")
+        # duplicated experiences tie in the Gaussian MP only up to summation order
+        if _fragile(mats["mpg"], np.arange(inp.K), cs):
+            skip.append(f"mp_gaussian/{name}")
     return None
 
 
@@ -317,28 +316,15 @@ def naive_check(inp: ref.Inputs, out: dict, csls_k: int, skip: list[str]) -> Non
         rE = [np.mean(sorted([cos[e][s] for e in range(K)], reverse=True)[:min(csls_k, K)])
               for s in range(n)]
         csls = [[2 * cos[e][s] - rS[e] - rE[s] for s in range(n)] for e in range(K)]
-        mpe = [[sum(D[e][s2] > D[e][s] and D[e2][s] > D[e][s] for s2 in range(n) for e2 in range(K))
-                / (n * K) for s in range(n)] for e in range(K)]
-        mpg = []
-        for e in range(K):
-            row = []
-            for s in range(n):
-                col = [D[j][s] for j in range(K)]
-                sf1 = 0.5 if np.std(D[e]) <= 1e-12 else stats.norm.sf(D[e][s], np.mean(D[e]), np.std(D[e]))
-                sf2 = 0.5 if np.std(col) <= 1e-12 else stats.norm.sf(D[e][s], np.mean(col), np.std(col))
-                row.append(sf1 * sf2)
-            mpg.append(row)
         U = Ze / np.linalg.norm(Ze, axis=1)[:, None]
         dee = [[0.0 if a == b else 1.0 - float(U[a] @ U[b]) for b in range(K)] for a in range(K)]
-        mle = [[sum(dee[e][j] > D[e][s] and D[j][s] > D[e][s] for j in range(K)) / K
+        mpe = [[sum(dee[e][j] > D[e][s] and D[j][s] > D[e][s] for j in range(K)) / K
                 for s in range(n)] for e in range(K)]
         check_rule(f"nn/{rep}/cosine", [[-d for d in row] for row in D])
         check_rule(f"nn/{rep}/l2", [[-d for d in row] for row in l2])
         check_rule(f"csls/{rep}", csls)
         check_rule(f"mp_empirical/{rep}", mpe)
-        check_rule(f"mp_gaussian/{rep}", mpg)
-        check_rule(f"mp_empirical_library/{rep}", mle)
-        mlg = []
+        mpg = []
         for e in range(K):
             others = [dee[e][j] for j in range(K) if j != e]
             row = []
@@ -350,9 +336,9 @@ def naive_check(inp: ref.Inputs, out: dict, csls_k: int, skip: list[str]) -> Non
                     d = D[e][s]
                     sf.append(stats.norm.sf(d, mu, sd) if sd > 0 else (1.0 if d < mu else 0.5 if d == mu else 0.0))
                 row.append(sf[0] * sf[1])
-            mlg.append(row)
-        if f"mp_gaussian_library/{rep}" not in skip:
-            check_rule(f"mp_gaussian_library/{rep}", mlg)
+            mpg.append(row)
+        if f"mp_gaussian/{rep}" not in skip:
+            check_rule(f"mp_gaussian/{rep}", mpg)
     check_rule("oracle", P.tolist(), auc=False)
     check_rule("best_fixed", [[q[e]] * n for e in range(K)], auc=False)
 

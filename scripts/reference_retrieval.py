@@ -22,29 +22,19 @@ crates/roboaudit-retrieval/tests/data/reference/README.md; the Rust engine must 
 * CSLS(e,s) = 2cos(e,s) - r_S(e) - r_E(s) on L2-normalised vectors; r_S(e) = mean cosine of e to its
   k_S = min(k, n) most similar scenes, r_E(s) = mean cosine of s to its k_E = min(k, K) most similar
   experiences (k = csls_k, default 10). Selection = argmax CSLS; AUROC score = CSLS.
-* Mutual proximity, on the cosine distance matrix D (K x n, D[e,s] = d_es). The two sets are
-  bipartite, as for CSLS: experience e is compared with all n scenes (row D[e,:]), scene s with all
-  K experiences (column D[:,s]). SPEC's "#{j : d_ej > d_es and d_sj > d_es} / N" needs one j that
-  indexes both sets; we read j as a pair (s', e') of one scene and one experience, N = n*K pairs:
-      MPsim_emp(e,s) = #{(s',e') : D[e,s'] > D[e,s] and D[e',s] > D[e,s]} / (n*K)
-                     = c_e * c_s / (n*K),  c_e = #{s' : D[e,s'] > D[e,s]},  c_s = #{e' : D[e',s] > D[e,s]}
-  (strict >; s'=s and e'=e never count; the denominator includes them, as scikit-hubness divides by
-  all indexed items). It is the empirical twin of the Gaussian form, which also multiplies the two
-  sides' survival functions. It is computed as the integer product c_e*c_s divided once by n*K so
-  that equal products are exactly equal floats. MP distance = 1 - MPsim.
-  Gaussian: MPsim_gauss(e,s) = SF(d_es; mu_e, sd_e) * SF(d_es; mu_s, sd_s), mu_e/sd_e = mean/std
-  (ddof 0) of D[e,:], mu_s/sd_s = mean/std (ddof 0) of D[:,s], SF = normal survival function. An
-  item whose distances are all equal (sd <= 1e-12) has SF := 0.5 (d_es is then one of those equal
-  values; 0.5 is the limit of SF at the mean as sd -> 0).
-  Selection = argmax MPsim (= argmin MP distance); AUROC score = MPsim.
-  ALTERNATIVE READING, also emitted as rules `mp_empirical_library/<rep>` and
-  `mp_gaussian_library/<rep>` (what scikit-hubness does with scenes as queries and the library as
-  the index; the Rust engine's first draft reads the SPEC this way): j runs over the K library
-  experiences, d_ej = cosine distance between experiences e and j, d_sj = D[j,s], N = K:
-      MPsim_emp_lib(e,s) = #{j in library : dee[e,j] > D[e,s] and D[j,s] > D[e,s]} / K
-  Gaussian: mu_e/sd_e over e's distances to the other K-1 experiences (self excluded), mu_s/sd_s over
-  D[:,s] (all K); sd == 0 gives the step limit of SF (1 below mu, 0.5 at mu, 0 above).
-  The lead decides which reading the SPEC means; the other pair of rules can then be ignored.
+* Mutual proximity as in scikit-hubness (skhubness.reduction.MutualProximity): the scene s is the
+  query, the K library experiences are the index, and j runs over the library. D = cosine
+  distance matrix (K x n, D[e,s] = d_es), dee = experience-experience cosine distances (diagonal 0):
+      MPsim_emp(e,s) = #{j in library : dee[e,j] > D[e,s] and D[j,s] > D[e,s]} / K
+  (strict >; N = K, the number of indexed candidates, as scikit-hubness divides by n_indexed;
+  j = e never counts because D[e,s] > D[e,s] is false, so whether e's own zero distance is in its
+  index row does not matter). Gaussian ("normal"):
+      MPsim_gauss(e,s) = SF(d_es; mu_s, sd_s) * SF(d_es; mu_e, sd_e),
+  mu_s/sd_s = mean/std (ddof 0) of D[:,s] (the query's distances to all K experiences), mu_e/sd_e
+  over e's distances to the other K-1 experiences (scikit-hubness fits the index with
+  kneighbors(X=None), which leaves self out). sd == 0 gives the step limit of SF (1 below mu, 0.5
+  at mu, 0 above) where scipy would return NaN. MP distance = 1 - MPsim; selection = argmax MPsim;
+  AUROC score = MPsim.
 * Pooled AUROC: one sample per execution in a query scene (own-base executions excluded), score =
   -cosine distance / -L2 distance / CSLS / MPsim for the rule, label = success; the Mann-Whitney
   statistic with average ranks (= sklearn roc_auc_score, asserted with --check-sklearn);
@@ -99,7 +89,6 @@ from sklearn.metrics import roc_auc_score
 SCHEMA = "roboaudit.retrieval.v1"
 UNSTABLE_DENOMINATOR = 0.05
 SKLEARN_CHECK = False  # assert every AUROC equals sklearn roc_auc_score (set by --check-sklearn)
-SD_FLOOR = 1e-12
 
 
 # ----------------------------------------------------------------------------------------------
@@ -239,28 +228,6 @@ def csls_matrix(cos: np.ndarray, k: int) -> np.ndarray:
     return 2.0 * cos - r_S[:, None] - r_E[None, :]
 
 
-def mp_empirical_matrix(D: np.ndarray) -> np.ndarray:
-    K, n = D.shape
-    # c_e[e,s] = #{s' : D[e,s'] > D[e,s]};  c_s[e,s] = #{e' : D[e',s] > D[e,s]}
-    c_e = (D[:, None, :] > D[:, :, None]).sum(axis=2)
-    c_s = (D[None, :, :] > D[:, None, :]).sum(axis=1)
-    return (c_e * c_s).astype(np.float64) / float(n * K)
-
-
-def _sf(d: np.ndarray, mu: np.ndarray, sd: np.ndarray) -> np.ndarray:
-    degenerate = sd <= SD_FLOOR
-    out = stats.norm.sf(d, mu, np.where(degenerate, 1.0, sd))
-    return np.where(degenerate, 0.5, out)
-
-
-def mp_gaussian_matrix(D: np.ndarray) -> np.ndarray:
-    mu_e, sd_e = D.mean(axis=1), D.std(axis=1, ddof=0)
-    mu_s, sd_s = D.mean(axis=0), D.std(axis=0, ddof=0)
-    mu_e_b, sd_e_b = np.broadcast_to(mu_e[:, None], D.shape), np.broadcast_to(sd_e[:, None], D.shape)
-    mu_s_b, sd_s_b = np.broadcast_to(mu_s[None, :], D.shape), np.broadcast_to(sd_s[None, :], D.shape)
-    return _sf(D, mu_e_b, sd_e_b) * _sf(D, mu_s_b, sd_s_b)
-
-
 def experience_cosine_distances(Ze: np.ndarray) -> np.ndarray:
     U = Ze / np.linalg.norm(Ze, axis=1)[:, None]
     dee = 1.0 - U @ U.T
@@ -268,8 +235,8 @@ def experience_cosine_distances(Ze: np.ndarray) -> np.ndarray:
     return dee
 
 
-def mp_library_empirical_matrix(D: np.ndarray, dee: np.ndarray) -> np.ndarray:
-    """Alternative reading (scikit-hubness query/index): j runs over the library, N = K."""
+def mp_empirical_matrix(D: np.ndarray, dee: np.ndarray) -> np.ndarray:
+    """scikit-hubness empiric MP (scenes query the library): j over the library, N = K."""
     K = D.shape[0]
     a = dee[:, :, None] > D[:, None, :]  # [e, j, s]: d(e, j) > d(e, s)
     b = D[None, :, :] > D[:, None, :]  # [e, j, s]: d(j, s) > d(e, s)
@@ -282,8 +249,8 @@ def _sf_step(d: np.ndarray, mu: np.ndarray, sd: np.ndarray) -> np.ndarray:
     return np.where(sd > 0, out, step)
 
 
-def mp_library_gaussian_matrix(D: np.ndarray, dee: np.ndarray) -> np.ndarray:
-    """Alternative reading: experience moments over its distances to the other K-1 experiences,
+def mp_gaussian_matrix(D: np.ndarray, dee: np.ndarray) -> np.ndarray:
+    """scikit-hubness normal MP: experience moments over its distances to the other K-1 experiences,
     scene moments over its distances to the K experiences; sd = 0 gives the step limit."""
     K = D.shape[0]
     off = ~np.eye(K, dtype=bool)
@@ -491,7 +458,7 @@ def own_base_spearman(inp: Inputs) -> float | None:
 
 
 def audit(inp: Inputs, resamples: int = 10_000, permutations: int = 10_000, seed: int = 0,
-          csls_k: int = 10, mp_library: bool = True, keep_draws: bool = False) -> dict:
+          csls_k: int = 10, keep_draws: bool = False) -> dict:
     P, K, n = inp.P, inp.K, inp.n
     rng_random, rng_tr, rng_shuffle, rng_boot = [
         np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(4)
@@ -521,19 +488,14 @@ def audit(inp: Inputs, resamples: int = 10_000, permutations: int = 10_000, seed
         dcos = 1.0 - cos
         dl2 = l2_matrix(Ze, Zs)
         csls = csls_matrix(cos, csls_k)
-        mpe = mp_empirical_matrix(dcos)
-        mpg = mp_gaussian_matrix(dcos)
+        dee = experience_cosine_distances(Ze)
+        mpe = mp_empirical_matrix(dcos, dee)
+        mpg = mp_gaussian_matrix(dcos, dee)
         rules.append((f"nn/{rep}/cosine", first_argmax(-dcos, axis=0), -dcos))
         rules.append((f"nn/{rep}/l2", first_argmax(-dl2, axis=0), -dl2))
         rules.append((f"csls/{rep}", first_argmax(csls, axis=0), csls))
         rules.append((f"mp_empirical/{rep}", first_argmax(mpe, axis=0), mpe))
         rules.append((f"mp_gaussian/{rep}", first_argmax(mpg, axis=0), mpg))
-        if mp_library:
-            dee = experience_cosine_distances(Ze)
-            mle = mp_library_empirical_matrix(dcos, dee)
-            mlg = mp_library_gaussian_matrix(dcos, dee)
-            rules.append((f"mp_empirical_library/{rep}", first_argmax(mle, axis=0), mle))
-            rules.append((f"mp_gaussian_library/{rep}", first_argmax(mlg, axis=0), mlg))
 
     rule_out = [
         rule_diagnostics(name, np.asarray(sel, dtype=np.int64), inp, ctx, score)

@@ -77,39 +77,18 @@ impl ResampleMatrix {
         resamples: usize,
         seed: u64,
     ) -> Result<Self, StatsError> {
+        let pools = StratumPools::for_design(design, resamples)?;
         let n = design.n_clusters;
-        if n == 0 || u32::try_from(n).is_err() {
-            return Err(StatsError::InvalidParameter(format!(
-                "bootstrap design has {n} clusters"
-            )));
-        }
-        if resamples == 0 {
-            return Err(StatsError::InvalidParameter(
-                "bootstrap needs at least one resample".to_owned(),
-            ));
-        }
-        let pools = match &design.strata {
-            None => StratumPools::single(n),
-            Some(strata) if strata.len() != n => {
-                return Err(StatsError::InvalidParameter(format!(
-                    "strata has {} entries for {n} clusters",
-                    strata.len()
-                )));
-            }
-            Some(strata) => StratumPools::new(strata),
-        };
-        let rows = (0..resamples.div_ceil(ROWS_PER_STREAM))
-            .into_par_iter()
-            .flat_map_iter(|block| {
-                let mut rng = ChaCha8Rng::seed_from_u64(seed);
-                rng.set_stream(block as u64);
-                let in_block = ROWS_PER_STREAM.min(resamples - block * ROWS_PER_STREAM);
-                let pools = &pools;
-                (0..in_block)
-                    .map(move |_| pools.draw_row(&mut rng))
-                    .collect::<Vec<_>>()
-            })
-            .collect();
+        let mut rows = vec![Vec::new(); resamples];
+        rows.par_chunks_mut(ROWS_PER_STREAM)
+            .enumerate()
+            .for_each(|(block, chunk)| {
+                let mut words = BlockWords::new(seed, block);
+                for row in chunk {
+                    *row = vec![0; n];
+                    pools.fill_row(&mut words, row);
+                }
+            });
         Ok(Self {
             n_clusters: n,
             rows,
@@ -237,8 +216,32 @@ pub fn bootstrap<F>(
 where
     F: Fn(&[usize]) -> Option<f64> + Sync,
 {
-    let matrix = ResampleMatrix::generate(design, config.resamples, config.seed)?;
-    bootstrap_with_matrix(&matrix, config.level, config.method, statistic)
+    let pools = StratumPools::for_design(design, config.resamples)?;
+    check_level(config.level)?;
+    let n = design.n_clusters;
+    let estimate = original_estimate(n, &statistic)?;
+    // The rows of `ResampleMatrix::generate`, drawn and evaluated in place: one row buffer per
+    // block instead of one allocation per resample, and no matrix kept alive.
+    let mut replicates = vec![None; config.resamples];
+    replicates
+        .par_chunks_mut(ROWS_PER_STREAM)
+        .enumerate()
+        .for_each(|(block, out)| {
+            let mut words = BlockWords::new(config.seed, block);
+            let mut row = vec![0; n];
+            for slot in out {
+                pools.fill_row(&mut words, &mut row);
+                *slot = statistic(&row);
+            }
+        });
+    summarize(
+        &replicates,
+        estimate,
+        n,
+        config.level,
+        config.method,
+        &statistic,
+    )
 }
 
 /// As [`bootstrap`], on an explicit resample matrix (so an interval can be compared with a reference
@@ -259,12 +262,29 @@ pub fn bootstrap_with_matrix<F>(
 where
     F: Fn(&[usize]) -> Option<f64> + Sync,
 {
-    if !(level.is_finite() && level > 0.0 && level < 1.0) {
-        return Err(StatsError::InvalidParameter(format!(
-            "confidence level {level} is outside (0, 1)"
-        )));
-    }
+    check_level(level)?;
     let n = matrix.n_clusters;
+    let estimate = original_estimate(n, &statistic)?;
+    // par_iter + collect keeps resample order, so the output does not depend on the thread count.
+    let replicates: Vec<Option<f64>> = matrix.rows.par_iter().map(|row| statistic(row)).collect();
+    summarize(&replicates, estimate, n, level, method, &statistic)
+}
+
+fn check_level(level: f64) -> Result<(), StatsError> {
+    if level.is_finite() && level > 0.0 && level < 1.0 {
+        Ok(())
+    } else {
+        Err(StatsError::InvalidParameter(format!(
+            "confidence level {level} is outside (0, 1)"
+        )))
+    }
+}
+
+/// The statistic on every cluster once (`0..n`).
+fn original_estimate<F>(n: usize, statistic: &F) -> Result<f64, StatsError>
+where
+    F: Fn(&[usize]) -> Option<f64>,
+{
     let all: Vec<usize> = (0..n).collect();
     let estimate = statistic(&all).ok_or(StatsError::TooFew {
         what: "a bootstrap statistic defined on the original data",
@@ -272,9 +292,21 @@ where
         min: 1,
     })?;
     check_finite(&[estimate], "bootstrap estimate")?;
-    // par_iter + collect keeps resample order, so the output does not depend on the thread count.
-    let replicates: Vec<Option<f64>> = matrix.rows.par_iter().map(|row| statistic(row)).collect();
-    let defined: Vec<f64> = replicates.iter().flatten().copied().collect();
+    Ok(estimate)
+}
+
+/// Interval and standard error from the replicates (in resample order), shared by both entry points.
+fn summarize<F>(
+    replicates: &[Option<f64>],
+    estimate: f64,
+    n: usize,
+    level: f64,
+    method: IntervalMethod,
+    statistic: &F,
+) -> Result<BootstrapResult, StatsError>
+where
+    F: Fn(&[usize]) -> Option<f64> + Sync,
+{
     if let Some(index) = replicates
         .iter()
         .position(|r| r.is_some_and(|v| !v.is_finite()))
@@ -284,6 +316,7 @@ where
             index,
         });
     }
+    let defined: Vec<f64> = replicates.iter().flatten().copied().collect();
     let interval = if defined.len() < 2 {
         None
     } else {
@@ -308,7 +341,7 @@ where
         estimate,
         interval,
         method,
-        resamples: matrix.len(),
+        resamples: replicates.len(),
         undefined_resamples: replicates.len() - defined.len(),
         standard_error: standard_deviation(&defined),
     })
@@ -331,6 +364,29 @@ struct StratumPools {
 }
 
 impl StratumPools {
+    /// Validates `design` and `resamples` (the errors of [`ResampleMatrix::generate`], in its order).
+    fn for_design(design: &ResampleDesign, resamples: usize) -> Result<Self, StatsError> {
+        let n = design.n_clusters;
+        if n == 0 || u32::try_from(n).is_err() {
+            return Err(StatsError::InvalidParameter(format!(
+                "bootstrap design has {n} clusters"
+            )));
+        }
+        if resamples == 0 {
+            return Err(StatsError::InvalidParameter(
+                "bootstrap needs at least one resample".to_owned(),
+            ));
+        }
+        match &design.strata {
+            None => Ok(Self::single(n)),
+            Some(strata) if strata.len() != n => Err(StatsError::InvalidParameter(format!(
+                "strata has {} entries for {n} clusters",
+                strata.len()
+            ))),
+            Some(strata) => Ok(Self::new(strata)),
+        }
+    }
+
     /// One pool holding every cluster (no strata).
     fn single(n: usize) -> Self {
         Self {
@@ -354,32 +410,169 @@ impl StratumPools {
         Self { pools, pool_of }
     }
 
-    fn draw_row(&self, rng: &mut ChaCha8Rng) -> Vec<usize> {
-        self.pool_of
+    /// Draws the next row of the stream into `row` (`row.len() == pool_of.len()`).
+    fn fill_row(&self, words: &mut BlockWords, row: &mut [usize]) {
+        if let [pool] = self.pools.as_slice() {
+            // One pool: it is `0..n`, so the drawn position is the cluster.
+            #[allow(clippy::cast_possible_truncation)] // n <= u32::MAX (checked)
+            uniform_row(words, pool.len() as u32, row);
+            return;
+        }
+        for (slot, &p) in row.iter_mut().zip(&self.pool_of) {
+            let pool = &self.pools[p];
+            // Pools are non-empty and no larger than n_clusters <= u32::MAX (checked).
+            #[allow(clippy::cast_possible_truncation)]
+            let k = uniform_below(words, pool.len() as u32);
+            *slot = pool[k as usize];
+        }
+    }
+}
+
+/// Every slot of `row` uniform on `0..n`, exactly as `uniform_below` called once per slot.
+fn uniform_row(words: &mut BlockWords, n: u32, row: &mut [usize]) {
+    for chunk in row.chunks_mut(FAST_CHUNK) {
+        if !words.try_fast_chunk(n, chunk) {
+            for slot in chunk {
+                *slot = uniform_below(words, n) as usize;
+            }
+        }
+    }
+}
+
+/// Words per refill of [`BlockWords`] (1 KiB).
+const BUFFERED_WORDS: usize = 256;
+/// Positions of a row drawn together by [`BlockWords::try_fast_chunk`].
+const FAST_CHUNK: usize = 64;
+
+/// The `next_u32` sequence of one block's ChaCha8 stream (`seed_from_u64(seed)`, then
+/// `set_stream(block)`), read through a local buffer. `BlockRng::fill_bytes` on a whole number of
+/// words yields exactly the words `next_u32` would, in the same order, and nothing else reads the
+/// stream, so the draws are those of calling `next_u32` once per word; reading them in bulk
+/// avoids a store and reload of the generator's index per word and lets Lemire's products for a
+/// whole chunk be computed in one vectorizable pass.
+struct BlockWords {
+    rng: ChaCha8Rng,
+    buf: [u32; BUFFERED_WORDS],
+    pos: usize,
+}
+
+impl BlockWords {
+    fn new(seed: u64, block: usize) -> Self {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        rng.set_stream(block as u64);
+        Self {
+            rng,
+            buf: [0; BUFFERED_WORDS],
+            pos: BUFFERED_WORDS,
+        }
+    }
+
+    /// Moves the unread words to the front and refills the rest, in stream order.
+    fn refill(&mut self) {
+        let unread = BUFFERED_WORDS - self.pos;
+        self.buf.copy_within(self.pos.., 0);
+        let mut fresh = self.buf[unread..].chunks_exact_mut(2);
+        for pair in fresh.by_ref() {
+            // `next_u64` is the next two words, low word first (`BlockRng::next_u64_from_u32`).
+            let x = self.rng.next_u64();
+            #[allow(clippy::cast_possible_truncation)] // the low word is wanted
+            let lo = x as u32;
+            pair[0] = lo;
+            pair[1] = (x >> 32) as u32;
+        }
+        for w in fresh.into_remainder() {
+            *w = self.rng.next_u32();
+        }
+        self.pos = 0;
+    }
+
+    fn next_word(&mut self) -> u32 {
+        if self.pos == BUFFERED_WORDS {
+            self.refill();
+        }
+        let w = self.buf[self.pos];
+        self.pos += 1;
+        w
+    }
+
+    /// Lemire's draw below `n` for every slot of `out` (at most [`FAST_CHUNK`]), one word each,
+    /// when no word of the chunk lands in the low band `low < n` where a rejection is possible;
+    /// otherwise consumes nothing and returns false (probability < `out.len()·n / 2^32`), and the
+    /// caller draws the chunk one word at a time. Either way the output is that of the sequential
+    /// method.
+    fn try_fast_chunk(&mut self, n: u32, out: &mut [usize]) -> bool {
+        if BUFFERED_WORDS - self.pos < out.len() {
+            self.refill();
+        }
+        let words = &self.buf[self.pos..self.pos + out.len()];
+        let n64 = u64::from(n);
+        #[allow(clippy::cast_possible_truncation)] // the low 32 bits are wanted
+        let safe = words
             .iter()
-            .map(|&p| {
-                let pool = &self.pools[p];
-                // Pools are non-empty and no larger than n_clusters <= u32::MAX (checked).
-                #[allow(clippy::cast_possible_truncation)]
-                let k = uniform_below(rng, pool.len() as u32);
-                pool[k as usize]
-            })
-            .collect()
+            .fold(true, |ok, &w| ok & ((u64::from(w) * n64) as u32 >= n));
+        if !safe {
+            return false;
+        }
+        for (slot, &w) in out.iter_mut().zip(words) {
+            #[allow(clippy::cast_possible_truncation)] // (w·n) >> 32 < n <= u32::MAX
+            let k = ((u64::from(w) * n64) >> 32) as usize;
+            *slot = k;
+        }
+        self.pos += out.len();
+        true
     }
 }
 
 /// Uniform integer in `0..n` (`n >= 1`) by Lemire's multiply-and-reject ("nearly divisionless",
-/// ACM TOMACS 2019): exactly uniform, one `next_u32` per draw except with probability < n / 2^32.
-fn uniform_below(rng: &mut ChaCha8Rng, n: u32) -> u32 {
-    let mut m = u64::from(rng.next_u32()) * u64::from(n);
+/// ACM TOMACS 2019): exactly uniform, one word per draw except with probability < n / 2^32.
+fn uniform_below(words: &mut BlockWords, n: u32) -> u32 {
+    let mut m = u64::from(words.next_word()) * u64::from(n);
     #[allow(clippy::cast_possible_truncation)] // the low 32 bits are wanted
     if (m as u32) < n {
         let threshold = n.wrapping_neg() % n;
         while (m as u32) < threshold {
-            m = u64::from(rng.next_u32()) * u64::from(n);
+            m = u64::from(words.next_word()) * u64::from(n);
         }
     }
     #[allow(clippy::cast_possible_truncation)] // m >> 32 < n
     let k = (m >> 32) as u32;
     k
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// The buffered, chunked draws equal Lemire's method on `next_u32` one word at a time, also
+    /// where the fast path falls back often (n near 2^32: most words land in the low band and
+    /// many are rejected) and rows straddle refills.
+    #[test]
+    fn buffered_draws_equal_sequential_lemire() {
+        for (n, len) in [
+            (3_000_000_000u32, 100),
+            (2_147_483_649, 37),
+            (40, 40),
+            (1, 3),
+        ] {
+            let mut words = BlockWords::new(11, 3);
+            let mut rng = ChaCha8Rng::seed_from_u64(11);
+            rng.set_stream(3);
+            for _ in 0..50 {
+                let mut row = vec![0; len];
+                uniform_row(&mut words, n, &mut row);
+                let expected: Vec<usize> = (0..len)
+                    .map(|_| {
+                        loop {
+                            let m = u64::from(rng.next_u32()) * u64::from(n);
+                            if (m as u32) >= n.wrapping_neg() % n {
+                                break (m >> 32) as usize;
+                            }
+                        }
+                    })
+                    .collect();
+                assert_eq!(row, expected, "n = {n}");
+            }
+        }
+    }
 }

@@ -1,0 +1,384 @@
+//! The audit pipeline: build `P` and the geometry once, run every rule (in parallel across
+//! rules, each with its own seeded streams), then the library interventions.
+
+use crate::draws::{SharedDraws, select_quantiles};
+use crate::geometry::{GeoScore, Geometry};
+use crate::inference::{SceneBootstrap, aurocs};
+use crate::interventions::{by_size, reference_points, top_pick_deletion};
+use crate::matrix::{Reference, SceneSet, Transfer, variance_shares};
+use crate::metrics::{core, gap_on, oracle_top_share};
+use crate::report::{
+    AuditReport, ExperienceSummary, GapBySet, ReferenceBySet, RuleReport, SCHEMA, ShuffleReport,
+    Skipped, VarianceShare,
+};
+use crate::rules::{RuleContext, RuleKind, RuleSpec, recency_keys, user_choices};
+use crate::shuffle::{Null, PowerPlan, power};
+use crate::{AuditConfig, CheckedConfig, CiMethod, Metric, RetrievalError, stream_seed};
+use rayon::prelude::*;
+use roboaudit_stats::{IntervalMethod, ResampleDesign, ResampleMatrix, StatsError, spearman};
+use roboaudit_types::RetrievalInputs;
+use std::collections::BTreeMap;
+
+/// Tie-breaking convention, written into every report.
+pub const TIE_BREAK: &str = "ties broken by the lowest experience index (library file order) in every argmax/argmin, top pick and best-fixed choice";
+
+/// Description of the planted-gap power analysis, written into every report.
+pub const POWER_METHOD: &str = "count-preserving planted gap: shuffle the rule's selections over scenes, pick round(rate*n) scenes at random and re-deal their experiences greedily (random scene order, each takes the remaining experience with the highest P[e,s]); selection counts are unchanged, so the rule's own shuffle envelope is the exact null; detection = success outside the envelope";
+
+/// Runs the full retrieval audit of SPEC.md §1 on validated inputs.
+///
+/// Same inputs and config give byte-identical reports for any rayon thread count.
+///
+/// # Errors
+/// Inconsistent inputs (missing cell, unknown id, bad embedding, invalid user log), an unknown
+/// structural representation, or a statistics failure.
+pub fn run_audit(
+    inputs: &RetrievalInputs,
+    config: &CheckedConfig,
+) -> Result<AuditReport, RetrievalError> {
+    let cfg = config.get();
+    let t = Transfer::build(inputs)?;
+    let mut reps: Vec<&str> = Vec::new();
+    for rec in &inputs.embeddings {
+        if !reps.contains(&rec.representation.as_str()) {
+            reps.push(rec.representation.as_str());
+        }
+    }
+    if let Some(name) = &cfg.structural
+        && !reps.contains(&name.as_str())
+    {
+        return Err(RetrievalError::UnknownRepresentation(name.clone()));
+    }
+    let geos = reps
+        .par_iter()
+        .map(|name| Geometry::build(inputs, name, cfg.csls_k))
+        .collect::<Result<Vec<_>, _>>()?;
+    let ctx = RuleContext {
+        t: &t,
+        geos: &geos,
+        recency: recency_keys(inputs),
+        user: user_choices(inputs, &t)?,
+        csls_k: cfg.csls_k,
+    };
+    let specs = rule_specs(&reps, cfg, ctx.user.is_some());
+    let matrix = ResampleMatrix::generate(
+        &ResampleDesign {
+            n_clusters: t.n,
+            strata: None,
+        },
+        cfg.resamples,
+        stream_seed(cfg.seed, "bootstrap"),
+    )
+    .map_err(RetrievalError::stats("scene resample matrix"))?;
+    let draws = SharedDraws::build(
+        &t,
+        &matrix,
+        cfg.permutations,
+        stream_seed(cfg.seed, "shuffle"),
+    );
+    let boot = SceneBootstrap {
+        matrix,
+        draws,
+        level: cfg.level,
+        method: match cfg.ci_method {
+            CiMethod::Percentile => IntervalMethod::Percentile,
+            CiMethod::Bca => IntervalMethod::Bca,
+        },
+    };
+    let outcomes = specs
+        .par_iter()
+        .map(|spec| rule_report(&ctx, spec, config, &boot))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut rules = Vec::new();
+    let mut skipped = Vec::new();
+    for (spec, outcome) in specs.iter().zip(outcomes) {
+        match outcome {
+            Ok(r) => rules.push(r),
+            Err(reason) => skipped.push(Skipped {
+                name: spec.name.clone(),
+                reason,
+            }),
+        }
+    }
+    let library_interventions = by_size(
+        &ctx,
+        &specs,
+        &cfg.library_sizes,
+        cfg.random_subsets,
+        cfg.seed,
+        cfg.unstable_threshold,
+    )?;
+    let lib: Vec<usize> = (0..t.k).collect();
+    let all = t.scenes_of(SceneSet::All);
+    let subset = |set: SceneSet, label: &str| {
+        let scenes = t.scenes_of(set);
+        if scenes.is_empty() {
+            (None, Some(format!("no {label}-perturbed scenes")))
+        } else {
+            (
+                Some(reference_points(&t, &lib, &scenes, cfg.unstable_threshold)),
+                None,
+            )
+        }
+    };
+    let (appearance, appearance_reason) = subset(SceneSet::Appearance, "appearance");
+    let (layout, layout_reason) = subset(SceneSet::Layout, "layout");
+    let reference = reference_points(&t, &lib, &all, cfg.unstable_threshold);
+    let shares = variance_shares(&t);
+    let (own_base_spearman, own_base_spearman_reason, own_base_n) = own_base(&t)?;
+    let q = t.quality(&lib, &all);
+    Ok(AuditReport {
+        schema: SCHEMA.to_string(),
+        n_scenes: t.n,
+        n_experiences: t.k,
+        n_executions: t.cells.iter().map(Vec::len).sum(),
+        tie_break: TIE_BREAK.to_string(),
+        config: cfg.clone(),
+        reference_by_set: ReferenceBySet {
+            all: reference.clone(),
+            appearance,
+            appearance_reason,
+            layout,
+            layout_reason,
+        },
+        reference,
+        variance_share: VarianceShare {
+            scene: shares.map(|s| s.0),
+            experience: shares.map(|s| s.1),
+            reason: shares
+                .is_none()
+                .then(|| "P is constant: no variance to share".to_string()),
+        },
+        own_base_spearman,
+        own_base_spearman_reason,
+        own_base_n,
+        experiences: (0..t.k)
+            .map(|e| ExperienceSummary {
+                id: t.exp_ids[e].clone(),
+                quality: q[e],
+                own_base_success: t.own_base[e],
+            })
+            .collect(),
+        rules,
+        skipped_rules: skipped,
+        library_interventions,
+        power_method: POWER_METHOD.to_string(),
+    })
+}
+
+/// Every rule in report order: reference rules, then per representation the visual families,
+/// then structural and the user log.
+fn rule_specs(reps: &[&str], cfg: &AuditConfig, has_user: bool) -> Vec<RuleSpec> {
+    let (structural, structural_metric) = (cfg.structural.as_deref(), cfg.structural_metric);
+    let plain = |name: &str, kind| RuleSpec {
+        name: name.to_string(),
+        kind,
+        representation: None,
+    };
+    let mut specs = vec![
+        plain("random", RuleKind::Random),
+        plain("oracle", RuleKind::Oracle),
+        plain("best_fixed", RuleKind::BestFixed),
+        plain("recency", RuleKind::Recency),
+        plain("track_record", RuleKind::TrackRecord),
+    ];
+    for (rep, name) in reps.iter().enumerate() {
+        if Some(*name) == structural {
+            continue;
+        }
+        let geo = |family: String, score| RuleSpec {
+            name: family,
+            kind: RuleKind::Geo { rep, score },
+            representation: Some(name.to_string()),
+        };
+        specs.push(geo(
+            format!("nn/{name}/cosine"),
+            GeoScore::Nn(Metric::Cosine),
+        ));
+        specs.push(geo(format!("nn/{name}/l2"), GeoScore::Nn(Metric::L2)));
+        specs.push(geo(format!("csls/{name}"), GeoScore::Csls));
+        specs.push(geo(format!("mp_empirical/{name}"), GeoScore::MpEmpirical));
+        specs.push(geo(format!("mp_gaussian/{name}"), GeoScore::MpGaussian));
+    }
+    if let Some(name) = structural
+        && let Some(rep) = reps.iter().position(|r| *r == name)
+    {
+        specs.push(RuleSpec {
+            name: format!("structural/{name}"),
+            kind: RuleKind::Structural {
+                rep,
+                metric: structural_metric,
+            },
+            representation: Some(name.to_string()),
+        });
+    }
+    if has_user {
+        specs.push(plain("user_selection", RuleKind::UserSelection));
+    }
+    specs
+}
+
+/// Full diagnostics of one rule on the whole library; `Ok(Err(reason))` when it cannot run.
+fn rule_report(
+    ctx: &RuleContext<'_>,
+    spec: &RuleSpec,
+    config: &CheckedConfig,
+    boot: &SceneBootstrap,
+) -> Result<Result<RuleReport, String>, RetrievalError> {
+    let (t, cfg) = (ctx.t, config.get());
+    let lib: Vec<usize> = (0..t.k).collect();
+    let all: Vec<usize> = (0..t.n).collect();
+    let sel = match ctx.select(spec.kind, &lib, stream_seed(cfg.seed, &spec.name))? {
+        Ok(sel) => sel,
+        Err(reason) => return Ok(Err(reason)),
+    };
+    let reference = Reference::compute(t, &lib, &all);
+    let c = core(
+        t,
+        &lib,
+        &reference,
+        oracle_top_share(t, &lib, &all),
+        &sel.picks,
+        cfg.unstable_threshold,
+    );
+    // The full library is `0..K`, so library positions are experience indices for the draws.
+    let mut shuffled = boot.draws.shuffled_successes(t, &sel.picks);
+    let tail = (1.0 - cfg.level) / 2.0;
+    let envelope = select_quantiles(&mut shuffled, [tail, 1.0 - tail]).ok_or_else(|| {
+        RetrievalError::stats("shuffle envelope")(StatsError::Empty { what: "data" })
+    })?;
+    let gap_ci = boot.interval(
+        "discrimination gap",
+        |idx| gap_on(t, &lib, &sel.picks, idx),
+        || {
+            boot.draws
+                .gap_replicates(t, &sel.picks)
+                .into_iter()
+                .map(Some)
+                .collect()
+        },
+    )?;
+    let subset_gap = |set| gap_on(t, &lib, &sel.picks, &t.scenes_of(set));
+    let (gap_appearance, gap_layout) = (
+        subset_gap(SceneSet::Appearance),
+        subset_gap(SceneSet::Layout),
+    );
+    let auroc_score = spec.kind.auroc_score();
+    let aur = match (&sel.scores, auroc_score) {
+        (Some(scores), Ok(_)) => Some(aurocs(t, &lib, scores, boot)?),
+        _ => None,
+    };
+    let no_score = || auroc_score.err().unwrap_or("rule has no score").to_string();
+    let deletion = top_pick_deletion(ctx, spec, c.top_pos, cfg.seed, cfg.unstable_threshold)?;
+    let mut selection = BTreeMap::new();
+    for (pos, &count) in c.counts.iter().enumerate().filter(|(_, c)| **c > 0) {
+        selection.insert(t.exp_ids[lib[pos]].clone(), count as f64 / t.n as f64);
+    }
+    Ok(Ok(RuleReport {
+        name: spec.name.clone(),
+        representation: spec.representation.clone(),
+        success: c.success,
+        advantage_reason: c
+            .advantage
+            .is_none()
+            .then(|| "oracle equals random (O - R = 0)".to_string()),
+        advantage: c.advantage,
+        advantage_unstable: c.unstable,
+        choices: sel
+            .picks
+            .iter()
+            .map(|&p| t.exp_ids[lib[p]].clone())
+            .collect(),
+        selection,
+        top_pick: t.exp_ids[lib[c.top_pos]].clone(),
+        top_pick_share: c.top_share,
+        oracle_top_pick_share: c.oracle_share,
+        concentration: c.concentration,
+        top_pick_margin: c.margin,
+        entropy: c.entropy,
+        effective_number: c.entropy.exp(),
+        shuffle: ShuffleReport {
+            expected: c.expected,
+            envelope,
+            inside: c.success >= envelope[0] && c.success <= envelope[1],
+            permutations: cfg.permutations,
+        },
+        gap: c.gap,
+        gap_significant: gap_ci.as_ref().ok().map(|ci| ci[0] > 0.0 || ci[1] < 0.0),
+        gap_ci_reason: gap_ci.as_ref().err().cloned(),
+        gap_ci: gap_ci.ok(),
+        gap_by_set: GapBySet {
+            reason: (gap_appearance.is_none() || gap_layout.is_none())
+                .then(|| "a null subset gap has no scenes of that perturbation".to_string()),
+            appearance: gap_appearance,
+            layout: gap_layout,
+        },
+        auroc_score: auroc_score.ok().map(str::to_string),
+        pooled_auroc: aur.as_ref().and_then(|a| a.pooled.as_ref().ok().copied()),
+        pooled_auroc_reason: match &aur {
+            Some(a) => a.pooled.as_ref().err().cloned(),
+            None => Some(no_score()),
+        },
+        within_query_auroc: aur.as_ref().and_then(|a| a.within.as_ref().ok().copied()),
+        within_query_auroc_reason: match &aur {
+            Some(a) => a.within.as_ref().err().cloned(),
+            None => Some(no_score()),
+        },
+        within_query_eligible: aur.as_ref().map(|a| a.eligible),
+        within_query_ci: aur.as_ref().and_then(|a| a.within_ci),
+        power: power(
+            t,
+            &lib,
+            &sel.picks,
+            Null {
+                envelope,
+                expected: c.expected,
+            },
+            &PowerPlan {
+                rates: &cfg.power_rates,
+                replicates: cfg.power_replicates,
+                seed: stream_seed(cfg.seed, &format!("power/{}", spec.name)),
+            },
+        ),
+        top_pick_deletion_reason: deletion.as_ref().err().cloned(),
+        top_pick_deletion: deletion.ok(),
+    }))
+}
+
+/// Spearman ρ between own-base success and `q(e)` computed without the base scene when that
+/// scene is a query scene (SPEC.md §1 own-base check). Returns (ρ, reason if null, n used).
+fn own_base(t: &Transfer) -> Result<(Option<f64>, Option<String>, usize), RetrievalError> {
+    let (mut own, mut quality) = (Vec::new(), Vec::new());
+    for e in 0..t.k {
+        let Some(success) = t.own_base[e] else {
+            continue;
+        };
+        let scenes: Vec<usize> = (0..t.n)
+            .filter(|&s| Some(s) != t.base_query_scene[e])
+            .collect();
+        if scenes.is_empty() {
+            continue;
+        }
+        own.push(success);
+        quality.push(t.quality(&[e], &scenes)[0]);
+    }
+    let n = own.len();
+    if n < 2 {
+        return Ok((
+            None,
+            Some(format!(
+                "own-base success known for {n} experience(s); 2 needed"
+            )),
+            n,
+        ));
+    }
+    let rho = spearman(&own, &quality).map_err(RetrievalError::stats("own-base Spearman"))?;
+    Ok(match rho {
+        Some(r) => (Some(r), None, n),
+        None => (
+            None,
+            Some("own-base success or quality is constant".to_string()),
+            n,
+        ),
+    })
+}

@@ -1,0 +1,332 @@
+//! Random draws shared by every rule of one audit (SPEC.md §0 scene bootstrap, §1 shuffle), laid
+//! out so that a rule's replicate costs O(n): the scene counts of each resample, the library
+//! qualities `q_b(e)` on each resample, and one matrix of scene permutations.
+//!
+//! Sharing is what the NumPy reference does too (one bootstrap index matrix and one permutation
+//! matrix for all rules), and it makes rules comparable on the very same resamples. Every block
+//! of rows comes from its own ChaCha8 stream and blocks are filled in parallel, so the draws do
+//! not depend on the thread count.
+
+use crate::matrix::Transfer;
+use crate::shuffle::fisher_yates;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+use roboaudit_stats::ResampleMatrix;
+
+/// Rows per ChaCha8 stream of the permutation matrix (as `ResampleMatrix`'s blocks).
+const ROWS_PER_STREAM: usize = 64;
+
+/// Resamples evaluated per rayon task: large enough to amortise scheduling, fixed so that the
+/// order of results never depends on the thread count.
+const CHUNK: usize = 256;
+
+/// Scene-bootstrap resamples and shuffle permutations of one audit, precomputed once.
+pub(crate) struct SharedDraws {
+    n: usize,
+    k: usize,
+    resamples: usize,
+    /// How often resample `b` drew scene `s`, `weights[b * n + s]` (as f64, so that replicate
+    /// sums are plain dot products).
+    weights: Vec<f64>,
+    /// `q_b(e) = Σ_s weights[b,s]·P[e,s] / n`, the quality of every experience on resample `b`,
+    /// `quality[b * k + e]`.
+    quality: Vec<f64>,
+    /// Scene permutations, `perms[r * n + s]` = scene whose selection scene `s` receives in
+    /// permutation `r`.
+    perms: Vec<u32>,
+    permutations: usize,
+}
+
+impl SharedDraws {
+    /// Counts and qualities of every row of `matrix` (over the full library), and
+    /// `permutations` uniform permutations of the `n` scenes drawn from `perm_seed` (block `c`
+    /// of 64 rows from `ChaCha8Rng::seed_from_u64(perm_seed)` with stream `c`, Fisher–Yates).
+    pub fn build(
+        t: &Transfer,
+        matrix: &ResampleMatrix,
+        permutations: usize,
+        perm_seed: u64,
+    ) -> Self {
+        let (n, k) = (t.n, t.k);
+        // Scene-major copy of P so the inner loop over experiences is contiguous.
+        let mut p_scene = vec![0.0; n * k];
+        for e in 0..k {
+            for s in 0..n {
+                p_scene[s * k + e] = t.at(e, s);
+            }
+        }
+        let resamples = matrix.len();
+        let mut weights = vec![0.0; resamples * n];
+        let mut quality = vec![0.0; resamples * k];
+        let rows = matrix.rows();
+        let inv_n = 1.0 / n as f64;
+        weights
+            .par_chunks_mut(n * CHUNK)
+            .zip(quality.par_chunks_mut(k * CHUNK))
+            .enumerate()
+            .for_each(|(c, (w_chunk, q_chunk))| {
+                for (i, (w, q)) in w_chunk
+                    .chunks_exact_mut(n)
+                    .zip(q_chunk.chunks_exact_mut(k))
+                    .enumerate()
+                {
+                    for &s in &rows[c * CHUNK + i] {
+                        w[s] += 1.0;
+                    }
+                    for (s, &count) in w.iter().enumerate() {
+                        if count > 0.0 {
+                            let col = &p_scene[s * k..(s + 1) * k];
+                            q.iter_mut()
+                                .zip(col)
+                                .for_each(|(acc, &p)| *acc += count * p);
+                        }
+                    }
+                    q.iter_mut().for_each(|v| *v *= inv_n);
+                }
+            });
+        let mut perms = vec![0u32; permutations * n];
+        perms
+            .par_chunks_mut(n * ROWS_PER_STREAM)
+            .enumerate()
+            .for_each(|(block, chunk)| {
+                let mut rng = ChaCha8Rng::seed_from_u64(perm_seed);
+                rng.set_stream(block as u64);
+                for row in chunk.chunks_exact_mut(n) {
+                    row.iter_mut().enumerate().for_each(|(s, v)| *v = s as u32);
+                    fisher_yates(row, &mut rng);
+                }
+            });
+        Self {
+            n,
+            k,
+            resamples,
+            weights,
+            quality,
+            perms,
+            permutations,
+        }
+    }
+
+    /// Shuffled success `mean_s P[picks[π(s)], s]` of every shared permutation `π`, in
+    /// permutation order. `picks` are library positions of the full library.
+    pub fn shuffled_successes(&self, t: &Transfer, picks: &[usize]) -> Vec<f64> {
+        let n = self.n;
+        // cols[s * n + from] = P[picks[from], s]: one small table (n² values, in cache), so a
+        // permutation costs n loads.
+        let mut cols = vec![0.0; n * n];
+        for (from, &p) in picks.iter().enumerate() {
+            for s in 0..n {
+                cols[s * n + from] = t.p[p * n + s];
+            }
+        }
+        let inv_n = 1.0 / n as f64;
+        let mut out = vec![0.0; self.permutations];
+        out.par_chunks_mut(CHUNK)
+            .zip(self.perms.par_chunks(n * CHUNK))
+            .for_each(|(o, rows)| {
+                for (slot, row) in o.iter_mut().zip(rows.chunks_exact(n)) {
+                    let sum: f64 = row
+                        .iter()
+                        .zip(cols.chunks_exact(n))
+                        .map(|(&from, col)| col[from as usize])
+                        .sum();
+                    *slot = sum * inv_n;
+                }
+            });
+        out
+    }
+
+    /// Discrimination gap `G_b = SR_b − Σ_e f_b(e) q_b(e)` on every resample (SPEC.md §1: SR,
+    /// f and q recomputed over the resampled scenes, with multiplicity), in resample order.
+    /// Written as `Σ_s w_b[s]·(P[sel(s), s] − q_b(sel(s))) / n`, the same quantity.
+    pub fn gap_replicates(&self, t: &Transfer, picks: &[usize]) -> Vec<f64> {
+        let (n, k) = (self.n, self.k);
+        let own: Vec<f64> = picks.iter().enumerate().map(|(s, &p)| t.at(p, s)).collect();
+        let inv_n = 1.0 / n as f64;
+        let mut out = vec![0.0; self.resamples];
+        out.par_chunks_mut(CHUNK)
+            .zip(self.weights.par_chunks(n * CHUNK))
+            .zip(self.quality.par_chunks(k * CHUNK))
+            .for_each(|((o, w_rows), q_rows)| {
+                for ((slot, w), q) in o
+                    .iter_mut()
+                    .zip(w_rows.chunks_exact(n))
+                    .zip(q_rows.chunks_exact(k))
+                {
+                    let sum: f64 = w
+                        .iter()
+                        .zip(&own)
+                        .zip(picks)
+                        .map(|((&ws, &p), &e)| ws * (p - q[e]))
+                        .sum();
+                    *slot = sum * inv_n;
+                }
+            });
+        out
+    }
+
+    /// Mean of `value[s]` over the drawn scenes with `value[s]` defined, repeats counted, per
+    /// resample; `None` where a resample drew no such scene.
+    pub fn mean_replicates(&self, value: &[Option<f64>]) -> Vec<Option<f64>> {
+        let n = self.n;
+        let v: Vec<f64> = value.iter().map(|x| x.unwrap_or(0.0)).collect();
+        let defined: Vec<f64> = value
+            .iter()
+            .map(|x| f64::from(u8::from(x.is_some())))
+            .collect();
+        let mut out = vec![None; self.resamples];
+        out.par_chunks_mut(CHUNK)
+            .zip(self.weights.par_chunks(n * CHUNK))
+            .for_each(|(o, w_rows)| {
+                for (slot, w) in o.iter_mut().zip(w_rows.chunks_exact(n)) {
+                    let (mut sum, mut count) = (0.0, 0.0);
+                    for ((&ws, &x), &d) in w.iter().zip(&v).zip(&defined) {
+                        sum += ws * x;
+                        count += ws * d;
+                    }
+                    *slot = (count > 0.0).then(|| sum / count);
+                }
+            });
+        out
+    }
+}
+
+/// `numpy.quantile(data, q)` (method "linear") for each `q` in [0, 1], by selection instead of a
+/// full sort (the sort of 10,000 replicates was the largest fixed cost per interval). The index
+/// arithmetic and the interpolation are those of `roboaudit_stats::quantile` (NumPy's `_quantile`
+/// / `_lerp`), so the values are the same; `None` for empty data. `data` is reordered. For
+/// `numpy.percentile(data, p)` pass `q = (p / 100)` computed as NumPy does (see
+/// [`percentile_levels`]).
+pub(crate) fn select_quantiles(data: &mut [f64], qs: [f64; 2]) -> Option<[f64; 2]> {
+    let n = data.len();
+    if n == 0 {
+        return None;
+    }
+    // NumPy sorts −0.0 and 0.0 as equal; total_cmp would not.
+    data.iter_mut().for_each(|v| *v += 0.0);
+    let mut out = [0.0; 2];
+    for (slot, q) in out.iter_mut().zip(qs) {
+        let virtual_index = (n - 1) as f64 * q;
+        if virtual_index >= (n - 1) as f64 {
+            *slot = data.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            continue;
+        }
+        let previous = virtual_index.floor();
+        let i = previous as usize;
+        let gamma = virtual_index - previous;
+        let (_, &mut a, right) = data.select_nth_unstable_by(i, f64::total_cmp);
+        let b = right.iter().copied().min_by(f64::total_cmp).unwrap_or(a);
+        let diff = b - a;
+        *slot = if gamma >= 0.5 {
+            b - diff * (1.0 - gamma)
+        } else {
+            a + diff * gamma
+        };
+    }
+    Some(out)
+}
+
+/// The quantile levels NumPy uses for `np.percentile` at `100·α/2` and `100·(1 − α/2)`, `α = 1 −
+/// level`: the round trip through percent is kept because `(100·q)/100` is not always `q`.
+pub(crate) fn percentile_levels(level: f64) -> [f64; 2] {
+    let alpha = (1.0 - level) / 2.0;
+    [alpha, 1.0 - alpha].map(|q| ((q * 100.0) / 100.0).clamp(0.0, 1.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::gap_on;
+    use roboaudit_stats::{ResampleDesign, quantiles};
+
+    fn setup() -> (Transfer, ResampleMatrix, Vec<usize>) {
+        let inputs = crate::synthetic::generate(&crate::synthetic::SyntheticSpec {
+            experiences: 7,
+            scenes: 13,
+            seeds: 3,
+            representations: 0,
+            dim: 1,
+            seed: 5,
+        });
+        let t = Transfer::build(&inputs).unwrap();
+        let design = ResampleDesign {
+            n_clusters: 13,
+            strata: None,
+        };
+        let m = ResampleMatrix::generate(&design, 300, 3).unwrap();
+        let picks = (0..13).map(|s| (s * 5 + 1) % 7).collect();
+        (t, m, picks)
+    }
+
+    #[test]
+    fn replicates_equal_the_statistic_on_each_row() {
+        let (t, m, picks) = setup();
+        let lib: Vec<usize> = (0..7).collect();
+        let d = SharedDraws::build(&t, &m, 10, 1);
+        let gaps = d.gap_replicates(&t, &picks);
+        let per_scene: Vec<Option<f64>> = (0..13)
+            .map(|s| (s % 3 == 0).then(|| s as f64 / 13.0))
+            .collect();
+        let means = d.mean_replicates(&per_scene);
+        for (b, row) in m.rows().iter().enumerate() {
+            let g = gap_on(&t, &lib, &picks, row).unwrap();
+            assert!((gaps[b] - g).abs() < 1e-12, "{b}: {} vs {g}", gaps[b]);
+            let vals: Vec<f64> = row.iter().filter_map(|&s| per_scene[s]).collect();
+            let want = (!vals.is_empty()).then(|| vals.iter().sum::<f64>() / vals.len() as f64);
+            match (means[b], want) {
+                (Some(a), Some(w)) => assert!((a - w).abs() < 1e-12),
+                (a, w) => assert_eq!(a, w),
+            }
+        }
+    }
+
+    #[test]
+    fn permutations_are_permutations_and_reproducible() {
+        let (t, m, picks) = setup();
+        let d = SharedDraws::build(&t, &m, 200, 9);
+        for row in d.perms.chunks_exact(13) {
+            let mut sorted = row.to_vec();
+            sorted.sort_unstable();
+            assert_eq!(sorted, (0..13).collect::<Vec<u32>>());
+        }
+        assert!(
+            d.perms
+                .chunks_exact(13)
+                .any(|r| r != d.perms[..13].to_vec())
+        );
+        let again = SharedDraws::build(&t, &m, 200, 9);
+        assert_eq!(d.perms, again.perms);
+        // Each shuffled success is the success of the permuted selections.
+        let sr = d.shuffled_successes(&t, &picks);
+        for (r, row) in d.perms.chunks_exact(13).enumerate() {
+            let want: f64 = (0..13)
+                .map(|s| t.at(picks[row[s] as usize], s))
+                .sum::<f64>()
+                / 13.0;
+            assert!((sr[r] - want).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn selection_quantiles_match_sorted_quantiles() {
+        let data: Vec<f64> = (0..1001)
+            .map(|i| ((i * 7919) % 1009) as f64 / 17.0 - 3.0)
+            .collect();
+        for qs in [
+            [0.025, 0.975],
+            [0.0, 1.0],
+            [0.5, 0.1],
+            percentile_levels(0.9),
+        ] {
+            let want = quantiles(&data, &qs).unwrap();
+            let got = select_quantiles(&mut data.clone(), qs).unwrap();
+            assert_eq!(got.to_vec(), want, "{qs:?}");
+        }
+        assert_eq!(select_quantiles(&mut [], [0.1, 0.9]), None);
+        assert_eq!(
+            select_quantiles(&mut [-0.0, 0.0], [0.0, 1.0]),
+            Some([0.0, 0.0])
+        );
+    }
+}

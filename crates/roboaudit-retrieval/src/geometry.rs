@@ -1,0 +1,289 @@
+//! Embedding geometry of one representation and the similarity scores of the geometric rules
+//! (SPEC.md §1: nearest neighbour, CSLS, mutual proximity).
+//!
+//! Every score is "higher = better match"; a rule selects the per-scene argmax (lowest library
+//! position among exact ties) and its pooled / within-query AUROC uses the same score.
+
+use crate::{Metric, RetrievalError};
+use rayon::prelude::*;
+use roboaudit_types::{EmbeddingKind, RetrievalInputs};
+use std::collections::HashMap;
+
+/// Similarity score family of a geometric rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GeoScore {
+    /// `−d(z_e, z_s)` with the given distance.
+    Nn(Metric),
+    /// `2cos(e,s) − r_S(e) − r_E(s)`.
+    Csls,
+    /// Empirical mutual proximity as in scikit-hubness (`skhubness.reduction.MutualProximity`,
+    /// method `"empiric"`), SPEC.md §1: the scene `s` is the query, the K library experiences
+    /// are the index, and `j` runs over the library:
+    /// `#{j : d(e,j) > d(s,e) and d(s,j) > d(s,e)} / K` (= 1 − MP distance), `d(e,j)` the
+    /// experience–experience cosine distance. `j = e` never counts (`d(s,e) > d(s,e)` is
+    /// false), so excluding or including it — scikit-hubness fits the index without self
+    /// distances — gives the same value; the denominator `N = K` counts it, as scikit-hubness
+    /// divides by the number of indexed candidates.
+    MpEmpirical,
+    /// Gaussian mutual proximity as in scikit-hubness (method `"normal"`):
+    /// `SF(d; μ_s, σ_s)·SF(d; μ_e, σ_e)`, `d = d(s,e)`, with ddof-0 moments of `s` over its
+    /// distances to the K library experiences and of `e` over its distances to the other K − 1
+    /// experiences (scikit-hubness fits the index with `kneighbors(X=None)`, which leaves self
+    /// out). σ = 0 is the step limit of SF (scipy would return NaN).
+    MpGaussian,
+}
+
+/// Pairwise geometry of one representation, precomputed once for the whole library.
+#[derive(Debug, Clone)]
+pub(crate) struct Geometry {
+    n: usize,
+    k: usize,
+    /// Why cosine-based scores are undefined (a zero vector), if they are.
+    cosine_undefined: Option<String>,
+    /// Cosine similarity experience × scene, `K × n` row-major.
+    cos_es: Vec<f64>,
+    /// Euclidean distance experience × scene, `K × n`.
+    l2_es: Vec<f64>,
+    /// Cosine distance experience × experience, `K × K`, diagonal exactly 0.
+    cosd_ee: Vec<f64>,
+    /// Scene-side CSLS term `r_S(e)`: mean cosine of `e` to its `k` nearest scenes.
+    r_scene: Vec<f64>,
+}
+
+impl Geometry {
+    /// Collects the representation's vectors in library and scene order and precomputes distances.
+    ///
+    /// Errors: a missing, duplicate or wrongly sized vector. A zero vector is not an error: it
+    /// only makes the cosine-based scores of this representation undefined.
+    pub fn build(
+        inputs: &RetrievalInputs,
+        name: &str,
+        csls_k: usize,
+    ) -> Result<Self, RetrievalError> {
+        let err = |message: String| RetrievalError::Embedding {
+            representation: name.to_string(),
+            message,
+        };
+        let mut exp_map: HashMap<&str, &[f32]> = HashMap::new();
+        let mut scene_map: HashMap<&str, &[f32]> = HashMap::new();
+        for rec in inputs
+            .embeddings
+            .iter()
+            .filter(|r| r.representation == name)
+        {
+            let map = match rec.kind {
+                EmbeddingKind::Experience => &mut exp_map,
+                EmbeddingKind::Scene => &mut scene_map,
+            };
+            if map.insert(rec.id.as_str(), rec.vector.as_slice()).is_some() {
+                return Err(err(format!("two embeddings for {:?}", rec.id)));
+            }
+        }
+        let fetch = |map: &HashMap<&str, &[f32]>, id: &str| -> Result<Vec<f64>, RetrievalError> {
+            let v = map
+                .get(id)
+                .ok_or_else(|| err(format!("no embedding for {id:?}")))?;
+            Ok(v.iter().map(|&x| f64::from(x)).collect())
+        };
+        let exps = inputs
+            .experiences
+            .iter()
+            .map(|e| fetch(&exp_map, &e.experience_id))
+            .collect::<Result<Vec<_>, _>>()?;
+        let scenes = inputs
+            .scenes
+            .iter()
+            .map(|s| fetch(&scene_map, &s.scene_id))
+            .collect::<Result<Vec<_>, _>>()?;
+        let dim = exps[0].len();
+        if dim == 0 || exps.iter().chain(&scenes).any(|v| v.len() != dim) {
+            return Err(err("vectors must share one non-zero dimension".into()));
+        }
+        // A zero vector (e.g. a state at the origin) leaves cosine undefined but L2 usable.
+        let mut cosine_undefined = None;
+        let mut unit = |v: &Vec<f64>, id: &str| -> Vec<f64> {
+            let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+            if norm > 0.0 && norm.is_finite() {
+                v.iter().map(|x| x / norm).collect()
+            } else {
+                cosine_undefined.get_or_insert_with(|| {
+                    format!(
+                        "representation {name:?} has a zero vector for {id:?}: cosine is undefined"
+                    )
+                });
+                vec![0.0; v.len()]
+            }
+        };
+        let exp_u: Vec<Vec<f64>> = exps
+            .iter()
+            .zip(&inputs.experiences)
+            .map(|(v, e)| unit(v, &e.experience_id))
+            .collect();
+        let scene_u: Vec<Vec<f64>> = scenes
+            .iter()
+            .zip(&inputs.scenes)
+            .map(|(v, s)| unit(v, &s.scene_id))
+            .collect();
+        let (k, n) = (exps.len(), scenes.len());
+        // Rows in parallel (one representation can hold most of the dimensions); each entry is
+        // computed the same way whatever the thread count.
+        let rows: Vec<(Vec<f64>, Vec<f64>, Vec<f64>)> = (0..k)
+            .into_par_iter()
+            .map(|e| {
+                let cos = scene_u.iter().map(|z| dot(&exp_u[e], z)).collect();
+                let l2 = scenes
+                    .iter()
+                    .map(|z| lanes(&exps[e], z, |a, b| (a - b) * (a - b)).sqrt())
+                    .collect();
+                // Upper triangle only: dot is symmetric term by term, so one product serves both.
+                let ee = (e + 1..k)
+                    .map(|b| 1.0 - dot(&exp_u[e], &exp_u[b]))
+                    .collect();
+                (cos, l2, ee)
+            })
+            .collect();
+        let mut cos_es = Vec::with_capacity(k * n);
+        let mut l2_es = Vec::with_capacity(k * n);
+        let mut cosd_ee = vec![0.0; k * k];
+        for (a, (cos, l2, ee)) in rows.into_iter().enumerate() {
+            cos_es.extend(cos);
+            l2_es.extend(l2);
+            for (b, d) in (a + 1..k).zip(ee) {
+                cosd_ee[a * k + b] = d;
+                cosd_ee[b * k + a] = d;
+            }
+        }
+        let r_scene = (0..k)
+            .map(|e| top_mean(&cos_es[e * n..(e + 1) * n], csls_k))
+            .collect();
+        Ok(Self {
+            cosine_undefined,
+            n,
+            k,
+            cos_es,
+            l2_es,
+            cosd_ee,
+            r_scene,
+        })
+    }
+
+    /// Scores `lib.len() × n` (row = library position) of `kind` for the library `lib` (global
+    /// experience indices). CSLS and mutual proximity depend on the library, so they are
+    /// recomputed for each sub-library.
+    pub fn scores(&self, kind: GeoScore, lib: &[usize], csls_k: usize) -> Result<Vec<f64>, String> {
+        if let (Some(reason), false) = (&self.cosine_undefined, kind == GeoScore::Nn(Metric::L2)) {
+            return Err(reason.clone());
+        }
+        let n = self.n;
+        let cosd = |e: usize, s: usize| 1.0 - self.cos_es[e * n + s];
+        let mut out = Vec::with_capacity(lib.len() * n);
+        match kind {
+            GeoScore::Nn(Metric::Cosine) => lib
+                .iter()
+                .for_each(|&e| out.extend((0..n).map(|s| -cosd(e, s)))),
+            GeoScore::Nn(Metric::L2) => lib
+                .iter()
+                .for_each(|&e| out.extend((0..n).map(|s| -self.l2_es[e * n + s]))),
+            GeoScore::Csls => {
+                let r_lib: Vec<f64> = (0..n)
+                    .map(|s| {
+                        let col: Vec<f64> = lib.iter().map(|&e| self.cos_es[e * n + s]).collect();
+                        top_mean(&col, csls_k)
+                    })
+                    .collect();
+                for &e in lib {
+                    out.extend(
+                        (0..n).map(|s| 2.0 * self.cos_es[e * n + s] - self.r_scene[e] - r_lib[s]),
+                    );
+                }
+            }
+            GeoScore::MpEmpirical => {
+                for &e in lib {
+                    for s in 0..n {
+                        let d = cosd(e, s);
+                        let count = lib
+                            .iter()
+                            .filter(|&&j| self.cosd_ee[e * self.k + j] > d && cosd(j, s) > d)
+                            .count();
+                        out.push(count as f64 / lib.len() as f64);
+                    }
+                }
+            }
+            GeoScore::MpGaussian => {
+                let scene_moments: Vec<(f64, f64)> = (0..n)
+                    .map(|s| moments(lib.iter().map(|&j| cosd(j, s))))
+                    .collect();
+                for &e in lib {
+                    let exp_moments = moments(
+                        lib.iter()
+                            .filter(|&&j| j != e)
+                            .map(|&j| self.cosd_ee[e * self.k + j]),
+                    );
+                    for (s, &scene) in scene_moments.iter().enumerate() {
+                        let d = cosd(e, s);
+                        out.push(normal_sf(d, exp_moments) * normal_sf(d, scene));
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    lanes(a, b, |x, y| x * y)
+}
+
+/// `Σ_i term(a_i, b_i)` over equal-length slices, accumulated in 8 independent lanes so the
+/// compiler can keep several additions in flight and use SIMD (a single running sum is one long
+/// dependency chain; the 3,072-dimensional representations made it the largest cost of the
+/// geometry). Rounding differs from a left-to-right sum only in the last bits.
+fn lanes(a: &[f64], b: &[f64], term: impl Fn(f64, f64) -> f64) -> f64 {
+    let mut acc = [0.0f64; 8];
+    let (a8, a_tail) = a.as_chunks::<8>();
+    let (b8, b_tail) = b.as_chunks::<8>();
+    for (x, y) in a8.iter().zip(b8) {
+        for i in 0..8 {
+            acc[i] += term(x[i], y[i]);
+        }
+    }
+    let tail: f64 = a_tail.iter().zip(b_tail).map(|(&x, &y)| term(x, y)).sum();
+    ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
+}
+
+/// Mean of the `k` largest values (`k` capped at the slice length; 0 for an empty slice);
+/// MUSE's `csls_knn_k` term.
+fn top_mean(values: &[f64], k: usize) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(|a, b| b.total_cmp(a));
+    let k = k.min(sorted.len());
+    if k == 0 {
+        return 0.0;
+    }
+    sorted[..k].iter().sum::<f64>() / k as f64
+}
+
+/// Mean and population standard deviation (ddof 0); `(0, 0)` for no values.
+fn moments(values: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
+    let count = values.clone().count();
+    if count == 0 {
+        return (0.0, 0.0);
+    }
+    let mu = values.clone().sum::<f64>() / count as f64;
+    let var = values.map(|v| (v - mu) * (v - mu)).sum::<f64>() / count as f64;
+    (mu, var.sqrt())
+}
+
+/// Normal survival function `P(X > d)`, `X ~ N(μ, σ²)`. A degenerate σ = 0 is the step limit:
+/// 1 below μ, ½ at μ, 0 above (an experience with no other library item has σ = μ = 0).
+pub(crate) fn normal_sf(d: f64, (mu, sigma): (f64, f64)) -> f64 {
+    if sigma > 0.0 {
+        0.5 * libm::erfc((d - mu) / (sigma * std::f64::consts::SQRT_2))
+    } else if d < mu {
+        1.0
+    } else if d == mu {
+        0.5
+    } else {
+        0.0
+    }
+}
