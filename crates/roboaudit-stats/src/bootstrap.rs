@@ -544,6 +544,36 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
+    /// `bootstrap` draws and evaluates rows in place; it must equal evaluating the materialized
+    /// `ResampleMatrix::generate` rows, with and without strata, for a resample count that leaves
+    /// a partial last block, and with undefined replicates.
+    #[test]
+    fn fused_bootstrap_equals_generated_matrix() {
+        let stat = |idx: &[usize]| {
+            let s: usize = idx.iter().map(|&i| i * i).sum();
+            (!s.is_multiple_of(7)).then(|| s as f64 / idx.len() as f64)
+        };
+        for strata in [None, Some(vec![0, 1, 1, 0, 2, 2, 2, 1, 0, 1])] {
+            let design = ResampleDesign {
+                n_clusters: 10,
+                strata,
+            };
+            for method in [IntervalMethod::Percentile, IntervalMethod::Bca] {
+                let config = BootstrapConfig {
+                    resamples: 1_000,
+                    method,
+                    seed: 17,
+                    ..BootstrapConfig::default()
+                };
+                let fused = bootstrap(&design, &config, stat).unwrap();
+                let matrix = ResampleMatrix::generate(&design, 1_000, 17).unwrap();
+                let reference = bootstrap_with_matrix(&matrix, 0.95, method, stat).unwrap();
+                assert_eq!(fused, reference);
+                assert!(fused.undefined_resamples > 0);
+            }
+        }
+    }
+
     /// The buffered, chunked draws equal Lemire's method on `next_u32` one word at a time, also
     /// where the fast path falls back often (n near 2^32: most words land in the low band and
     /// many are rejected) and rows straddle refills.

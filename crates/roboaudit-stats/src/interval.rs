@@ -107,3 +107,39 @@ pub(crate) fn standard_deviation(x: &[f64]) -> Option<f64> {
     let mean = x.iter().sum::<f64>() / n;
     Some((x.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1.0)).sqrt())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::quantile::{quantile_sorted, sorted_copy};
+
+    /// Selection gives the very bits of interpolating on the sorted copy, with ties, both zeros,
+    /// one or two values, and levels at and near the ends.
+    #[test]
+    fn selection_equals_percentile_of_sorted() {
+        let mut state = 12_345u64;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            state >> 33
+        };
+        let qs: [f64; 9] = [0.0, 1e-9, 0.025, 0.05, 0.3, 0.5, 0.975, 0.999_999, 1.0];
+        for n in [1usize, 2, 3, 10, 101, 1_000] {
+            #[allow(clippy::cast_precision_loss)]
+            let data: Vec<f64> = (0..n)
+                .map(|_| match next() % 5 {
+                    0 => -0.0,
+                    1 => 0.0,
+                    k => (next() % 50) as f64 / 7.0 - k as f64,
+                })
+                .collect();
+            let sorted = sorted_copy(&data);
+            for q in qs {
+                let expected = quantile_sorted(&sorted, ((q * 100.0) / 100.0).clamp(0.0, 1.0));
+                let got = percentile_selected(&mut sort_keys(&data), q);
+                assert_eq!(got.to_bits(), expected.to_bits(), "n = {n}, q = {q}");
+            }
+        }
+    }
+}
