@@ -8,7 +8,7 @@
 //! not depend on the thread count.
 
 use crate::matrix::Transfer;
-use crate::shuffle::fisher_yates;
+use crate::shuffle::fast_shuffle;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
@@ -36,6 +36,11 @@ pub(crate) struct SharedDraws {
     /// permutation `r`.
     perms: Vec<u32>,
     permutations: usize,
+    /// Scenes whose executions (over the full library) hold both outcomes: the scenes with a
+    /// within-query AUROC whatever the score.
+    two_class: Vec<bool>,
+    /// Per resample, how many drawn scenes are in `two_class` (repeats counted).
+    two_class_counts: Vec<f64>,
 }
 
 impl SharedDraws {
@@ -94,9 +99,21 @@ impl SharedDraws {
                 rng.set_stream(block as u64);
                 for row in chunk.chunks_exact_mut(n) {
                     row.iter_mut().enumerate().for_each(|(s, v)| *v = s as u32);
-                    fisher_yates(row, &mut rng);
+                    fast_shuffle(row, &mut rng);
                 }
             });
+        let two_class: Vec<bool> = (0..n)
+            .map(|s| {
+                let outcomes = (0..k).flat_map(|e| t.cells[e * n + s].iter());
+                let wins = outcomes.clone().filter(|&&y| y).count();
+                wins > 0 && wins < outcomes.count()
+            })
+            .collect();
+        let indicator: Vec<f64> = two_class.iter().map(|&b| f64::from(u8::from(b))).collect();
+        let two_class_counts = weights
+            .chunks_exact(n)
+            .map(|w| lane_sum(n, |s| w[s] * indicator[s]))
+            .collect();
         Self {
             n,
             k,
@@ -105,6 +122,8 @@ impl SharedDraws {
             quality,
             perms,
             permutations,
+            two_class,
+            two_class_counts,
         }
     }
 
@@ -120,18 +139,16 @@ impl SharedDraws {
                 cols[s * n + from] = t.p[p * n + s];
             }
         }
+        let starts: Vec<usize> = (0..n).map(|s| s * n).collect();
         let inv_n = 1.0 / n as f64;
         let mut out = vec![0.0; self.permutations];
         out.par_chunks_mut(CHUNK)
             .zip(self.perms.par_chunks(n * CHUNK))
             .for_each(|(o, rows)| {
                 for (slot, row) in o.iter_mut().zip(rows.chunks_exact(n)) {
-                    let sum: f64 = row
-                        .iter()
-                        .zip(cols.chunks_exact(n))
-                        .map(|(&from, col)| col[from as usize])
-                        .sum();
-                    *slot = sum * inv_n;
+                    *slot = lanes4(row, &starts, row, |from, start, _| {
+                        cols[start + from as usize]
+                    }) * inv_n;
                 }
             });
         out
@@ -154,13 +171,7 @@ impl SharedDraws {
                     .zip(w_rows.chunks_exact(n))
                     .zip(q_rows.chunks_exact(k))
                 {
-                    let sum: f64 = w
-                        .iter()
-                        .zip(&own)
-                        .zip(picks)
-                        .map(|((&ws, &p), &e)| ws * (p - q[e]))
-                        .sum();
-                    *slot = sum * inv_n;
+                    *slot = lanes4(w, &own, picks, |w, o, &e| w * (o - q[e])) * inv_n;
                 }
             });
         out
@@ -175,21 +186,72 @@ impl SharedDraws {
             .iter()
             .map(|x| f64::from(u8::from(x.is_some())))
             .collect();
+        let same_pattern = value
+            .iter()
+            .zip(&self.two_class)
+            .all(|(x, &two)| x.is_some() == two);
         let mut out = vec![None; self.resamples];
         out.par_chunks_mut(CHUNK)
             .zip(self.weights.par_chunks(n * CHUNK))
-            .for_each(|(o, w_rows)| {
-                for (slot, w) in o.iter_mut().zip(w_rows.chunks_exact(n)) {
-                    let (mut sum, mut count) = (0.0, 0.0);
-                    for ((&ws, &x), &d) in w.iter().zip(&v).zip(&defined) {
-                        sum += ws * x;
-                        count += ws * d;
-                    }
-                    *slot = (count > 0.0).then(|| sum / count);
+            .zip(self.two_class_counts.par_chunks(CHUNK))
+            .for_each(|((o, w_rows), counts)| {
+                for ((b, slot), w) in o.iter_mut().enumerate().zip(w_rows.chunks_exact(n)) {
+                    // Within-query AUROCs are defined exactly on the two-outcome scenes, for
+                    // every score, so their per-resample count is shared by all rules.
+                    let count = if same_pattern {
+                        counts[b]
+                    } else {
+                        lane_sum(n, |s| w[s] * defined[s])
+                    };
+                    *slot = (count > 0.0).then(|| lanes4(w, &v, &v, |w, x, _| w * x) / count);
                 }
             });
         out
     }
+}
+
+/// `Σ_{i < len} term(i)` accumulated in 4 independent lanes: a single running sum is one long
+/// chain of dependent additions, which made these O(n) replicate loops latency-bound. The
+/// rounding differs from a left-to-right sum only in the last bits, identically for every
+/// thread count.
+#[inline]
+fn lane_sum(len: usize, term: impl Fn(usize) -> f64) -> f64 {
+    let mut acc = [0.0f64; 4];
+    let mut i = 0;
+    while i + 4 <= len {
+        acc[0] += term(i);
+        acc[1] += term(i + 1);
+        acc[2] += term(i + 2);
+        acc[3] += term(i + 3);
+        i += 4;
+    }
+    let mut tail = 0.0;
+    while i < len {
+        tail += term(i);
+        i += 1;
+    }
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+}
+
+/// `Σ_i term(a_i, b_i, c_i)` over three equal-length slices in 4 independent lanes, walking
+/// fixed-size chunks so that the per-element loads need no bounds checks (only a gather inside
+/// `term` does). Same rounding rule as [`lane_sum`].
+#[inline]
+fn lanes4<A: Copy, B: Copy, C>(a: &[A], b: &[B], c: &[C], term: impl Fn(A, B, &C) -> f64) -> f64 {
+    let (a4, a_tail) = a.as_chunks::<4>();
+    let (b4, b_tail) = b.as_chunks::<4>();
+    let (c4, c_tail) = c.as_chunks::<4>();
+    let mut acc = [0.0f64; 4];
+    for ((x, y), z) in a4.iter().zip(b4).zip(c4) {
+        for j in 0..4 {
+            acc[j] += term(x[j], y[j], &z[j]);
+        }
+    }
+    let mut tail = 0.0;
+    for ((&x, &y), z) in a_tail.iter().zip(b_tail).zip(c_tail) {
+        tail += term(x, y, z);
+    }
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
 }
 
 /// `numpy.quantile(data, q)` (method "linear") for each `q` in [0, 1], by selection instead of a
@@ -205,26 +267,52 @@ pub(crate) fn select_quantiles(data: &mut [f64], qs: [f64; 2]) -> Option<[f64; 2
     }
     // NumPy sorts −0.0 and 0.0 as equal; total_cmp would not.
     data.iter_mut().for_each(|v| *v += 0.0);
-    let mut out = [0.0; 2];
-    for (slot, q) in out.iter_mut().zip(qs) {
+    let max = data.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    // (previous index, gamma) of each level; `None` at the top, where NumPy returns the maximum.
+    let split = |q: f64| {
         let virtual_index = (n - 1) as f64 * q;
-        if virtual_index >= (n - 1) as f64 {
-            *slot = data.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (virtual_index < (n - 1) as f64).then(|| {
+            let previous = virtual_index.floor();
+            (previous as usize, virtual_index - previous)
+        })
+    };
+    let (s0, s1) = (split(qs[0]), split(qs[1]));
+    // Order statistics i and i + 1 of `data[from..]` shifted by `from`; selecting the smaller
+    // index first leaves the larger one in the right part, so the second selection is shorter.
+    let mut pairs = [(0.0, 0.0); 2];
+    let mut order = [0usize, 1];
+    let index = |k: usize| [s0, s1][k].map_or(usize::MAX, |(i, _)| i);
+    order.sort_by_key(|&k| index(k));
+    let mut from = 0usize;
+    let mut last: Option<(usize, (f64, f64))> = None;
+    for k in order {
+        let Some((i, _)) = [s0, s1][k] else { continue };
+        if let Some((j, pair)) = last
+            && j == i
+        {
+            pairs[k] = pair;
             continue;
         }
-        let previous = virtual_index.floor();
-        let i = previous as usize;
-        let gamma = virtual_index - previous;
-        let (_, &mut a, right) = data.select_nth_unstable_by(i, f64::total_cmp);
+        let part = &mut data[from..];
+        let (_, &mut a, right) = part.select_nth_unstable_by(i - from, f64::total_cmp);
         let b = right.iter().copied().min_by(f64::total_cmp).unwrap_or(a);
-        let diff = b - a;
-        *slot = if gamma >= 0.5 {
-            b - diff * (1.0 - gamma)
-        } else {
-            a + diff * gamma
-        };
+        pairs[k] = (a, b);
+        last = Some((i, (a, b)));
+        from = i + 1;
     }
-    Some(out)
+    let value = |s: Option<(usize, f64)>, (a, b): (f64, f64)| match s {
+        None => max,
+        Some((_, gamma)) => {
+            let diff = b - a;
+            // NumPy's _lerp switches formula at gamma = 0.5 for monotonicity.
+            if gamma >= 0.5 {
+                b - diff * (1.0 - gamma)
+            } else {
+                a + diff * gamma
+            }
+        }
+    };
+    Some([value(s0, pairs[0]), value(s1, pairs[1])])
 }
 
 /// The quantile levels NumPy uses for `np.percentile` at `100·α/2` and `100·(1 − α/2)`, `α = 1 −
@@ -268,10 +356,26 @@ mod tests {
         let per_scene: Vec<Option<f64>> = (0..13)
             .map(|s| (s % 3 == 0).then(|| s as f64 / 13.0))
             .collect();
-        let means = d.mean_replicates(&per_scene);
+        // The pattern of two-outcome scenes takes the shared-count path, any other the general one.
+        let shared: Vec<Option<f64>> = (0..13)
+            .map(|s| d.two_class[s].then(|| (s * s) as f64 / 169.0))
+            .collect();
+        assert!(d.two_class.iter().any(|&b| b));
+        assert!((0..13).any(|s| per_scene[s].is_some() != d.two_class[s]));
+        for (per_scene, means) in [
+            (&per_scene, d.mean_replicates(&per_scene)),
+            (&shared, d.mean_replicates(&shared)),
+        ] {
+            check_means(m.rows(), per_scene, &means);
+        }
         for (b, row) in m.rows().iter().enumerate() {
             let g = gap_on(&t, &lib, &picks, row).unwrap();
             assert!((gaps[b] - g).abs() < 1e-12, "{b}: {} vs {g}", gaps[b]);
+        }
+    }
+
+    fn check_means(rows: &[Vec<usize>], per_scene: &[Option<f64>], means: &[Option<f64>]) {
+        for (b, row) in rows.iter().enumerate() {
             let vals: Vec<f64> = row.iter().filter_map(|&s| per_scene[s]).collect();
             let want = (!vals.is_empty()).then(|| vals.iter().sum::<f64>() / vals.len() as f64);
             match (means[b], want) {

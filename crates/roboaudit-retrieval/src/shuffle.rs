@@ -15,6 +15,36 @@ pub(crate) fn fisher_yates<T, R: Rng + ?Sized>(items: &mut [T], rng: &mut R) {
     }
 }
 
+/// Fisher–Yates shuffle as [`fisher_yates`], each index drawn from one `next_u32` by Lemire's
+/// nearly-divisionless multiply-and-reject method (exactly uniform; a division only on the rare
+/// rejection path). The hot loops of the shuffle null and the power analysis draw millions of
+/// indices, and `random_range` costs several times more per draw. Slices longer than `u32::MAX`
+/// fall back to [`fisher_yates`].
+pub(crate) fn fast_shuffle<T, R: Rng + ?Sized>(items: &mut [T], rng: &mut R) {
+    if u32::try_from(items.len()).is_err() {
+        fisher_yates(items, rng);
+        return;
+    }
+    for i in (1..items.len()).rev() {
+        // i + 1 ≤ len ≤ u32::MAX, so the bound fits.
+        let bound = (i + 1) as u32;
+        items.swap(i, below(rng, bound) as usize);
+    }
+}
+
+/// Uniform integer in `0..bound` (`bound ≥ 1`) from 32-bit draws (Lemire 2019, "Fast random
+/// integer generation in an interval").
+fn below<R: Rng + ?Sized>(rng: &mut R, bound: u32) -> u32 {
+    let mut m = u64::from(rng.next_u32()) * u64::from(bound);
+    if (m as u32) < bound {
+        let threshold = bound.wrapping_neg() % bound;
+        while (m as u32) < threshold {
+            m = u64::from(rng.next_u32()) * u64::from(bound);
+        }
+    }
+    (m >> 32) as u32
+}
+
 /// Success of `assignment` (library position per query scene).
 fn success(t: &Transfer, lib: &[usize], assignment: &[usize]) -> f64 {
     assignment
@@ -55,6 +85,12 @@ pub(crate) fn power(
     plan: &PowerPlan<'_>,
 ) -> Vec<PowerPoint> {
     let (n, replicates, Null { envelope, expected }) = (t.n, plan.replicates, null);
+    // Scene-major copy of P over the library, `by_scene[s * kk + pos]`, so the re-deal reads
+    // each scene's row contiguously.
+    let kk = lib.len();
+    let by_scene: Vec<f64> = (0..n)
+        .flat_map(|s| lib.iter().map(move |&e| t.at(e, s)))
+        .collect();
     plan.rates
         .iter()
         .enumerate()
@@ -64,21 +100,31 @@ pub(crate) fn power(
             let mut work = picks.to_vec();
             let mut order: Vec<usize> = (0..n).collect();
             let mut pool = vec![0usize; lib.len()];
+            let mut distinct = Vec::with_capacity(lib.len());
             let (mut gap_sum, mut detected) = (0.0, 0usize);
             for _ in 0..replicates {
-                fisher_yates(&mut work, &mut rng);
-                fisher_yates(&mut order, &mut rng);
+                fast_shuffle(&mut work, &mut rng);
+                fast_shuffle(&mut order, &mut rng);
                 order[..m].iter().for_each(|&s| pool[work[s]] += 1);
+                // The pooled experiences with copies left, in library order (often far fewer
+                // than K): exhausted ones are dropped so the scan only visits candidates.
+                distinct.clear();
+                distinct.extend((0..pool.len()).filter(|&pos| pool[pos] > 0));
                 for &s in &order[..m] {
-                    let mut best = usize::MAX;
-                    for (pos, &left) in pool.iter().enumerate() {
-                        if left > 0
-                            && (best == usize::MAX || t.at(lib[pos], s) > t.at(lib[best], s))
-                        {
-                            best = pos;
+                    let row = &by_scene[s * kk..(s + 1) * kk];
+                    // P ∈ [0, 1], so the first pooled experience always beats −∞; the strict
+                    // `>` then keeps the lowest library position among tied maxima.
+                    let (mut at, mut best_p) = (0, f64::NEG_INFINITY);
+                    for (i, &pos) in distinct.iter().enumerate() {
+                        if row[pos] > best_p {
+                            (at, best_p) = (i, row[pos]);
                         }
                     }
+                    let best = distinct[at];
                     pool[best] -= 1;
+                    if pool[best] == 0 {
+                        distinct.remove(at);
+                    }
                     work[s] = best;
                 }
                 let sr = success(t, lib, &work);
