@@ -15,6 +15,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
     tmp.write_all(bytes)
         .with_context(|| format!("cannot write {}", path.display()))?;
+    // A temporary file is created owner-only; results are meant to be shared like any other file.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))
+            .with_context(|| format!("cannot set permissions of {}", path.display()))?;
+    }
     tmp.as_file()
         .sync_all()
         .with_context(|| format!("cannot sync {}", path.display()))?;

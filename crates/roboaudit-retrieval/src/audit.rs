@@ -300,7 +300,7 @@ fn rule_report(
         shuffle: ShuffleReport {
             expected: c.expected,
             envelope,
-            inside: c.success >= envelope[0] && c.success <= envelope[1],
+            inside: !crate::shuffle::outside_envelope(c.success, envelope),
             permutations: cfg.permutations,
         },
         gap: c.gap,

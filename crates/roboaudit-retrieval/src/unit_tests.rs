@@ -498,3 +498,14 @@ fn planted_gap_and_detection_grow_with_the_rate() {
         "{points:?}"
     );
 }
+
+/// Regression: best-fixed's success `0.37499999999999994` against its one-point envelope
+/// `[0.3749999999999999, 0.3749999999999999]` (summation order) was reported "outside", and its
+/// power analysis detected a planted gap of zero every time.
+#[test]
+fn constant_rule_one_point_envelope_is_inside() {
+    let envelope = [0.374_999_999_999_999_9, 0.374_999_999_999_999_9];
+    assert!(!crate::shuffle::outside_envelope(0.374_999_999_999_999_94, envelope));
+    assert!(crate::shuffle::outside_envelope(0.375 + 1e-9, envelope));
+    assert!(crate::shuffle::outside_envelope(0.375 - 1e-9, envelope));
+}

@@ -44,18 +44,24 @@ pub struct AuditArgs {
     /// Seed of every random draw (shuffles, bootstrap, random rule, track record).
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Bootstrap resamples for every interval.
-    #[arg(long, default_value_t = 10_000)]
+    /// Bootstrap resamples for every interval (100 to 1,000,000; fewer give intervals that mean nothing).
+    #[arg(long, default_value_t = 10_000, value_parser = draws_in(100, 1_000_000))]
     resamples: usize,
-    /// Permutations of the frequency-matched shuffle.
-    #[arg(long, default_value_t = 10_000)]
+    /// Permutations of the frequency-matched shuffle (100 to 1,000,000).
+    #[arg(long, default_value_t = 10_000, value_parser = draws_in(100, 1_000_000))]
     permutations: usize,
-    /// Random K-subsets of the pool for the concentration intervention.
-    #[arg(long, default_value_t = 200)]
+    /// Random K-subsets of the pool for the concentration intervention (1 to 100,000).
+    #[arg(long, default_value_t = 200, value_parser = draws_in(1, 100_000))]
     subsets: usize,
     /// Nested library sizes by library order, e.g. `--library-size 3 10 50`.
     #[arg(long = "library-size", value_name = "K", num_args = 1..)]
     library_sizes: Vec<usize>,
+}
+
+/// A parser for a count of random draws within `[lo, hi]`: the upper bound keeps a typo from
+/// asking for terabytes of resample indices.
+fn draws_in(lo: u64, hi: u64) -> impl clap::builder::TypedValueParser<Value = usize> {
+    clap::builder::RangedU64ValueParser::<usize>::new().range(lo..=hi)
 }
 
 /// Runs a retrieval subcommand.

@@ -192,7 +192,8 @@ pub fn run(cmd: TestbedCommand) -> Result<()> {
             let mut records = Vec::new();
             let mut renderer: Option<SceneRenderer> = None;
             for i in 0..episodes {
-                let s = seed + i;
+                // Episode seeds are consecutive; wrapping keeps `--seed u64::MAX` valid.
+                let s = seed.wrapping_add(i);
                 let cfg = EpisodeConfig {
                     seed: s,
                     ..Default::default()
