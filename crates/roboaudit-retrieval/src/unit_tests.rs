@@ -505,7 +505,10 @@ fn planted_gap_and_detection_grow_with_the_rate() {
 #[test]
 fn constant_rule_one_point_envelope_is_inside() {
     let envelope = [0.374_999_999_999_999_9, 0.374_999_999_999_999_9];
-    assert!(!crate::shuffle::outside_envelope(0.374_999_999_999_999_94, envelope));
+    assert!(!crate::shuffle::outside_envelope(
+        0.374_999_999_999_999_94,
+        envelope
+    ));
     assert!(crate::shuffle::outside_envelope(0.375 + 1e-9, envelope));
     assert!(crate::shuffle::outside_envelope(0.375 - 1e-9, envelope));
 }
