@@ -261,8 +261,30 @@ pub fn render_summary_markdown(report: &AuditReport) -> String {
         cfg.ci_method
     );
     let _ = writeln!(out, "- Power analysis: {}.", report.power_method);
+    out.push_str(GLOSSARY);
     out
 }
+
+/// How to read the numbers (SPEC.md §1), appended to every summary so the file stands alone.
+const GLOSSARY: &str = "
+## How to read these numbers (SPEC §1)
+
+- **P[e,s]**: success rate of experience e executed in query scene s (mean over seeds); the transfer matrix.
+- **random / oracle / best-fixed**: mean success of a uniformly random pick, of the best experience per scene,
+  and of the single experience best on average (chosen in hindsight, not deployable). **Headroom** = oracle − best-fixed.
+- **advantage** = (success − random) / (oracle − random): 0 is random, 1 is the oracle; flagged unstable when
+  oracle − random < 0.05. The `random` rule is one seeded draw, so its advantage is near, not at, 0.
+- **top-pick share**: how often the rule's most-selected experience is chosen; **concentration** = that share divided
+  by the oracle's top-pick share (oracle ties split fractionally). Above 1: the rule leans on one experience more than
+  the oracle does. The oracle's own row breaks ties by library order, so its concentration can exceed 1.
+- **top-pick margin** = q(top pick) − mean q: positive when the favourite is a better-than-average experience.
+- **effective number** = exp(entropy of the selection distribution): how many experiences the rule really uses.
+- **shuffle**: the rule's selections reassigned to scenes at random with its selection counts kept; the expected
+  shuffle success is Σ f(e) q(e). **gap** = success − that expectation: how much the per-scene choice adds beyond
+  which experiences are used how often. `*` marks a gap whose scene-bootstrap interval excludes 0.
+- **pooled AUROC**: does similarity predict success over all executions? **within-query AUROC**: does it rank the
+  candidates of one scene (mean over scenes that have both outcomes)? A rule can score well pooled and at chance within.
+";
 
 /// Fixed-width terminal table: rule, success, advantage, concentration, gap `[CI]`, pooled AUROC,
 /// within-query AUROC. Deterministic.
