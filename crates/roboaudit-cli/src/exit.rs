@@ -13,7 +13,17 @@ pub struct InvalidInput(pub String);
 
 /// The exit code for `err`: [`INVALID_INPUT`] when any cause is a data-validation error.
 pub fn code_for(err: &anyhow::Error) -> i32 {
-    if err.chain().any(|cause| cause.is::<Usage>()) {
+    let usage = err.chain().any(|cause| {
+        cause.is::<Usage>()
+            || matches!(
+                cause.downcast_ref::<roboaudit_testbed::TestbedError>(),
+                Some(
+                    roboaudit_testbed::TestbedError::UnknownTask(_)
+                        | roboaudit_testbed::TestbedError::InvalidParameter(_)
+                )
+            )
+    });
+    if usage {
         return USAGE;
     }
     let invalid = err.chain().any(|cause| {

@@ -330,17 +330,8 @@ fn memory_table(records: &[MemoryRecord]) -> Table {
     let floats = |f: &dyn Fn(&MemoryRecord) -> f64| {
         Column::Float(records.iter().map(|r| Some(f(r))).collect())
     };
-    let mut names = vec![
-        "pair_id",
-        "memory",
-        "action_seed",
-        "world",
-        "progress_warranted",
-        "progress_other",
-        "value",
-        "action",
-        "present_equal",
-    ];
+    // The required columns, in the order `columns` fills them below.
+    let mut names = REQUIRED.to_vec();
     let mut columns = vec![
         strings(&|r| r.pair_id.clone()),
         strings(&|r| r.memory.as_str().to_owned()),

@@ -17,7 +17,7 @@ pub enum TestbedError {
         name: String,
     },
     /// An unknown task name was given.
-    #[error("unknown task `{0}` (see TaskKind::all_names)")]
+    #[error("unknown task `{0}`; valid tasks: {valid}", valid = crate::task::TaskKind::all_names().join(", "))]
     UnknownTask(String),
     /// A parameter is out of its documented range.
     #[error("invalid parameter: {0}")]

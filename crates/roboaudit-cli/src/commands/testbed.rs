@@ -52,8 +52,8 @@ pub enum TestbedCommand {
         task: String,
         #[command(flatten)]
         scene: SceneArgs,
-        /// Image side in pixels.
-        #[arg(long, default_value_t = 128)]
+        /// Image side in pixels (16 to 2048; the offscreen framebuffer of software EGL is bounded).
+        #[arg(long, default_value_t = 128, value_parser = image_side())]
         size: usize,
         /// Render from the wrist camera instead of the scene camera.
         #[arg(long)]
@@ -88,8 +88,8 @@ pub enum TestbedCommand {
         /// Expert action noise (m).
         #[arg(long, default_value_t = 0.0)]
         noise: f64,
-        /// Image side in pixels.
-        #[arg(long, default_value_t = 128)]
+        /// Image side in pixels (16 to 2048; the offscreen framebuffer of software EGL is bounded).
+        #[arg(long, default_value_t = 128, value_parser = image_side())]
         size: usize,
         /// Also record the wrist camera.
         #[arg(long)]
@@ -127,13 +127,19 @@ pub enum TestbedCommand {
         /// Also render the initial frame of every scene to `<DIR>/<scene_id>.png` (scene camera).
         #[arg(long)]
         images: Option<PathBuf>,
-        /// Image side in pixels for `--images`.
-        #[arg(long, default_value_t = 128)]
+        /// Image side in pixels for `--images` (16 to 2048).
+        #[arg(long, default_value_t = 128, value_parser = image_side())]
         size: usize,
         /// Output CSV path (`scenes.csv`).
         #[arg(long)]
         out: PathBuf,
     },
+}
+
+/// Image sides the offscreen renderer accepts: MuJoCo aborts with a raw framebuffer error (and
+/// leaves MUJOCO_LOG.TXT behind) far beyond this.
+fn image_side() -> impl clap::builder::TypedValueParser<Value = usize> {
+    clap::builder::RangedU64ValueParser::<usize>::new().range(16..=2048)
 }
 
 /// Runs a testbed subcommand.
@@ -186,6 +192,14 @@ pub fn run(cmd: TestbedCommand) -> Result<()> {
             }
             let task = TaskKind::parse(&task)?;
             let compiled = CompiledScene::new(&scene.scene(task)?, size)?;
+            // A dataset is never silently replaced by a smaller one.
+            if out.join("meta").join("info.json").exists() || out.join("episodes.csv").exists() {
+                return Err(crate::exit::Usage(format!(
+                    "{} already holds a rollout; choose a new --out or delete it first",
+                    out.display()
+                ))
+                .into());
+            }
             ensure_dir(&out)?;
             let mut csv = String::from("episode_index,seed,success,steps\n");
             let mut successes = 0u64;
