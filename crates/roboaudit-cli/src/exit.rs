@@ -1,6 +1,6 @@
 //! Maps errors to the documented exit codes.
 
-/// Exit code for a failure that is not the user's input (I/O, internal).
+/// Exit code for a failure that is not the user's input (writing output, internal).
 pub const FAILURE: i32 = 1;
 /// Exit code for invalid input data.
 pub const INVALID_INPUT: i32 = 3;

@@ -1,7 +1,8 @@
 //! The `roboaudit` command-line tool: the only crate that prints.
 //!
-//! Exit codes (also in `roboaudit --help`): 0 success; 1 failure (I/O, internal); 2 command-line usage
-//! error; 3 invalid input data (the message names the file, row and column).
+//! Exit codes (also in `roboaudit --help`): 0 success; 1 failure (writing output, internal); 2 usage
+//! error; 3 invalid input (a missing, unreadable or malformed input file: the message names the file,
+//! and the row and column where there is one).
 
 #![allow(clippy::print_stdout, clippy::print_stderr)] // The CLI is where printing belongs.
 
@@ -15,9 +16,10 @@ use clap::{Parser, Subcommand};
 const AFTER_HELP: &str = "\
 Exit codes:
   0  success
-  1  failure (I/O error, internal error)
+  1  failure (writing output, internal error)
   2  command-line usage error
-  3  invalid input data (the message names the file, row and column)";
+  3  invalid input: a missing, unreadable or malformed input file
+     (the message names the file, and the row and column where there is one)";
 
 /// roboaudit: what robot-learning evaluation numbers really mean.
 #[derive(Debug, Parser)]
