@@ -1,7 +1,7 @@
 //! The audit pipeline: build `P` and the geometry once, run every rule (in parallel across
 //! rules, each with its own seeded streams), then the library interventions.
 
-use crate::draws::{SharedDraws, select_quantiles};
+use crate::draws::SharedDraws;
 use crate::geometry::{GeoScore, Geometry};
 use crate::inference::{SceneBootstrap, aurocs};
 use crate::interventions::{by_size, reference_points, top_pick_deletion};
@@ -15,7 +15,7 @@ use crate::rules::{RuleContext, RuleKind, RuleSpec, recency_keys, user_choices};
 use crate::shuffle::{Null, PowerPlan, power};
 use crate::{AuditConfig, CheckedConfig, CiMethod, Metric, RetrievalError, stream_seed};
 use rayon::prelude::*;
-use roboaudit_stats::{IntervalMethod, ResampleDesign, ResampleMatrix, StatsError, spearman};
+use roboaudit_stats::{IntervalMethod, ResampleDesign, ResampleMatrix, spearman};
 use roboaudit_types::RetrievalInputs;
 use std::collections::BTreeMap;
 
@@ -244,9 +244,9 @@ fn rule_report(
     // The full library is `0..K`, so library positions are experience indices for the draws.
     let mut shuffled = boot.draws.shuffled_successes(t, &sel.picks);
     let tail = (1.0 - cfg.level) / 2.0;
-    let envelope = select_quantiles(&mut shuffled, [tail, 1.0 - tail]).ok_or_else(|| {
-        RetrievalError::stats("shuffle envelope")(StatsError::Empty { what: "data" })
-    })?;
+    let envelope = roboaudit_stats::quantiles_in_place(&mut shuffled, &[tail, 1.0 - tail])
+        .map_err(RetrievalError::stats("shuffle envelope"))?;
+    let envelope = [envelope[0], envelope[1]];
     let gap_ci = boot.interval(
         "discrimination gap",
         |idx| gap_on(t, &lib, &sel.picks, idx),

@@ -254,79 +254,11 @@ fn lanes4<A: Copy, B: Copy, C>(a: &[A], b: &[B], c: &[C], term: impl Fn(A, B, &C
     (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
 }
 
-/// `numpy.quantile(data, q)` (method "linear") for each `q` in [0, 1], by selection instead of a
-/// full sort (the sort of 10,000 replicates was the largest fixed cost per interval). The index
-/// arithmetic and the interpolation are those of `roboaudit_stats::quantile` (NumPy's `_quantile`
-/// / `_lerp`), so the values are the same; `None` for empty data. `data` is reordered. For
-/// `numpy.percentile(data, p)` pass `q = (p / 100)` computed as NumPy does (see
-/// [`percentile_levels`]).
-pub(crate) fn select_quantiles(data: &mut [f64], qs: [f64; 2]) -> Option<[f64; 2]> {
-    let n = data.len();
-    if n == 0 {
-        return None;
-    }
-    // NumPy sorts −0.0 and 0.0 as equal; total_cmp would not.
-    data.iter_mut().for_each(|v| *v += 0.0);
-    let max = data.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    // (previous index, gamma) of each level; `None` at the top, where NumPy returns the maximum.
-    let split = |q: f64| {
-        let virtual_index = (n - 1) as f64 * q;
-        (virtual_index < (n - 1) as f64).then(|| {
-            let previous = virtual_index.floor();
-            (previous as usize, virtual_index - previous)
-        })
-    };
-    let (s0, s1) = (split(qs[0]), split(qs[1]));
-    // Order statistics i and i + 1 of `data[from..]` shifted by `from`; selecting the smaller
-    // index first leaves the larger one in the right part, so the second selection is shorter.
-    let mut pairs = [(0.0, 0.0); 2];
-    let mut order = [0usize, 1];
-    let index = |k: usize| [s0, s1][k].map_or(usize::MAX, |(i, _)| i);
-    order.sort_by_key(|&k| index(k));
-    let mut from = 0usize;
-    let mut last: Option<(usize, (f64, f64))> = None;
-    for k in order {
-        let Some((i, _)) = [s0, s1][k] else { continue };
-        if let Some((j, pair)) = last
-            && j == i
-        {
-            pairs[k] = pair;
-            continue;
-        }
-        let part = &mut data[from..];
-        let (_, &mut a, right) = part.select_nth_unstable_by(i - from, f64::total_cmp);
-        let b = right.iter().copied().min_by(f64::total_cmp).unwrap_or(a);
-        pairs[k] = (a, b);
-        last = Some((i, (a, b)));
-        from = i + 1;
-    }
-    let value = |s: Option<(usize, f64)>, (a, b): (f64, f64)| match s {
-        None => max,
-        Some((_, gamma)) => {
-            let diff = b - a;
-            // NumPy's _lerp switches formula at gamma = 0.5 for monotonicity.
-            if gamma >= 0.5 {
-                b - diff * (1.0 - gamma)
-            } else {
-                a + diff * gamma
-            }
-        }
-    };
-    Some([value(s0, pairs[0]), value(s1, pairs[1])])
-}
-
-/// The quantile levels NumPy uses for `np.percentile` at `100·α/2` and `100·(1 − α/2)`, `α = 1 −
-/// level`: the round trip through percent is kept because `(100·q)/100` is not always `q`.
-pub(crate) fn percentile_levels(level: f64) -> [f64; 2] {
-    let alpha = (1.0 - level) / 2.0;
-    [alpha, 1.0 - alpha].map(|q| ((q * 100.0) / 100.0).clamp(0.0, 1.0))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::metrics::gap_on;
-    use roboaudit_stats::{ResampleDesign, quantiles};
+    use roboaudit_stats::ResampleDesign;
 
     fn setup() -> (Transfer, ResampleMatrix, Vec<usize>) {
         let inputs = crate::synthetic::generate(&crate::synthetic::SyntheticSpec {
@@ -410,27 +342,5 @@ mod tests {
                 / 13.0;
             assert!((sr[r] - want).abs() < 1e-12);
         }
-    }
-
-    #[test]
-    fn selection_quantiles_match_sorted_quantiles() {
-        let data: Vec<f64> = (0..1001)
-            .map(|i| ((i * 7919) % 1009) as f64 / 17.0 - 3.0)
-            .collect();
-        for qs in [
-            [0.025, 0.975],
-            [0.0, 1.0],
-            [0.5, 0.1],
-            percentile_levels(0.9),
-        ] {
-            let want = quantiles(&data, &qs).unwrap();
-            let got = select_quantiles(&mut data.clone(), qs).unwrap();
-            assert_eq!(got.to_vec(), want, "{qs:?}");
-        }
-        assert_eq!(select_quantiles(&mut [], [0.1, 0.9]), None);
-        assert_eq!(
-            select_quantiles(&mut [-0.0, 0.0], [0.0, 1.0]),
-            Some([0.0, 0.0])
-        );
     }
 }

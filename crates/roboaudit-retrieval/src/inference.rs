@@ -1,10 +1,11 @@
 //! Scene-bootstrap intervals and AUROCs of a rule (SPEC.md §0, §1).
 
 use crate::RetrievalError;
-use crate::draws::{SharedDraws, percentile_levels, select_quantiles};
+use crate::draws::SharedDraws;
 use crate::matrix::Transfer;
 use roboaudit_stats::{
     IntervalMethod, ResampleMatrix, StatsError, auroc, bootstrap_with_matrix, grouped_auroc,
+    percentile_levels, quantiles_in_place,
 };
 
 /// How the scene bootstrap is run: one resample matrix shared by every rule (so rules are
@@ -51,9 +52,9 @@ impl SceneBootstrap {
                     },
                 ));
             }
-            return Ok(
-                select_quantiles(&mut defined, percentile_levels(self.level)).ok_or_else(too_few),
-            );
+            let ci = quantiles_in_place(&mut defined, &percentile_levels(self.level))
+                .map_err(RetrievalError::stats(format!("scene bootstrap of {what}")))?;
+            return Ok(Ok([ci[0], ci[1]]));
         }
         let result = bootstrap_with_matrix(&self.matrix, self.level, self.method, statistic)
             .map_err(RetrievalError::stats(format!("scene bootstrap of {what}")))?;

@@ -3,6 +3,7 @@
 use crate::bootstrap::Interval;
 use crate::check::sort_key;
 use crate::normal::{normal_cdf, normal_quantile};
+use crate::quantile::quantile_selected;
 
 /// Percentile interval: `np.percentile(replicates, [100·α/2, 100·(1 − α/2)])` with α = 1 − level.
 /// `replicates` is non-empty and finite.
@@ -68,33 +69,10 @@ fn sort_keys(x: &[f64]) -> Vec<f64> {
 }
 
 /// `np.percentile(data, 100·q)` ("linear") on non-empty finite `keys`, in any order (they are
-/// permuted). Two order statistics found by selection in O(n) instead of an O(n log n) sort: the
-/// 10,000-replicate sort was the largest fixed cost of a bootstrap. The index arithmetic and the
-/// interpolation are `quantile::quantile_sorted`'s, operation by operation, so the value is
-/// bit-identical to percentile-of-sorted. The round trip through percent is kept because NumPy
-/// divides by 100 again, and `(100·q)/100` is not always `q` in floating point.
+/// permuted): selection in O(n) instead of a sort, which was the largest fixed cost of a bootstrap.
+/// The round trip through percent is kept because NumPy divides by 100 again.
 fn percentile_selected(keys: &mut [f64], q: f64) -> f64 {
-    let q = ((q * 100.0) / 100.0).clamp(0.0, 1.0);
-    let n = keys.len();
-    #[allow(clippy::cast_precision_loss)] // n < 2^53 for any data that fits in memory
-    let virtual_index = (n - 1) as f64 * q;
-    if virtual_index >= (n - 1) as f64 {
-        return keys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    }
-    let previous = virtual_index.floor();
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // 0 <= previous < n - 1
-    let i = previous as usize;
-    let gamma = virtual_index - previous;
-    let (_, &mut a, right) = keys.select_nth_unstable_by(i, f64::total_cmp);
-    // i < n - 1, so `right` holds the (i + 1)-th order statistic as its minimum.
-    let b = right.iter().copied().min_by(f64::total_cmp).unwrap_or(a);
-    let diff = b - a;
-    // NumPy's _lerp switches formula at gamma = 0.5 for monotonicity; copied for bitwise equality.
-    if gamma >= 0.5 {
-        b - diff * (1.0 - gamma)
-    } else {
-        a + diff * gamma
-    }
+    quantile_selected(keys, ((q * 100.0) / 100.0).clamp(0.0, 1.0))
 }
 
 /// Sample standard deviation (ddof 1), `None` for fewer than 2 values.

@@ -57,7 +57,7 @@ pub use correlation::{average_ranks, kendall_tau_b, pearson, spearman};
 pub use error::StatsError;
 pub use evaluator::{absolute_relative_error, mmrv, normalized_regret_at_k};
 pub use normal::{normal_cdf, normal_quantile};
-pub use quantile::{percentile, quantile, quantiles};
+pub use quantile::{percentile, percentile_levels, quantile, quantiles, quantiles_in_place};
 
 /// Compiles and runs the README example as a doctest.
 #[cfg(doctest)]
