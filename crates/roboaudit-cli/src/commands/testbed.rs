@@ -1,7 +1,7 @@
 //! `roboaudit testbed …`: render scenes, roll out experts, generate scene sets of the built-in MuJoCo
 //! testbed (crate `roboaudit-testbed`).
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use roboaudit_testbed::{
     CameraKind, CompiledScene, Episode, EpisodeConfig, Expert, ExpertParams, Perturbation, Scene,
     SceneRenderer, SceneSet, SceneSetSpec, TaskKind,
@@ -290,16 +290,7 @@ pub fn run(cmd: TestbedCommand) -> Result<()> {
             if let Some(dir) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
                 ensure_dir(dir)?;
             }
-            let tmp = tempfile::NamedTempFile::new_in(
-                out.parent()
-                    .filter(|p| !p.as_os_str().is_empty())
-                    .unwrap_or(std::path::Path::new(".")),
-            )
-            .context("cannot create a temporary file")?;
-            roboaudit_testbed::scene::write_scenes_csv(tmp.path(), set.all())?;
-            tmp.persist(&out)
-                .map_err(|e| e.error)
-                .with_context(|| format!("cannot write {}", out.display()))?;
+            write_atomic(&out, &roboaudit_testbed::scene::scenes_csv(set.all())?)?;
             if let Some(dir) = &images {
                 ensure_dir(dir)?;
                 let mut renderer: Option<SceneRenderer> = None;

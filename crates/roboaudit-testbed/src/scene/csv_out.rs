@@ -3,7 +3,6 @@
 
 use super::{Scene, layout::HingeSide};
 use crate::error::{Result, TestbedError};
-use std::path::Path;
 
 const MAX_BLOCKS: usize = 4;
 const MAX_TRAYS: usize = 3;
@@ -143,28 +142,21 @@ pub fn scene_row(s: &Scene) -> Vec<String> {
     r
 }
 
-/// Writes `scenes` to `path` as CSV with a header row.
+/// `scenes` as CSV bytes with a header row ([`SCENE_CSV_COLUMNS`]); the caller writes them
+/// (atomically, in the CLI) wherever they belong.
 ///
 /// # Errors
-/// [`TestbedError::Io`] / [`TestbedError::Csv`] when the file cannot be written.
-pub fn write_scenes_csv<'a>(
-    path: &Path,
-    scenes: impl IntoIterator<Item = &'a Scene>,
-) -> Result<()> {
-    let file = std::fs::File::create(path).map_err(|source| TestbedError::Io {
-        source,
-        path: path.display().to_string(),
-    })?;
-    let mut w = csv::Writer::from_writer(file);
+/// [`TestbedError::Csv`] when a row cannot be encoded.
+pub fn scenes_csv<'a>(scenes: impl IntoIterator<Item = &'a Scene>) -> Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(SCENE_CSV_COLUMNS.iter())?;
     for s in scenes {
         w.write_record(scene_row(s))?;
     }
-    w.flush().map_err(|source| TestbedError::Io {
-        source,
-        path: path.display().to_string(),
-    })?;
-    Ok(())
+    w.into_inner().map_err(|e| TestbedError::Io {
+        source: e.into_error(),
+        path: "scenes.csv (in memory)".to_string(),
+    })
 }
 
 #[cfg(test)]
@@ -176,10 +168,8 @@ mod tests {
     #[test]
     fn rows_align_with_header_and_round_trip_values() {
         let set = SceneSet::generate(&SceneSetSpec::standard(Family::Door, 2)).unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("scenes.csv");
-        write_scenes_csv(&p, set.all()).unwrap();
-        let mut rd = csv::Reader::from_path(&p).unwrap();
+        let bytes = scenes_csv(set.all()).unwrap();
+        let mut rd = csv::Reader::from_reader(bytes.as_slice());
         let header: Vec<String> = rd.headers().unwrap().iter().map(String::from).collect();
         assert_eq!(header, *SCENE_CSV_COLUMNS);
         let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.unwrap()).collect();

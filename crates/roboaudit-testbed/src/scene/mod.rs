@@ -6,7 +6,7 @@ pub mod layout;
 pub(crate) mod rng;
 
 pub use appearance::{Appearance, CameraPose, TableTexture};
-pub use csv_out::{SCENE_CSV_COLUMNS, scene_row, write_scenes_csv};
+pub use csv_out::{SCENE_CSV_COLUMNS, scene_row, scenes_csv};
 pub use layout::{DoorParams, HingeSide, Layout, Obstacle, Placement};
 
 use crate::error::{Result, TestbedError};
