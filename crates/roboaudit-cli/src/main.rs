@@ -43,8 +43,11 @@ enum Command {
     /// Look at datasets (LeRobot v3.0 / v2.1) before auditing with them.
     #[command(subcommand)]
     Data(commands::data::DataCommand),
-    /// Fitted Q evaluation (SPEC §3). Not yet available in this release.
-    Fqe(commands::pending::PendingArgs),
+    /// Fitted Q evaluation (SPEC §3): estimate a policy's success from offline trajectories.
+    #[command(subcommand)]
+    Fqe(commands::fqe::FqeCommand),
+    /// Run the audits on the built-in testbed and write one report: what a new user runs first.
+    Demo(commands::demo::DemoArgs),
 }
 
 fn main() {
@@ -54,7 +57,8 @@ fn main() {
         Command::Memory(cmd) => commands::memory::run(cmd),
         Command::Data(cmd) => commands::data::run(cmd),
         Command::Testbed(cmd) => commands::testbed::run(cmd),
-        Command::Fqe(args) => commands::pending::run("fqe", &args),
+        Command::Fqe(cmd) => commands::fqe::run(cmd),
+        Command::Demo(args) => commands::demo::run(&args),
     };
     if let Err(err) = result {
         eprintln!("error: {err:#}");

@@ -1,7 +1,9 @@
 //! One module per top-level subcommand.
 
 pub mod data;
+pub mod demo;
+pub mod fqe;
+pub mod fqe_collect;
 pub mod memory;
-pub mod pending;
 pub mod retrieval;
 pub mod testbed;
