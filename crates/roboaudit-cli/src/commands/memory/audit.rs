@@ -1,0 +1,45 @@
+//! `roboaudit memory audit`: SPEC §2 over records any harness can write.
+
+use crate::output;
+use anyhow::{Context, Result};
+use roboaudit_memory::{Plan, PlanSource};
+use std::path::Path;
+
+/// Audits `records_path` under the plan (or the SPEC §2 defaults) into `out`.
+pub fn run(
+    records_path: &Path,
+    plan_path: Option<&Path>,
+    out: &Path,
+    seed: Option<u64>,
+) -> Result<()> {
+    let mut plan = match plan_path {
+        Some(path) => Plan::load(path)?,
+        None => Plan::default(),
+    };
+    if let Some(seed) = seed {
+        plan.bootstrap.seed = seed;
+    }
+    let hash = plan.hash();
+    roboaudit_memory::check_output_plan(out, &hash)?;
+    let records = roboaudit_data::read_memory_records(records_path)?;
+    roboaudit_memory::check_records_plan(&records, &hash, records_path)?;
+    let audit = roboaudit_memory::analyze(&records, &plan).context("memory audit failed")?;
+
+    let json = serde_json::to_vec_pretty(&audit).context("cannot serialize the audit")?;
+    let summary = roboaudit_memory::render_summary_markdown(&audit);
+    output::ensure_dir(out)?;
+    let audit_path = out.join(roboaudit_memory::AUDIT_FILE);
+    let summary_path = out.join("summary.md");
+    output::write_atomic(&audit_path, &json)?;
+    output::write_atomic(&summary_path, summary.as_bytes())?;
+    println!("{}", roboaudit_memory::render_compact_table(&audit));
+    if audit.plan_source == PlanSource::Defaults {
+        println!("note: no --plan given; the defaults of SPEC §2 apply (plan {hash})");
+    }
+    println!(
+        "wrote {} and {}",
+        audit_path.display(),
+        summary_path.display()
+    );
+    Ok(())
+}

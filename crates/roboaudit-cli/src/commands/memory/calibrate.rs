@@ -1,0 +1,98 @@
+//! `roboaudit memory calibrate`: known-answer calibration through collect and audit.
+
+use super::collect::{HarnessArgs, usage_or};
+use crate::{output, progress};
+use anyhow::{Context, Result, bail};
+use roboaudit_memory::Plan;
+use roboaudit_memory_harness::calibrate;
+use std::path::PathBuf;
+
+/// Arguments of `memory calibrate`.
+#[derive(clap::Args, Debug)]
+pub struct CalibrateArgs {
+    /// Pairs per calibrator.
+    #[arg(long, default_value_t = 12)]
+    pub pairs: usize,
+    /// Number of action seeds (0..N).
+    #[arg(long, default_value_t = 2)]
+    pub seeds: usize,
+    /// Plan of the audits (bootstrap settings, δ); default: SPEC §2 defaults.
+    #[arg(long, value_name = "FILE")]
+    pub plan: Option<PathBuf>,
+    /// Write DIR/calibration.json.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Harness settings.
+    #[command(flatten)]
+    pub harness: HarnessArgs,
+}
+
+/// Runs `memory calibrate`.
+pub fn run(args: &CalibrateArgs) -> Result<()> {
+    let plan = match &args.plan {
+        Some(p) => Plan::load(p)?,
+        None => Plan::default(),
+    };
+    let cfg = args
+        .harness
+        .config(args.pairs, (0..args.seeds as u64).collect())?;
+    cfg.validate().map_err(usage_or)?;
+    let params = args.harness.params(vec![1.0], 0);
+    let spinner = progress::spinner("calibrating");
+    let cal = calibrate(&cfg, &params, &plan, &mut |c, done, total| {
+        spinner.set_message(format!("calibrating {}: pair {done}/{total}", c.name()));
+    })
+    .map_err(usage_or)?;
+    spinner.finish_and_clear();
+
+    println!(
+        "{:<10} {:<20} {:>10} {:>12}  ok",
+        "calibrator", "metric", "expected", "got"
+    );
+    for r in &cal.results {
+        for c in &r.checks {
+            let got = c.got.map_or("undefined".to_owned(), |g| format!("{g:.6}"));
+            println!(
+                "{:<10} {:<20} {:>10} {:>12}  {}",
+                r.calibrator.name(),
+                c.metric,
+                c.expected,
+                got,
+                if c.passed { "yes" } else { "NO" }
+            );
+        }
+    }
+    if let Some(dir) = &args.out {
+        output::ensure_dir(dir)?;
+        let path = dir.join("calibration.json");
+        let json = serde_json::to_vec_pretty(&cal).context("cannot serialize the calibration")?;
+        output::write_atomic(&path, &json)?;
+        println!("wrote {}", path.display());
+    }
+    if !cal.passed {
+        let failures: Vec<String> = cal
+            .results
+            .iter()
+            .flat_map(|r| {
+                r.checks.iter().filter(|c| !c.passed).map(move |c| {
+                    format!(
+                        "calibrator `{}`: {} expected {}, got {}",
+                        r.calibrator.name(),
+                        c.metric,
+                        c.expected,
+                        c.got.map_or("undefined".to_owned(), |g| g.to_string())
+                    )
+                })
+            })
+            .collect();
+        bail!(
+            "calibration failed, the audit did not recover a known answer: {}",
+            failures.join("; ")
+        );
+    }
+    println!(
+        "all {} calibrators recovered their known answers",
+        cal.results.len()
+    );
+    Ok(())
+}

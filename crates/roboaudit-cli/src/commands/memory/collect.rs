@@ -1,0 +1,226 @@
+//! `roboaudit memory collect`: crossed pairs on the testbed with a built-in policy.
+
+use crate::exit::Usage;
+use crate::{output, progress};
+use anyhow::{Context, Result};
+use roboaudit_memory::Plan;
+use roboaudit_memory_harness::{
+    BuiltinPolicy, CollectConfig, HarnessError, PolicyKind, PolicyParams, Reuse, Route, Tolerance,
+    collect,
+};
+use roboaudit_testbed::{ExpertParams, TaskKind};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// File name of the records inside `--out`.
+pub const RECORDS_FILE: &str = "records.parquet";
+/// File name of the manifest inside `--out`.
+pub const MANIFEST_FILE: &str = "manifest.json";
+
+/// Harness settings shared by `collect` and `calibrate`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct HarnessArgs {
+    /// Memory task: put_back or rearrange (swap has no crossable decision on this testbed).
+    #[arg(long, default_value = "put_back")]
+    pub task: String,
+    /// Master seed of layouts and episodes.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Layout levels cycled over pairs (comma-separated, each 0–3); the level is the stratum.
+    #[arg(long, value_delimiter = ',', default_value = "0,1")]
+    pub layout_levels: Vec<u8>,
+    /// A history observation every this many steps.
+    #[arg(long, default_value_t = 4)]
+    pub obs_every: usize,
+    /// Present check: largest hidden position difference of the natural presents (m).
+    #[arg(long, default_value_t = 0.01)]
+    pub tol_position: f64,
+    /// Present check: largest hidden joint-angle difference of the natural presents (rad).
+    #[arg(long, default_value_t = 0.05)]
+    pub tol_joint: f64,
+    /// Skill of the expert that plays the histories, in [0, 1] (grasp/place errors of
+    /// (1 − skill)·2 cm; lower skill makes more pairs fail the present check).
+    #[arg(long, default_value_t = 1.0)]
+    pub expert_skill: f64,
+    /// Render the scene camera into every observation at this size (pixels; needs EGL).
+    #[arg(long)]
+    pub render_size: Option<usize>,
+    /// Actions per chunk.
+    #[arg(long, default_value_t = 12)]
+    pub chunk_len: usize,
+    /// Per-action translation noise of the built-in policies (m).
+    #[arg(long, default_value_t = 0.002)]
+    pub noise_std: f64,
+}
+
+impl HarnessArgs {
+    /// The collect configuration for `pairs` pairs and `seeds`.
+    pub fn config(&self, pairs: usize, seeds: Vec<u64>) -> Result<CollectConfig> {
+        let task = TaskKind::parse(&self.task)?;
+        if !(0.0..=1.0).contains(&self.expert_skill) {
+            return Err(Usage("--expert-skill must be in [0, 1]".into()).into());
+        }
+        Ok(CollectConfig {
+            task,
+            pairs,
+            action_seeds: seeds,
+            seed: self.seed,
+            layout_levels: self.layout_levels.clone(),
+            obs_every: self.obs_every,
+            tolerance: Tolerance {
+                position_m: self.tol_position,
+                joint_rad: self.tol_joint,
+            },
+            expert: ExpertParams {
+                skill: self.expert_skill,
+                noise: 0.0,
+            },
+            render_size: self.render_size,
+            reuse: Reuse::Never,
+            routes: Vec::new(),
+            plan_hash: None,
+        })
+    }
+
+    /// Built-in policy settings with the bank's `reliability` and `policy_seed`.
+    pub fn params(&self, reliability: Vec<f64>, policy_seed: u64) -> PolicyParams {
+        PolicyParams {
+            chunk_len: self.chunk_len,
+            noise_std: self.noise_std,
+            reliability,
+            seed: policy_seed,
+            ..PolicyParams::default()
+        }
+    }
+}
+
+/// Arguments of `memory collect`.
+#[derive(clap::Args, Debug)]
+pub struct CollectArgs {
+    /// Built-in policy: faithful, blind, anti, random or bank.
+    #[arg(long, default_value = "bank")]
+    pub policy: String,
+    /// Pairs to construct (excluded pairs count and are never replaced).
+    #[arg(long, default_value_t = 64)]
+    pub pairs: usize,
+    /// Number of registered action seeds (0..N); a plan's own seeds take precedence.
+    #[arg(long)]
+    pub seeds: Option<usize>,
+    /// Bank policy: recall probability per tray index (comma-separated; the last one repeats).
+    #[arg(long, value_delimiter = ',', default_value = "0.95,0.95,0.3")]
+    pub reliability: Vec<f64>,
+    /// Bank policy: seed of its recall draws.
+    #[arg(long, default_value_t = 0)]
+    pub policy_seed: u64,
+    /// Irrelevant-history control: collect every pair once per detour route (`left,right`);
+    /// read the result with `memory control`.
+    #[arg(long, value_delimiter = ',')]
+    pub routes: Vec<String>,
+    /// Preregistered plan: its seeds are the action seeds and its hash goes into every record.
+    #[arg(long, value_name = "FILE")]
+    pub plan: Option<PathBuf>,
+    /// Output folder (created if missing); an existing records file is never overwritten.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Harness settings.
+    #[command(flatten)]
+    pub harness: HarnessArgs,
+}
+
+/// Maps configuration errors of the harness to usage errors (exit 2).
+pub fn usage_or(err: HarnessError) -> anyhow::Error {
+    match err {
+        HarnessError::InvalidConfig(_) | HarnessError::UnsupportedTask(_) => {
+            Usage(err.to_string()).into()
+        }
+        other => other.into(),
+    }
+}
+
+fn seeds(args: &CollectArgs, plan: Option<&Plan>) -> Result<Vec<u64>> {
+    let registered: Vec<i64> = plan.map(|p| p.seeds.clone()).unwrap_or_default();
+    if registered.is_empty() {
+        let n = args.seeds.unwrap_or(3);
+        return Ok((0..n as u64).collect());
+    }
+    if args.seeds.is_some_and(|n| n != registered.len()) {
+        return Err(Usage(format!(
+            "--seeds {} disagrees with the plan's {} registered seeds; drop --seeds",
+            args.seeds.unwrap_or(0),
+            registered.len()
+        ))
+        .into());
+    }
+    registered
+        .iter()
+        .map(|&s| u64::try_from(s).map_err(|_| Usage(format!("plan seed {s} is negative")).into()))
+        .collect()
+}
+
+/// Runs `memory collect`.
+pub fn run(args: &CollectArgs) -> Result<()> {
+    let plan = args.plan.as_deref().map(Plan::load).transpose()?;
+    let mut cfg = args
+        .harness
+        .config(args.pairs, seeds(args, plan.as_ref())?)?;
+    cfg.plan_hash = plan.as_ref().map(Plan::hash);
+    cfg.routes = args
+        .routes
+        .iter()
+        .map(|r| Route::parse(r))
+        .collect::<Result<_, _>>()
+        .map_err(usage_or)?;
+    let kind = PolicyKind::parse(&args.policy).map_err(usage_or)?;
+    let params = args
+        .harness
+        .params(args.reliability.clone(), args.policy_seed);
+    let mut policy = BuiltinPolicy::new(kind, params).map_err(usage_or)?;
+    cfg.validate().map_err(usage_or)?;
+    let records_path = args.out.join(RECORDS_FILE);
+    refuse_existing(&records_path)?;
+
+    let started = Instant::now();
+    let spinner = progress::spinner("crossing histories");
+    let run = collect(&cfg, &mut policy, &mut |done, total| {
+        spinner.set_message(format!("crossing histories: pair {done}/{total}"));
+    })
+    .map_err(usage_or)?;
+    spinner.finish_and_clear();
+    let seconds = started.elapsed().as_secs_f64();
+
+    output::ensure_dir(&args.out)?;
+    roboaudit_data::write_memory_records(&records_path, &run.records)
+        .with_context(|| format!("cannot write {}", records_path.display()))?;
+    let manifest_path = args.out.join(MANIFEST_FILE);
+    let json = serde_json::to_vec_pretty(&run.manifest).context("cannot serialize the manifest")?;
+    output::write_atomic(&manifest_path, &json)?;
+    let m = &run.manifest;
+    println!(
+        "{} on {}: {} pairs × {} seeds, {} excluded (never replaced), in {seconds:.1} s",
+        m.policy,
+        cfg.task.name(),
+        m.n_pairs,
+        cfg.action_seeds.len(),
+        m.n_excluded
+    );
+    for e in &m.excluded {
+        println!("  excluded {}: {}", e.pair_id, e.reason);
+    }
+    println!(
+        "wrote {} and {}",
+        records_path.display(),
+        manifest_path.display()
+    );
+    Ok(())
+}
+
+fn refuse_existing(path: &Path) -> Result<()> {
+    if path.exists() {
+        return Err(Usage(format!(
+            "{} already exists; collected records are never overwritten (choose a new --out)",
+            path.display()
+        ))
+        .into());
+    }
+    Ok(())
+}

@@ -1,0 +1,64 @@
+//! `roboaudit memory control`: the irrelevant-history control over routed records.
+
+use super::collect::usage_or;
+use crate::output;
+use anyhow::{Context, Result};
+use roboaudit_memory::Plan;
+use roboaudit_memory_harness::route_control;
+use std::path::Path;
+
+/// Runs the control on `records_path` and writes `out/control.json`.
+pub fn run(records_path: &Path, plan_path: Option<&Path>, out: &Path) -> Result<()> {
+    let plan = match plan_path {
+        Some(p) => Plan::load(p)?,
+        None => Plan::default(),
+    };
+    let records = roboaudit_data::read_memory_records(records_path)?;
+    roboaudit_memory::check_records_plan(&records, &plan.hash(), records_path)?;
+    let c = route_control(&records, &plan).map_err(usage_or)?;
+    for s in &c.semantic {
+        let ci = s
+            .faithfulness
+            .ci
+            .map_or("undefined".to_owned(), |[lo, hi]| {
+                format!("[{lo:.3}, {hi:.3}]")
+            });
+        println!(
+            "route {:<6} {} pairs  F {} {ci}  positive rule {}",
+            s.name,
+            s.n_pairs,
+            s.faithfulness
+                .value
+                .map_or("undefined".to_owned(), |v| format!("{v:.3}")),
+            match s.positive_rule.passed {
+                Some(true) => "passed",
+                Some(false) => "failed",
+                None => "undefined",
+            }
+        );
+    }
+    for (name, e) in [("nuisance", &c.nuisance), ("interaction", &c.interaction)] {
+        let ci = e.ci.map_or("undefined".to_owned(), |[lo, hi]| {
+            format!("[{lo:.3}, {hi:.3}]")
+        });
+        println!(
+            "{name:<12} {:.3} {ci} ({:.0}%) margin ±{} ({}): {}",
+            e.estimate,
+            e.level * 100.0,
+            e.margin,
+            c.margin_source,
+            if e.equivalent {
+                "equivalent to zero"
+            } else {
+                "not shown equivalent"
+            }
+        );
+    }
+    println!("control {}", if c.passed { "passed" } else { "failed" });
+    output::ensure_dir(out)?;
+    let path = out.join("control.json");
+    let json = serde_json::to_vec_pretty(&c).context("cannot serialize the control")?;
+    output::write_atomic(&path, &json)?;
+    println!("wrote {}", path.display());
+    Ok(())
+}

@@ -1,0 +1,83 @@
+//! `roboaudit memory …`: the counterfactual memory audit (SPEC §2): collect crossed-history
+//! records on the testbed, audit records from any harness, calibrate against known answers.
+
+mod audit;
+mod calibrate;
+mod collect;
+mod control;
+mod intervene;
+
+use anyhow::Result;
+use std::path::PathBuf;
+
+use calibrate::CalibrateArgs;
+use collect::CollectArgs;
+use intervene::InterveneArgs;
+
+/// Memory-audit subcommands.
+#[derive(clap::Subcommand, Debug)]
+pub enum MemoryCommand {
+    /// Audit counterfactual-memory records: writes DIR/audit.json and DIR/summary.md.
+    ///
+    /// Refuses to write into a folder whose audit.json was produced under a different plan, and
+    /// records whose plan_hash column names a different plan.
+    Audit {
+        /// Records (CSV, Parquet or JSONL), one row per (pair, memory, action seed, world): pair_id,
+        /// memory (A|B), action_seed, world (A|B), progress_warranted, progress_other, value,
+        /// action, present_equal [, route, stratum, plan_hash].
+        #[arg(long, value_name = "FILE")]
+        records: PathBuf,
+        /// Preregistered plan (TOML: delta, seeds, distance, margins, eligibility, bootstrap).
+        /// Without it the defaults of SPEC §2 apply, and the output says so.
+        #[arg(long, value_name = "FILE")]
+        plan: Option<PathBuf>,
+        /// Output folder (created if missing); nothing is written there when the audit fails.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Bootstrap seed, overriding the plan's `bootstrap.seed` (it is part of the plan hash).
+        #[arg(long)]
+        seed: Option<u64>,
+    },
+    /// Cross histories on the testbed with a built-in policy: writes DIR/records.parquet (input of
+    /// `memory audit`) and DIR/manifest.json (configuration, exclusions and why).
+    Collect(CollectArgs),
+    /// Run every calibrator (faithful, blind, anti, reused, random) through collect and audit;
+    /// exits non-zero naming each calibrator whose known answer was not recovered.
+    Calibrate(CalibrateArgs),
+    /// Native-rollout interventions at the lift event: history replacement (own, donor same
+    /// target, donor opposite target, clear) or restoration after an injected fault (none, anchor,
+    /// full rebuild); writes DIR/interventions.json.
+    Intervene(InterveneArgs),
+    /// Irrelevant-history control on records collected with `--routes left,right`: semantic
+    /// effect per route (positive rule), nuisance and interaction equivalence (90% interval inside
+    /// the plan's `margins.nuisance` / `margins.interaction`); writes DIR/control.json.
+    Control {
+        /// Routed records (from `memory collect --routes left,right`).
+        #[arg(long, value_name = "FILE")]
+        records: PathBuf,
+        /// Preregistered plan (δ, margins, bootstrap); default: SPEC §2 defaults, margin 0.1.
+        #[arg(long, value_name = "FILE")]
+        plan: Option<PathBuf>,
+        /// Output folder.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
+}
+
+/// Runs a memory subcommand.
+pub fn run(cmd: MemoryCommand) -> Result<()> {
+    match cmd {
+        MemoryCommand::Audit {
+            records,
+            plan,
+            out,
+            seed,
+        } => audit::run(&records, plan.as_deref(), &out, seed),
+        MemoryCommand::Collect(args) => collect::run(&args),
+        MemoryCommand::Calibrate(args) => calibrate::run(&args),
+        MemoryCommand::Intervene(args) => intervene::run(&args),
+        MemoryCommand::Control { records, plan, out } => {
+            control::run(&records, plan.as_deref(), &out)
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! `roboaudit memory calibrate`: every calibrator recovered, and a loud failure that names the
+//! calibrator with expected and obtained values when one is not.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::Command;
+
+fn roboaudit(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_roboaudit"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn every_calibrator_is_recovered() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = roboaudit(&[
+        "memory",
+        "calibrate",
+        "--pairs",
+        "6",
+        "--seeds",
+        "2",
+        "--out",
+        tmp.path().to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(stdout.contains("all 5 calibrators recovered"), "{stdout}");
+    let cal: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("calibration.json")).unwrap())
+            .unwrap();
+    assert_eq!(cal["passed"], true);
+    let names: Vec<&str> = cal["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["calibrator"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["faithful", "blind", "anti", "reused", "random"]);
+    assert_eq!(cal["results"][0]["checks"][0]["got"], 1.0);
+    assert_eq!(cal["results"][2]["checks"][0]["got"], -1.0);
+}
+
+#[test]
+fn a_margin_no_chunk_can_clear_fails_loudly_naming_the_calibrator() {
+    // With δ = 5 no chunk chooses a branch: β = none everywhere, so F = 0 for the faithful and
+    // anti-faithful calibrators, whose known answers are ±1.
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = tmp.path().join("plan.toml");
+    std::fs::write(&plan, "delta = 5.0\n[bootstrap]\nresamples = 500\n").unwrap();
+    let o = roboaudit(&[
+        "memory",
+        "calibrate",
+        "--pairs",
+        "2",
+        "--seeds",
+        "1",
+        "--plan",
+        plan.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("calibrator `faithful`: faithfulness expected = 1, got 0"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("calibrator `anti`: faithfulness expected = -1, got 0"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("calibrator `blind`"), "{stderr}");
+}

@@ -1,0 +1,273 @@
+//! `roboaudit memory collect`: records the audit reads, exclusion counts, plan hash, refusals.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::Command;
+
+fn roboaudit(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_roboaudit"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(o: &std::process::Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn collect_then_audit_recovers_the_faithful_answer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let o = roboaudit(&[
+        "memory",
+        "collect",
+        "--task",
+        "put_back",
+        "--policy",
+        "faithful",
+        "--pairs",
+        "3",
+        "--seeds",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("3 pairs × 2 seeds, 0 excluded"),
+        "{}",
+        text(&o)
+    );
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["schema"], "roboaudit.memory_collect.v1");
+    assert_eq!(manifest["policy"], "faithful");
+    assert_eq!(manifest["memory_spec"]["components"][0]["name"], "anchor");
+    let records = roboaudit_data::read_memory_records(out.join("records.parquet")).unwrap();
+    assert_eq!(records.len(), 3 * 2 * 2 * 2);
+
+    let audit_dir = tmp.path().join("audit");
+    let a = roboaudit(&[
+        "memory",
+        "audit",
+        "--records",
+        out.join("records.parquet").to_str().unwrap(),
+        "--out",
+        audit_dir.to_str().unwrap(),
+    ]);
+    assert!(a.status.success(), "{}", text(&a));
+    let audit: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(audit_dir.join("audit.json")).unwrap()).unwrap();
+    assert_eq!(audit["faithfulness"]["value"], 1.0);
+    assert_eq!(audit["reliable_pairs"]["bidirectional"], 3);
+
+    // Collected outcomes are never overwritten.
+    let again = roboaudit(&[
+        "memory",
+        "collect",
+        "--policy",
+        "faithful",
+        "--pairs",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(text(&again).contains("already exists"), "{}", text(&again));
+}
+
+#[test]
+fn a_zero_tolerance_excludes_every_pair_and_says_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let o = roboaudit(&[
+        "memory",
+        "collect",
+        "--policy",
+        "bank",
+        "--pairs",
+        "2",
+        "--seeds",
+        "1",
+        "--tol-position",
+        "0",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("2 excluded"), "{}", text(&o));
+    assert!(
+        text(&o).contains("excluded p000: hidden physics"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn the_plan_supplies_seeds_and_its_hash_reaches_the_records() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = tmp.path().join("plan.toml");
+    std::fs::write(&plan, "seeds = [4, 7]\n").unwrap();
+    let out = tmp.path().join("run");
+    let o = roboaudit(&[
+        "memory",
+        "collect",
+        "--policy",
+        "random",
+        "--pairs",
+        "1",
+        "--plan",
+        plan.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let records = roboaudit_data::read_memory_records(out.join("records.parquet")).unwrap();
+    let mut seeds: Vec<i64> = records.iter().map(|r| r.action_seed).collect();
+    seeds.dedup();
+    assert_eq!(seeds, vec![4, 7]);
+    let hash = roboaudit_memory::Plan::load(&plan).unwrap().hash();
+    assert!(
+        records
+            .iter()
+            .all(|r| r.plan_hash.as_deref() == Some(hash.as_str()))
+    );
+    // The audit under another plan is refused.
+    let other = tmp.path().join("other.toml");
+    std::fs::write(&other, "seeds = [4, 7]\ndelta = 0.1\n").unwrap();
+    let a = roboaudit(&[
+        "memory",
+        "audit",
+        "--records",
+        out.join("records.parquet").to_str().unwrap(),
+        "--plan",
+        other.to_str().unwrap(),
+        "--out",
+        tmp.path().join("a").to_str().unwrap(),
+    ]);
+    assert_eq!(a.status.code(), Some(3), "{}", text(&a));
+}
+
+#[test]
+fn unsupported_tasks_and_policies_are_usage_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("x");
+    for args in [
+        vec!["--task", "swap"],
+        vec!["--policy", "oracle"],
+        vec!["--task", "fly"],
+    ] {
+        let mut all = vec![
+            "memory",
+            "collect",
+            "--pairs",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        all.extend(args.iter().copied());
+        let o = roboaudit(&all);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+    }
+    assert!(!out.exists());
+}
+
+#[test]
+fn routed_collection_feeds_the_irrelevant_history_control() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let o = roboaudit(&[
+        "memory",
+        "collect",
+        "--policy",
+        "faithful",
+        "--pairs",
+        "4",
+        "--seeds",
+        "1",
+        "--routes",
+        "left,right",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("8 pairs × 1 seeds"), "{}", text(&o));
+    let c = roboaudit(&[
+        "memory",
+        "control",
+        "--records",
+        out.join("records.parquet").to_str().unwrap(),
+        "--out",
+        tmp.path().join("control").to_str().unwrap(),
+    ]);
+    assert!(c.status.success(), "{}", text(&c));
+    let report: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(tmp.path().join("control").join("control.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(report["semantic_passed"], true);
+    assert_eq!(report["nuisance"]["estimate"], 0.0);
+    assert_eq!(report["passed"], true);
+    // Unrouted records have no control.
+    let plain = tmp.path().join("plain");
+    let p = roboaudit(&[
+        "memory",
+        "collect",
+        "--policy",
+        "faithful",
+        "--pairs",
+        "1",
+        "--seeds",
+        "1",
+        "--out",
+        plain.to_str().unwrap(),
+    ]);
+    assert!(p.status.success(), "{}", text(&p));
+    let bad = roboaudit(&[
+        "memory",
+        "control",
+        "--records",
+        plain.join("records.parquet").to_str().unwrap(),
+        "--out",
+        tmp.path().join("c2").to_str().unwrap(),
+    ]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+}
+
+#[test]
+fn interventions_write_their_study() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = roboaudit(&[
+        "memory",
+        "intervene",
+        "--study",
+        "replacement",
+        "--policy",
+        "faithful",
+        "--episodes",
+        "3",
+        "--out",
+        tmp.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let s: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("interventions.json")).unwrap())
+            .unwrap();
+    assert_eq!(s["study"], "replacement");
+    assert_eq!(s["own_reproduces_native"], true);
+    assert_eq!(s["summary"][2]["condition"], "donor_opposite");
+    assert_eq!(s["summary"][2]["committed_donor"], 3);
+    let bad = roboaudit(&[
+        "memory",
+        "intervene",
+        "--study",
+        "surgery",
+        "--out",
+        tmp.path().to_str().unwrap(),
+    ]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+}

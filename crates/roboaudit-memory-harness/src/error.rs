@@ -1,0 +1,34 @@
+//! The one error type of the memory harness.
+
+use roboaudit_data::DataError;
+use roboaudit_memory::MemoryError;
+use roboaudit_testbed::TestbedError;
+
+/// Why a harness run, a policy query or a calibration could not be completed.
+#[derive(Debug, thiserror::Error)]
+pub enum HarnessError {
+    /// A configuration value is out of its documented range (the message names it).
+    #[error("invalid harness configuration: {0}")]
+    InvalidConfig(String),
+    /// The task has no memory decision this harness can cross (the message says why).
+    #[error("unsupported task: {0}")]
+    UnsupportedTask(String),
+    /// A policy broke the interface contract (wrong chunk shape, non-finite action, a memory
+    /// state that does not match its declared spec).
+    #[error("policy `{policy}` broke the memory-policy contract: {message}")]
+    Policy {
+        /// The policy's name.
+        policy: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The simulator failed.
+    #[error(transparent)]
+    Testbed(#[from] TestbedError),
+    /// Writing the records failed.
+    #[error(transparent)]
+    Data(#[from] DataError),
+    /// The analysis of the collected records failed.
+    #[error(transparent)]
+    Memory(#[from] MemoryError),
+}

@@ -1,0 +1,489 @@
+//! Native-rollout memory interventions (SPEC.md §2; seed 002 §III-D, §IV-C).
+//!
+//! Every episode plays a natural history with the expert up to the outcome-blind lift event (the
+//! audited present of the task), then hands control to the policy, which runs closed loop —
+//! observing every packet into its memory, one chunk per query — until success or the step limit.
+//!
+//! - History replacement at the event ([`Replacement`]): the memory is replaced by one rebuilt
+//!   from the recipient's own history, by a donor history with the same target, by a donor with
+//!   the opposite target, or cleared (it then refills from post-clear observations, a fresh
+//!   anchor included). Read out: official success (the recipient's own target) and the committed
+//!   target (the tray nearest the block at the end, when within 5 cm), with the first direction
+//!   (the tray the first chunk brought the block closest to, by reduction) reported separately.
+//! - Restoration after a fault ([`Restoration`]): the bank is cleared at the event, the policy
+//!   runs `fault_chunks` chunks with it, then at the next query nothing is restored, only the
+//!   protected anchor is restored from the pre-fault memory, or the whole bank is rebuilt from
+//!   the full observed history. Read out: official success.
+
+use roboaudit_testbed::{CompiledScene, Episode, EpisodeConfig, Perturbation, Scene, TaskKind};
+use serde::{Deserialize, Serialize};
+
+use crate::bank::ANCHOR;
+use crate::error::HarnessError;
+use crate::execute::tray_distance;
+use crate::observe::observe;
+use crate::pairs::{HistoryPlan, enter_world, run_history};
+use crate::policy::{ACTION_DIM, MemoryPolicy, MemoryState, Observation, check_chunk};
+use crate::tasks::MemoryTask;
+
+/// History replacement conditions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Replacement {
+    /// Memory rebuilt from the recipient's own history (must reproduce the native run).
+    Own,
+    /// A donor episode's history with the same target.
+    DonorSame,
+    /// A donor episode's history with another target.
+    DonorOpposite,
+    /// The bank cleared.
+    Clear,
+}
+
+/// Restoration conditions after an injected fault (bank cleared at the event).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Restoration {
+    /// Nothing restored.
+    None,
+    /// Only the protected anchor restored.
+    Anchor,
+    /// The whole bank rebuilt from the full observed history.
+    Full,
+}
+
+/// Settings of an intervention study.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InterventionConfig {
+    /// `put_back` or `rearrange`.
+    pub task: TaskKind,
+    /// Recipient episodes (≥ 1); targets cycle over the trays.
+    pub episodes: usize,
+    /// Master seed of layouts and episodes.
+    pub seed: u64,
+    /// Layout levels cycled over episodes; the level is the stratum.
+    pub layout_levels: Vec<u8>,
+    /// How histories are played.
+    pub obs_every: usize,
+    /// Action seed of the closed-loop queries (chunk `c` uses `seed + c`).
+    pub action_seed: u64,
+    /// Restoration: chunks run with the cleared bank before the restoration query.
+    pub fault_chunks: usize,
+}
+
+impl Default for InterventionConfig {
+    /// put_back, 12 episodes, layout levels 0 and 1, one fault chunk.
+    fn default() -> Self {
+        InterventionConfig {
+            task: TaskKind::PutBack,
+            episodes: 12,
+            seed: 0,
+            layout_levels: vec![0, 1],
+            obs_every: 4,
+            action_seed: 0,
+            fault_chunks: 1,
+        }
+    }
+}
+
+/// One continuation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Continuation {
+    /// Recipient episode id.
+    pub episode_id: String,
+    /// Condition name (`own`, `donor_same`, …, `none`, `anchor`, `full`).
+    pub condition: String,
+    /// Layout stratum.
+    pub stratum: String,
+    /// The recipient's own target tray.
+    pub own_target: usize,
+    /// The donor's target tray, for donor conditions.
+    pub donor_target: Option<usize>,
+    /// Official success.
+    pub success: bool,
+    /// Tray nearest the block at the end (within 5 cm), if any.
+    pub committed: Option<usize>,
+    /// Tray the first chunk brought the block closest to (largest distance reduction).
+    pub first_direction: Option<usize>,
+}
+
+/// One prepared recipient: its scene, own history and donors.
+struct Recipient {
+    id: String,
+    stratum: String,
+    compiled: CompiledScene,
+    own: usize,
+    own_origins: Vec<usize>,
+    opposite: usize,
+    histories: [crate::pairs::History; 3],
+}
+
+fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// Builds recipient `i`: own history, a same-target donor (another episode seed) and an
+/// opposite-target donor. `None` when a history does not reach the event (counted by callers).
+fn recipient(
+    cfg: &InterventionConfig,
+    task: &MemoryTask,
+    i: usize,
+) -> Result<Option<Recipient>, HarnessError> {
+    let id = format!("e{i:03}");
+    let level = cfg.layout_levels[i % cfg.layout_levels.len().max(1)];
+    let scene = Scene::from_draws(
+        task.task().family(),
+        &id,
+        Perturbation::Layout,
+        level,
+        splitmix(cfg.seed ^ splitmix(i as u64 + 7)),
+        0,
+        0,
+    )?;
+    let compiled = CompiledScene::new(&scene, 64)?;
+    let origins = task.origins(i);
+    let own = task.branch(&origins[0]);
+    let opposite = task.branch(&origins[1]);
+    let how = HistoryPlan {
+        obs_every: cfg.obs_every,
+        expert: roboaudit_testbed::ExpertParams::default(),
+        route: None,
+    };
+    let seed = splitmix(cfg.seed ^ splitmix(i as u64 + 0xd0));
+    let runs = [
+        (seed, &origins[0]),
+        (splitmix(seed), &origins[0]),
+        (seed, &origins[1]),
+    ];
+    let mut hs = Vec::with_capacity(3);
+    for (s, o) in runs {
+        match run_history(&compiled, task, s, o, &how, None)? {
+            Some(h) => hs.push(h),
+            None => return Ok(None),
+        }
+    }
+    let histories: [crate::pairs::History; 3] = hs
+        .try_into()
+        .map_err(|_| HarnessError::InvalidConfig("history count".into()))?;
+    Ok(Some(Recipient {
+        id,
+        stratum: format!("level{level}"),
+        compiled,
+        own,
+        own_origins: origins[0].clone(),
+        opposite,
+        histories,
+    }))
+}
+
+fn memory_of(
+    policy: &mut dyn MemoryPolicy,
+    obs: &[Observation],
+) -> Result<MemoryState, HarnessError> {
+    policy.reset();
+    for o in obs {
+        policy.observe(o)?;
+    }
+    Ok(policy.memory())
+}
+
+/// An intervention at a query boundary: (query index, policy, observations so far).
+type Hook<'a> =
+    dyn FnMut(usize, &mut dyn MemoryPolicy, &[Observation]) -> Result<(), HarnessError> + 'a;
+
+/// Closed-loop continuation from the event; `hook(c, policy, observed)` runs before query `c`
+/// (interventions at query boundaries) and sees every observation made so far.
+fn continue_closed_loop(
+    ep: &mut Episode,
+    policy: &mut dyn MemoryPolicy,
+    action_seed: u64,
+    hook: &mut Hook<'_>,
+) -> Result<(bool, Option<usize>, Option<usize>), HarnessError> {
+    let n_trays = ep.scene().layout.trays.len();
+    let block = |ep: &Episode| {
+        ep.world()
+            .block_pose(0)
+            .map_or([f64::NAN; 2], |p| [p.pos[0], p.pos[1]])
+    };
+    let start = block(ep);
+    let mut first = None;
+    let mut observed = Vec::new();
+    let mut c = 0usize;
+    while !ep.done() {
+        let obs = observe(ep, None, (0..n_trays).collect())?;
+        hook(c, policy, &observed)?;
+        policy.observe(&obs)?;
+        observed.push(obs.clone());
+        let chunk = policy.act(&obs, action_seed.wrapping_add(c as u64))?;
+        check_chunk(policy, &chunk)?;
+        for a in chunk.values.chunks(ACTION_DIM) {
+            let v: Vec<f64> = a.iter().map(|&x| f64::from(x)).collect();
+            ep.step(&roboaudit_testbed::Action::from_slice(&v)?)?;
+            if ep.done() {
+                break;
+            }
+        }
+        if c == 0 {
+            let now = block(ep);
+            first = (0..n_trays)
+                .map(|t| (t, tray_distance(ep, start, t) - tray_distance(ep, now, t)))
+                .filter(|(_, d)| d.is_finite())
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|(t, _)| t);
+        }
+        c += 1;
+    }
+    let end = block(ep);
+    let committed = (0..n_trays)
+        .map(|t| (t, tray_distance(ep, end, t)))
+        .filter(|(_, d)| *d <= 0.05)
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(t, _)| t);
+    Ok((ep.success(), committed, first))
+}
+
+fn fresh_episode(r: &Recipient, task: &MemoryTask) -> Result<Episode, HarnessError> {
+    let cfg = EpisodeConfig {
+        memory_targets: Some(r.own_origins.clone()),
+        ..EpisodeConfig::default()
+    };
+    let mut ep = Episode::new(&r.compiled, task.task(), &cfg)?;
+    enter_world(&mut ep, &r.histories[0].present, &r.own_origins)?;
+    Ok(ep)
+}
+
+/// Per-condition counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConditionSummary {
+    /// Condition name.
+    pub condition: String,
+    /// Continuations.
+    pub n: usize,
+    /// Official successes.
+    pub successes: usize,
+    /// Committed to the recipient's own target.
+    pub committed_own: usize,
+    /// Committed to the donor's target (donor conditions with a different target only).
+    pub committed_donor: usize,
+    /// Committed to no tray (block farther than 5 cm from every tray at the end).
+    pub committed_none: usize,
+}
+
+/// Result of a study.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InterventionStudy {
+    /// `replacement` or `restoration`.
+    pub study: String,
+    /// The configuration.
+    pub config: InterventionConfig,
+    /// Recipients skipped because a history did not reach the event (before any query).
+    pub skipped: usize,
+    /// Replacement only: own-history reconstruction gave a memory bit-identical to the native
+    /// one for every recipient.
+    pub own_reproduces_native: Option<bool>,
+    /// Per condition.
+    pub summary: Vec<ConditionSummary>,
+    /// Every continuation.
+    pub continuations: Vec<Continuation>,
+}
+
+fn summarize(names: &[&str], cs: &[Continuation]) -> Vec<ConditionSummary> {
+    names
+        .iter()
+        .map(|&name| {
+            let of: Vec<&Continuation> = cs.iter().filter(|c| c.condition == name).collect();
+            let count = |f: &dyn Fn(&Continuation) -> bool| of.iter().filter(|c| f(c)).count();
+            ConditionSummary {
+                condition: name.to_owned(),
+                n: of.len(),
+                successes: count(&|c| c.success),
+                committed_own: count(&|c| c.committed == Some(c.own_target)),
+                committed_donor: count(&|c| {
+                    c.donor_target.is_some_and(|d| d != c.own_target)
+                        && c.committed == c.donor_target
+                }),
+                committed_none: count(&|c| c.committed.is_none()),
+            }
+        })
+        .collect()
+}
+
+fn names_of_replacement(r: Replacement) -> &'static str {
+    match r {
+        Replacement::Own => "own",
+        Replacement::DonorSame => "donor_same",
+        Replacement::DonorOpposite => "donor_opposite",
+        Replacement::Clear => "clear",
+    }
+}
+
+fn names_of_restoration(r: Restoration) -> &'static str {
+    match r {
+        Restoration::None => "none",
+        Restoration::Anchor => "anchor",
+        Restoration::Full => "full",
+    }
+}
+
+fn validate(cfg: &InterventionConfig) -> Result<MemoryTask, HarnessError> {
+    let task = MemoryTask::new(cfg.task)?;
+    if cfg.episodes == 0 || cfg.obs_every == 0 || cfg.layout_levels.is_empty() {
+        return Err(HarnessError::InvalidConfig(
+            "episodes, obs_every and layout_levels must be non-zero / non-empty".into(),
+        ));
+    }
+    if cfg.layout_levels.iter().any(|&l| l > 3) {
+        return Err(HarnessError::InvalidConfig(
+            "layout levels must be in 0..=3".into(),
+        ));
+    }
+    Ok(task)
+}
+
+/// History replacement at the lift event (see the module docs).
+///
+/// # Errors
+/// Configuration, policy-contract and simulator errors.
+pub fn replacement_study(
+    cfg: &InterventionConfig,
+    policy: &mut dyn MemoryPolicy,
+) -> Result<InterventionStudy, HarnessError> {
+    let task = validate(cfg)?;
+    let conditions = [
+        Replacement::Own,
+        Replacement::DonorSame,
+        Replacement::DonorOpposite,
+        Replacement::Clear,
+    ];
+    let (mut out, mut skipped, mut reproduces) = (Vec::new(), 0, true);
+    for i in 0..cfg.episodes {
+        let Some(r) = recipient(cfg, &task, i)? else {
+            skipped += 1;
+            continue;
+        };
+        let native = memory_of(policy, &r.histories[0].observations)?;
+        for cond in conditions {
+            let memory = match cond {
+                Replacement::Own => {
+                    let m = memory_of(policy, &r.histories[0].observations)?;
+                    reproduces &= m.bits_equal(&native);
+                    m
+                }
+                Replacement::DonorSame => memory_of(policy, &r.histories[1].observations)?,
+                Replacement::DonorOpposite => memory_of(policy, &r.histories[2].observations)?,
+                Replacement::Clear => {
+                    policy.reset();
+                    policy.memory()
+                }
+            };
+            let mut ep = fresh_episode(&r, &task)?;
+            policy.set_memory(&memory)?;
+            let (success, committed, first) =
+                continue_closed_loop(&mut ep, policy, cfg.action_seed, &mut |_, _, _| Ok(()))?;
+            out.push(Continuation {
+                episode_id: r.id.clone(),
+                condition: names_of_replacement(cond).into(),
+                stratum: r.stratum.clone(),
+                own_target: r.own,
+                donor_target: match cond {
+                    Replacement::DonorSame => Some(r.own),
+                    Replacement::DonorOpposite => Some(r.opposite),
+                    _ => None,
+                },
+                success,
+                committed,
+                first_direction: first,
+            });
+        }
+    }
+    let names: Vec<&str> = conditions
+        .iter()
+        .map(|&c| names_of_replacement(c))
+        .collect();
+    Ok(InterventionStudy {
+        study: "replacement".into(),
+        config: cfg.clone(),
+        skipped,
+        own_reproduces_native: Some(reproduces),
+        summary: summarize(&names, &out),
+        continuations: out,
+    })
+}
+
+/// Restoration after an injected fault (see the module docs).
+///
+/// # Errors
+/// Configuration, policy-contract and simulator errors.
+pub fn restoration_study(
+    cfg: &InterventionConfig,
+    policy: &mut dyn MemoryPolicy,
+) -> Result<InterventionStudy, HarnessError> {
+    let task = validate(cfg)?;
+    let conditions = [Restoration::None, Restoration::Anchor, Restoration::Full];
+    let (mut out, mut skipped) = (Vec::new(), 0);
+    for i in 0..cfg.episodes {
+        let Some(r) = recipient(cfg, &task, i)? else {
+            skipped += 1;
+            continue;
+        };
+        let history = &r.histories[0].observations;
+        let pre = memory_of(policy, history)?;
+        for cond in conditions {
+            let mut ep = fresh_episode(&r, &task)?;
+            policy.set_memory(&pre)?;
+            let fault = cfg.fault_chunks;
+            let mut hook = |c: usize,
+                            p: &mut dyn MemoryPolicy,
+                            seen: &[Observation]|
+             -> Result<(), HarnessError> {
+                if c == 0 {
+                    p.reset();
+                }
+                if c == fault && c > 0 {
+                    match cond {
+                        Restoration::None => {}
+                        Restoration::Anchor => {
+                            let mut m = p.memory();
+                            m.splice(ANCHOR, &pre)?;
+                            p.set_memory(&m)?;
+                        }
+                        Restoration::Full => {
+                            p.reset();
+                            for o in history.iter().chain(seen) {
+                                p.observe(o)?;
+                            }
+                        }
+                    }
+                }
+                Ok(())
+            };
+            let (success, committed, first) =
+                continue_closed_loop(&mut ep, policy, cfg.action_seed, &mut hook)?;
+            out.push(Continuation {
+                episode_id: r.id.clone(),
+                condition: names_of_restoration(cond).into(),
+                stratum: r.stratum.clone(),
+                own_target: r.own,
+                donor_target: None,
+                success,
+                committed,
+                first_direction: first,
+            });
+        }
+    }
+    let names: Vec<&str> = conditions
+        .iter()
+        .map(|&c| names_of_restoration(c))
+        .collect();
+    Ok(InterventionStudy {
+        study: "restoration".into(),
+        config: cfg.clone(),
+        skipped,
+        own_reproduces_native: None,
+        summary: summarize(&names, &out),
+        continuations: out,
+    })
+}
