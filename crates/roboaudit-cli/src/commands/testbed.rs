@@ -305,11 +305,9 @@ pub fn run(cmd: TestbedCommand) -> Result<()> {
                     write_atomic(&dir.join(format!("{}.png", sc.scene_id)), &img.to_png()?)?;
                 }
             }
-            println!(
-                "wrote {} scenes to {}",
-                set.base.len() + set.queries.len(),
-                out.display()
-            );
+            let n = set.base.len() + set.queries.len();
+            let noun = if n == 1 { "scene" } else { "scenes" };
+            println!("wrote {n} {noun} to {}", out.display());
             Ok(())
         }
     }

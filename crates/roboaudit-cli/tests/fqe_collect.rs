@@ -1,0 +1,83 @@
+//! `roboaudit fqe collect`: the small preset end to end, refusal to overwrite, configuration errors.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::Command;
+
+fn roboaudit(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_roboaudit"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn small_collect_writes_the_layout_and_refuses_to_overwrite() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("gt");
+    let o = roboaudit(&["fqe", "collect", "--small", "--out", out.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(stdout.contains("dataset: 8 episodes"), "{stdout}");
+    for p in [
+        "dataset/meta/info.json",
+        "dataset/data/chunk-000/file-000.parquet",
+        "ground_truth.json",
+        "README.md",
+        "policies/expert.parquet",
+        "policies/far_from_data.parquet",
+    ] {
+        assert!(out.join(p).is_file(), "missing {p}");
+    }
+    let gt: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("ground_truth.json")).unwrap()).unwrap();
+    assert_eq!(gt["schema"], "roboaudit.fqe.ground_truth.v1");
+    assert_eq!(gt["gamma"], 0.99);
+    let policies = gt["policies"].as_array().unwrap();
+    assert_eq!(policies.len(), 7);
+    for p in policies {
+        let name = p["policy"].as_str().unwrap();
+        assert!(stdout.contains(name), "{name} missing from the table");
+        assert_eq!(p["actions_file"], format!("policies/{name}.parquet"));
+        assert_eq!(p["tasks"].as_array().unwrap().len(), 4);
+    }
+    // No temporary folder is left beside the output.
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert_eq!(left.len(), 1);
+
+    // A second run never replaces the results.
+    let again = roboaudit(&["fqe", "collect", "--small", "--out", out.to_str().unwrap()]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already exists"));
+}
+
+#[test]
+fn bad_configuration_is_a_usage_error_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("gt");
+    for (flag, value, needle) in [
+        ("--episodes", "2", "episodes"),
+        ("--image-size", "8", "image size"),
+        ("--gamma", "1.5", "gamma"),
+        ("--rollouts", "0", "rollouts"),
+    ] {
+        let o = roboaudit(&[
+            "fqe",
+            "collect",
+            "--small",
+            flag,
+            value,
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{flag} {value}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(needle),
+            "{flag}"
+        );
+        assert!(!out.exists());
+    }
+}

@@ -1,0 +1,118 @@
+//! Collection settings: an unchecked [`CollectConfig`] (serde, presets) and the validated
+//! [`CheckedConfig`] the pipeline trusts.
+
+use crate::error::{CollectError, Result};
+use crate::targets::{TargetPolicy, standard_targets};
+use serde::{Deserialize, Serialize};
+
+/// Settings of `roboaudit fqe collect`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CollectConfig {
+    /// Dataset episodes (≥ 4, so that every push task appears; default 750 as in seed 003 §4.1).
+    pub episodes: usize,
+    /// Ground-truth rollouts per target policy and task (≥ 1; default 100 as in seed 003 §4.4).
+    pub rollouts: usize,
+    /// Seed of every draw (scenes, episode noise, behaviour and target-policy noise).
+    pub seed: u64,
+    /// Side of the square scene-camera images in pixels (16..=128; default 64).
+    pub image_size: usize,
+    /// Discount per frame for `V^π = E[γ^{T−1} · success]` (in `(0, 1]`; default 0.99, the value of
+    /// seed 003's LIBERO configuration).
+    pub gamma: f64,
+    /// Action samples per frame in the policy-actions file of a stochastic target policy (≥ 1;
+    /// default 8); deterministic policies get one.
+    pub samples: usize,
+    /// Layout level of the initial scenes (0..=3; default 1: blocks displaced up to 3.5 cm and
+    /// turned up to 0.4 rad, no obstacles).
+    pub layout_level: u8,
+}
+
+impl Default for CollectConfig {
+    fn default() -> Self {
+        CollectConfig {
+            episodes: 750,
+            rollouts: 100,
+            seed: 0,
+            image_size: 64,
+            gamma: 0.99,
+            samples: 8,
+            layout_level: 1,
+        }
+    }
+}
+
+impl CollectConfig {
+    /// A few-second configuration for tests and demos: 8 episodes, 3 rollouts, 32-pixel images,
+    /// 2 samples.
+    pub fn small() -> Self {
+        CollectConfig {
+            episodes: 8,
+            rollouts: 3,
+            image_size: 32,
+            samples: 2,
+            ..CollectConfig::default()
+        }
+    }
+
+    /// Validates every field and fixes the target-policy set ([`standard_targets`]).
+    ///
+    /// # Errors
+    /// [`CollectError::InvalidConfig`] naming the first field out of range.
+    pub fn check(&self) -> Result<CheckedConfig> {
+        let bad = |m: String| Err(CollectError::InvalidConfig(m));
+        if self.episodes < 4 {
+            return bad(format!(
+                "episodes = {} (need at least 4, one per push task)",
+                self.episodes
+            ));
+        }
+        if self.rollouts == 0 {
+            return bad("rollouts = 0 (need at least 1 per policy and task)".into());
+        }
+        if !(16..=128).contains(&self.image_size) {
+            return bad(format!("image size {} is not in 16..=128", self.image_size));
+        }
+        if !(self.gamma > 0.0 && self.gamma <= 1.0) {
+            return bad(format!("gamma {} is not in (0, 1]", self.gamma));
+        }
+        if self.samples == 0 {
+            return bad("samples = 0 (need at least 1)".into());
+        }
+        if self.layout_level > 3 {
+            return bad(format!(
+                "layout level {} is not in 0..=3",
+                self.layout_level
+            ));
+        }
+        let targets = standard_targets();
+        for t in &targets {
+            t.params
+                .check()
+                .map_err(|m| CollectError::InvalidConfig(format!("target {}: {m}", t.name)))?;
+        }
+        Ok(CheckedConfig {
+            config: self.clone(),
+            targets,
+        })
+    }
+}
+
+/// A validated configuration with its target policies.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckedConfig {
+    /// The settings.
+    pub config: CollectConfig,
+    /// Target policies, in output order.
+    pub targets: Vec<TargetPolicy>,
+}
+
+impl CheckedConfig {
+    /// Samples per frame of a target policy's actions file: `samples` when it is stochastic, else 1.
+    pub fn samples_for(&self, t: &TargetPolicy) -> usize {
+        if t.is_stochastic() {
+            self.config.samples
+        } else {
+            1
+        }
+    }
+}

@@ -1,0 +1,47 @@
+//! The error type of the crate.
+
+use roboaudit_testbed::TestbedError;
+
+/// Errors of collection: bad configuration, testbed failures, output failures.
+#[derive(Debug, thiserror::Error)]
+pub enum CollectError {
+    /// A configuration value is out of range (the message names it and the valid range).
+    #[error("invalid configuration: {0}")]
+    InvalidConfig(String),
+    /// The testbed failed (model compilation, rendering, stepping).
+    #[error("testbed: {0}")]
+    Testbed(#[from] TestbedError),
+    /// Reading or writing a file failed.
+    #[error("{source}: {path}")]
+    Io {
+        /// The underlying error.
+        source: std::io::Error,
+        /// The file or folder.
+        path: String,
+    },
+    /// Encoding a Parquet or JSON output failed.
+    #[error("encoding {what}: {message}")]
+    Encode {
+        /// What was being encoded.
+        what: String,
+        /// The encoder's message.
+        message: String,
+    },
+}
+
+/// Result with [`CollectError`].
+pub type Result<T> = std::result::Result<T, CollectError>;
+
+pub(crate) fn io_err(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> CollectError + '_ {
+    move |source| CollectError::Io {
+        source,
+        path: path.display().to_string(),
+    }
+}
+
+pub(crate) fn encode_err(what: &str) -> impl FnOnce(String) -> CollectError + '_ {
+    move |message| CollectError::Encode {
+        what: what.to_string(),
+        message,
+    }
+}

@@ -1,0 +1,239 @@
+//! Ground truth by rollouts (SPEC.md §3): each target policy drives `rollouts` episodes per push task
+//! from the same initial-state distribution as the dataset; `V^π = mean γ^{T−1}·success` and
+//! `SR = mean success`, with `T` the number of actions (frames) of the episode.
+
+use crate::config::CheckedConfig;
+use crate::error::Result;
+use crate::obs::{NoiseKey, Observation, mix};
+use crate::scenes::{InitialState, Stream, push_tasks};
+use crate::targets::TargetPolicy;
+use rayon::prelude::*;
+use roboaudit_testbed::TaskKind;
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The outcome of one rollout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RolloutOutcome {
+    /// The task succeeded.
+    pub success: bool,
+    /// Actions taken (`T`, the number of frames a recording would hold).
+    pub steps: usize,
+}
+
+/// Noise seed of a target policy: its name hashed with the collection seed, so adding a policy does
+/// not change the others' noise.
+pub fn policy_seed(seed: u64, name: &str) -> u64 {
+    name.bytes()
+        .fold(mix(seed ^ 0x504f_4c49_4359), |h, b| mix(h ^ u64::from(b)))
+}
+
+/// Runs `policy` on `task` from `initial` until done. Its noise at step `t` is keyed by
+/// `(episode seed, t, sample 0)`.
+///
+/// # Errors
+/// Testbed errors.
+pub fn rollout(
+    policy: &TargetPolicy,
+    task: TaskKind,
+    initial: &InitialState,
+    seed: u64,
+) -> Result<RolloutOutcome> {
+    let mut ep = initial.start(task, 64)?;
+    while !ep.done() {
+        let key = NoiseKey {
+            stream: initial.episode_seed,
+            frame: ep.steps() as u64,
+            sample: 0,
+        };
+        let a = policy.act(task, &Observation::of_episode(&ep), seed, key);
+        ep.step(&a)?;
+    }
+    Ok(RolloutOutcome {
+        success: ep.success(),
+        steps: ep.steps(),
+    })
+}
+
+/// Ground truth of one policy on one task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskTruth {
+    /// Instruction (the dataset's task string).
+    pub task: String,
+    /// Task index in the dataset.
+    pub task_index: usize,
+    /// Testbed task name (`push:<block>:<dir>`).
+    pub task_name: String,
+    /// `V^π = mean γ^{T−1}·success`, in `[0, 1]`.
+    pub v_pi: f64,
+    /// Success rate in `[0, 1]`.
+    pub success_rate: f64,
+    /// Standard error of `v_pi` (sample standard deviation / √n; 0 when n = 1).
+    pub v_pi_se: f64,
+    /// Mean episode length in actions.
+    pub mean_steps: f64,
+    /// Rollouts.
+    pub n_episodes: usize,
+}
+
+/// Ground truth of one policy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PolicyTruth {
+    /// Policy name.
+    pub policy: String,
+    /// What it is.
+    pub description: String,
+    /// Its policy-actions file, relative to the output folder.
+    pub actions_file: String,
+    /// Action samples per frame in that file.
+    pub samples: usize,
+    /// Whether the policy draws noise.
+    pub stochastic: bool,
+    /// Controller parameters.
+    pub params: crate::policy::PushParams,
+    /// Mean over tasks of `v_pi` (tasks weigh equally).
+    pub suite_v_pi: f64,
+    /// Mean over tasks of `success_rate`.
+    pub suite_success_rate: f64,
+    /// Per task.
+    pub tasks: Vec<TaskTruth>,
+}
+
+fn task_truth(task: TaskKind, k: usize, outcomes: &[RolloutOutcome], gamma: f64) -> TaskTruth {
+    let n = outcomes.len();
+    let v: Vec<f64> = outcomes
+        .iter()
+        .map(|o| {
+            if o.success {
+                gamma.powi(i32::try_from(o.steps.saturating_sub(1)).unwrap_or(i32::MAX))
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let nf = n.max(1) as f64;
+    let mean = v.iter().sum::<f64>() / nf;
+    let se = if n > 1 {
+        (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (nf - 1.0)).sqrt() / nf.sqrt()
+    } else {
+        0.0
+    };
+    TaskTruth {
+        task: task.instruction(),
+        task_index: k,
+        task_name: task.name(),
+        v_pi: mean,
+        success_rate: outcomes.iter().filter(|o| o.success).count() as f64 / nf,
+        v_pi_se: se,
+        mean_steps: outcomes.iter().map(|o| o.steps as f64).sum::<f64>() / nf,
+        n_episodes: n,
+    }
+}
+
+/// Rolls out every target policy `rollouts` times per push task, in parallel; `progress(done, total)`
+/// counts rollouts. Every policy starts from the same initial states (common random numbers).
+///
+/// # Errors
+/// The first testbed error.
+pub fn ground_truth(
+    cfg: &CheckedConfig,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Vec<PolicyTruth>> {
+    let c = &cfg.config;
+    let tasks = push_tasks();
+    let mut jobs = Vec::new();
+    for (pi, _) in cfg.targets.iter().enumerate() {
+        for (k, _) in tasks.iter().enumerate() {
+            for r in 0..c.rollouts {
+                jobs.push((pi, k, r));
+            }
+        }
+    }
+    let done = AtomicUsize::new(0);
+    let outcomes: Vec<RolloutOutcome> = jobs
+        .par_iter()
+        .map(|&(pi, k, r)| {
+            let initial = InitialState::draw(
+                c.seed,
+                c.layout_level,
+                Stream::Rollout {
+                    task: k as u64,
+                    rollout: r as u64,
+                },
+            )?;
+            let t = &cfg.targets[pi];
+            let o = rollout(t, tasks[k], &initial, policy_seed(c.seed, &t.name));
+            progress(done.fetch_add(1, Ordering::Relaxed) + 1, jobs.len());
+            o
+        })
+        .collect::<Result<_>>()?;
+    let per_task = c.rollouts;
+    Ok(cfg
+        .targets
+        .iter()
+        .enumerate()
+        .map(|(pi, t)| {
+            let tt: Vec<TaskTruth> = tasks
+                .iter()
+                .enumerate()
+                .map(|(k, &task)| {
+                    let from = (pi * tasks.len() + k) * per_task;
+                    task_truth(task, k, &outcomes[from..from + per_task], c.gamma)
+                })
+                .collect();
+            let nt = tt.len().max(1) as f64;
+            PolicyTruth {
+                policy: t.name.clone(),
+                description: t.description.clone(),
+                actions_file: format!("policies/{}.parquet", t.name),
+                samples: cfg.samples_for(t),
+                stochastic: t.is_stochastic(),
+                params: t.params,
+                suite_v_pi: tt.iter().map(|x| x.v_pi).sum::<f64>() / nt,
+                suite_success_rate: tt.iter().map(|x| x.success_rate).sum::<f64>() / nt,
+                tasks: tt,
+            }
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn v_pi_discounts_by_length_minus_one() {
+        let task = TaskKind::language_suite()[8];
+        let o = [
+            RolloutOutcome {
+                success: true,
+                steps: 1,
+            },
+            RolloutOutcome {
+                success: true,
+                steps: 3,
+            },
+            RolloutOutcome {
+                success: false,
+                steps: 160,
+            },
+            RolloutOutcome {
+                success: true,
+                steps: 2,
+            },
+        ];
+        let t = task_truth(task, 0, &o, 0.5);
+        // (0.5^0 + 0.5^2 + 0 + 0.5^1) / 4 = 1.75 / 4
+        assert!((t.v_pi - 0.4375).abs() < 1e-15);
+        assert!((t.success_rate - 0.75).abs() < 1e-15);
+        assert!((t.mean_steps - 41.5).abs() < 1e-12);
+        // sample sd of [1, .25, 0, .5] = sqrt(((.5625)+(.0625)+(.1914..)+(.0039..))/3)
+        let m = 0.4375f64;
+        let var = [1.0f64, 0.25, 0.0, 0.5]
+            .iter()
+            .map(|x| (x - m).powi(2))
+            .sum::<f64>()
+            / 3.0;
+        assert!((t.v_pi_se - var.sqrt() / 2.0).abs() < 1e-15);
+    }
+}
