@@ -1,1 +1,35 @@
-//! Retrieval audit on the testbed (seed 000 §II–V): experience libraries, Reuse by Replay, exhaustive execution into a run folder.
+//! Retrieval audit on the testbed (seed 000 §II–V): experience libraries, Reuse by Replay and
+//! exhaustive execution into a run folder that `roboaudit retrieval audit --run DIR` reads.
+//!
+//! - [`library`]: expert demonstrations recorded in their own base scenes; failed recordings are
+//!   rejected and counted; library order = acceptance order (nested libraries are prefixes).
+//! - [`door_demo`]: a door demonstrator with per-experience style, so door replays can fail.
+//! - [`scenes`]: query scenes (appearance / layout / fresh) and their `scenes.csv` rows.
+//! - [`embed`]: raw 32×32 pixels and structural object poses.
+//! - [`collect()`]: every (experience, query scene, seed) plus own-base executions, in parallel,
+//!   streamed in atomic parts, resumable.
+//!
+//! ```no_run
+//! use roboaudit_retrieval_collect::{CollectConfig, RunOptions, collect};
+//! let config = CollectConfig { library: 10, scenes: 20, seeds: 2, ..CollectConfig::default() };
+//! let out = collect(&config, "runs/stack".as_ref(), &RunOptions::default(), &|_| {})?;
+//! assert!(out.complete);
+//! # Ok::<(), roboaudit_retrieval_collect::CollectError>(())
+//! ```
+
+pub mod collect;
+pub mod config;
+pub mod door_demo;
+pub mod embed;
+pub mod error;
+pub mod jobs;
+pub mod library;
+pub mod manifest;
+pub mod scenes;
+pub mod seeding;
+
+pub use collect::{CollectOutcome, EXECUTIONS_DIR, MANIFEST_FILE, Progress, RunOptions, collect};
+pub use config::{AuditTask, CollectConfig, Mechanism, SceneSplit};
+pub use error::{CollectError, Result};
+pub use library::{DemoStyle, Library, LibraryItem, record_library};
+pub use manifest::{LibraryStats, Manifest};

@@ -94,13 +94,31 @@ impl Experience {
         cfg: &EpisodeConfig,
         params: ExpertParams,
     ) -> Result<Experience> {
+        let mut ex = Expert::new(task, params, cfg.seed);
+        Experience::record_with(base, task, cfg, |ep| {
+            let a = ex.act(ep);
+            (a, ex.current_anchor())
+        })
+    }
+
+    /// Records any demonstrator in `base`: `demo` returns, for the present state, the next action and
+    /// the anchor that action is relative to (so a demonstrator other than [`Expert`], e.g. one with a
+    /// per-experience style, gives an experience that replays like an expert one). Runs until the
+    /// episode is done (success or [`TaskKind::max_steps`]).
+    ///
+    /// # Errors
+    /// Errors of [`Episode::new`] and [`Episode::step`] (e.g. a non-finite action).
+    pub fn record_with(
+        base: &CompiledScene,
+        task: TaskKind,
+        cfg: &EpisodeConfig,
+        mut demo: impl FnMut(&Episode) -> (Action, Anchor),
+    ) -> Result<Experience> {
         let mut ep = Episode::new(base, task, cfg)?;
         let start = anchors_of(&ep);
-        let mut ex = Expert::new(task, params, cfg.seed);
         let mut waypoints = Vec::new();
         while !ep.done() {
-            let a = ex.act(&ep);
-            let anchor = ex.current_anchor();
+            let (a, anchor) = demo(&ep);
             ep.step(&a)?;
             let c = ep.world().commanded_tcp();
             let o = lookup(&start, anchor);

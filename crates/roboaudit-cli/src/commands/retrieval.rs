@@ -3,7 +3,13 @@
 use crate::{output, progress};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use roboaudit_data::RetrievalPaths;
+use roboaudit_retrieval_collect::{
+    AuditTask, CollectConfig, CollectError, CollectOutcome, Mechanism, Progress, RunOptions,
+};
+use std::io::IsTerminal;
+use std::path::Path;
 use std::path::PathBuf;
 
 /// Retrieval-audit subcommands.
@@ -11,6 +17,41 @@ use std::path::PathBuf;
 pub enum RetrievalCommand {
     /// Audit selection rules on a transfer matrix: writes DIR/audit.json and DIR/summary.md.
     Audit(AuditArgs),
+    /// Collect a run folder on the built-in testbed: record a library, execute every experience in
+    /// every query scene over several seeds (resumable), write what `retrieval audit --run` reads.
+    Collect(CollectArgs),
+}
+
+/// Settings of `roboaudit retrieval collect`.
+#[derive(Debug, Args)]
+pub struct CollectArgs {
+    /// Task: stack or door.
+    #[arg(long, default_value = "stack")]
+    task: String,
+    /// Reuse mechanism: replay (open-loop path retargeted to the first manipulated object).
+    #[arg(long, default_value = "replay")]
+    mechanism: String,
+    /// Pool size K: accepted experiences (nested libraries are its prefixes), 1 to 500.
+    #[arg(long, default_value_t = 50)]
+    library: usize,
+    /// Query scenes (40 % appearance, 40 % layout, rest fresh), 3 to 400.
+    #[arg(long, default_value_t = 40)]
+    scenes: usize,
+    /// Execution seeds per experience × scene cell, 1 to 100.
+    #[arg(long, default_value_t = 5)]
+    seeds: usize,
+    /// Master seed of scenes, demonstrators and execution noise.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Executions per part file of DIR/executions/ (a killed run loses at most one part's work).
+    #[arg(long, default_value_t = 500)]
+    chunk: usize,
+    /// Stop after writing this many parts (a time-boxed run; rerun the same command to resume).
+    #[arg(long, value_name = "N")]
+    max_chunks: Option<usize>,
+    /// Run folder; an unfinished run with the same settings there is resumed.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
 }
 
 /// Inputs and settings of `roboaudit retrieval audit`.
@@ -68,6 +109,7 @@ fn draws_in(lo: u64, hi: u64) -> impl clap::builder::TypedValueParser<Value = us
 pub fn run(cmd: RetrievalCommand) -> Result<()> {
     match cmd {
         RetrievalCommand::Audit(args) => audit(args),
+        RetrievalCommand::Collect(args) => collect(&args),
     }
 }
 
@@ -113,9 +155,6 @@ fn resolve_paths(args: &AuditArgs) -> Result<RetrievalPaths> {
 
 fn audit(args: AuditArgs) -> Result<()> {
     let paths = resolve_paths(&args)?;
-    let spinner = progress::spinner("reading inputs");
-    let inputs = roboaudit_data::load_retrieval_inputs(&paths)?;
-    spinner.set_message("auditing rules");
     let config = roboaudit_retrieval::AuditConfig {
         seed: args.seed,
         resamples: args.resamples,
@@ -125,12 +164,7 @@ fn audit(args: AuditArgs) -> Result<()> {
         structural: args.structural.clone(),
         ..roboaudit_retrieval::AuditConfig::default()
     };
-    let config = config
-        .check()
-        .map_err(|e| crate::exit::Usage(e.to_string()))?;
-    let report = roboaudit_retrieval::run_audit(&inputs, &config)?;
-    spinner.finish_and_clear();
-
+    let report = audit_paths(&paths, config)?;
     let json = serde_json::to_vec_pretty(&report).context("cannot serialize the audit")?;
     let summary = roboaudit_retrieval::render_summary_markdown(&report);
     output::ensure_dir(&args.out)?;
@@ -144,4 +178,121 @@ fn audit(args: AuditArgs) -> Result<()> {
         args.out.join("summary.md").display()
     );
     Ok(())
+}
+
+/// Loads the inputs named by `paths` and audits them with `config` (a spinner on a terminal).
+pub(crate) fn audit_paths(
+    paths: &RetrievalPaths,
+    config: roboaudit_retrieval::AuditConfig,
+) -> Result<roboaudit_retrieval::AuditReport> {
+    let spinner = progress::spinner("reading inputs");
+    let inputs = roboaudit_data::load_retrieval_inputs(paths)?;
+    spinner.set_message("auditing rules");
+    let config = config
+        .check()
+        .map_err(|e| crate::exit::Usage(e.to_string()))?;
+    let report = roboaudit_retrieval::run_audit(&inputs, &config)?;
+    spinner.finish_and_clear();
+    Ok(report)
+}
+
+fn collect(args: &CollectArgs) -> Result<()> {
+    let usage = |e: CollectError| crate::exit::Usage(e.to_string());
+    let config = CollectConfig {
+        task: AuditTask::parse(&args.task).map_err(usage)?,
+        mechanism: Mechanism::parse(&args.mechanism).map_err(usage)?,
+        library: args.library,
+        scenes: args.scenes,
+        seeds: args.seeds,
+        seed: args.seed,
+        chunk: args.chunk,
+    };
+    config.check().map_err(usage)?;
+    let options = RunOptions {
+        max_chunks: args.max_chunks,
+    };
+    let out = collect_run(&config, &args.out, &options)?;
+    if out.resumed_from > 0 {
+        println!(
+            "resumed after {} of {} executions already in {}",
+            out.resumed_from,
+            out.total,
+            out.dir.display()
+        );
+    }
+    println!(
+        "library: {} experiences accepted of {} recorded ({} rejected in their own base scene)",
+        out.library.pool, out.library.attempts, out.library.rejected
+    );
+    if out.complete {
+        println!(
+            "wrote {} executions to {}; audit with: roboaudit retrieval audit --run {} --structural structural --out {}",
+            out.total,
+            out.dir.display(),
+            out.dir.display(),
+            out.dir.join("audit").display()
+        );
+    } else {
+        println!(
+            "stopped after {} of {} executions in {}; rerun the same command to resume",
+            out.done,
+            out.total,
+            out.dir.display()
+        );
+    }
+    Ok(())
+}
+
+/// True when a progress bar should be drawn (both streams are terminals and `CI` is unset), as in
+/// [`crate::progress`].
+fn interactive() -> bool {
+    std::io::stdout().is_terminal()
+        && std::io::stderr().is_terminal()
+        && std::env::var_os("CI").is_none()
+}
+
+/// Runs (or resumes) a collection with a progress bar showing rate and ETA on a terminal.
+/// Configuration and resume errors become usage and invalid-input errors.
+pub(crate) fn collect_run(
+    config: &CollectConfig,
+    dir: &Path,
+    options: &RunOptions,
+) -> Result<CollectOutcome> {
+    let target = if interactive() {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    };
+    let bar = ProgressBar::with_draw_target(None, target);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{msg} [{bar:30}] {pos}/{len} executions, {per_sec}, ETA {eta}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    let task = config.task.name();
+    bar.set_message(format!("{task}: recording the library"));
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    let report = |p: Progress| match p {
+        Progress::Library => bar.set_message(format!("{task}: recording the library")),
+        Progress::Embeddings => bar.set_message(format!("{task}: rendering embeddings")),
+        Progress::Executions { done, total } => {
+            if bar.length() != Some(total as u64) {
+                bar.set_length(total as u64);
+                bar.set_position(done as u64);
+                bar.reset_eta();
+                bar.set_message(format!("{task}: executing"));
+            } else {
+                bar.set_position(done as u64);
+            }
+        }
+    };
+    let result = roboaudit_retrieval_collect::collect(config, dir, options, &report);
+    bar.finish_and_clear();
+    result.map_err(|e| match e {
+        CollectError::InvalidConfig(m) => anyhow::Error::new(crate::exit::Usage(m)),
+        CollectError::Resume { .. } => anyhow::Error::new(crate::exit::InvalidInput(e.to_string())),
+        other => anyhow::Error::new(other),
+    })
 }

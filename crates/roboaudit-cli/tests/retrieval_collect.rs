@@ -1,0 +1,184 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! `roboaudit retrieval collect`: killed and resumed equals uninterrupted; the audit reads the folder;
+//! bad settings are usage errors.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn roboaudit() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_roboaudit"))
+}
+
+const SMALL: [&str; 10] = [
+    "--task",
+    "stack",
+    "--library",
+    "2",
+    "--scenes",
+    "4",
+    "--seeds",
+    "2",
+    "--chunk",
+    "2",
+];
+
+fn collect(out: &Path, extra: &[&str]) -> Output {
+    roboaudit()
+        .args(["retrieval", "collect"])
+        .args(SMALL)
+        .args(extra)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
+fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().display().to_string();
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+fn parts(dir: &Path) -> usize {
+    std::fs::read_dir(dir.join("executions")).map_or(0, |d| {
+        d.filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.file_name().to_string_lossy().starts_with("part-"))
+        })
+        .count()
+    })
+}
+
+#[test]
+fn killed_run_resumes_to_the_bytes_of_an_uninterrupted_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (whole, killed) = (tmp.path().join("whole"), tmp.path().join("killed"));
+    let out = collect(&whole, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let total_parts = parts(&whole);
+    assert_eq!(total_parts, 10); // 2 experiences × (4 scenes + own base) × 2 seeds, 2 per part
+
+    let mut child = roboaudit()
+        .args(["retrieval", "collect"])
+        .args(SMALL)
+        .arg("--out")
+        .arg(&killed)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while parts(&killed) < 2 && start.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let at_kill = parts(&killed);
+    assert!(
+        (2..total_parts).contains(&at_kill),
+        "killed with {at_kill} of {total_parts} parts written"
+    );
+
+    let out = collect(&killed, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("resumed after"), "{stdout}");
+    assert_eq!(files(&whole), files(&killed));
+
+    // The audit reads the folder as written.
+    let audit_dir = tmp.path().join("audit");
+    let out = roboaudit()
+        .args(["retrieval", "audit", "--run"])
+        .arg(&whole)
+        .args([
+            "--structural",
+            "structural",
+            "--resamples",
+            "200",
+            "--permutations",
+            "200",
+            "--library-size",
+            "1",
+            "--out",
+        ])
+        .arg(&audit_dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let audit: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(audit_dir.join("audit.json")).unwrap()).unwrap();
+    assert_eq!(audit["n_experiences"], 2);
+    assert_eq!(audit["n_scenes"], 4);
+    assert_eq!(audit["n_executions"], 16);
+    assert_eq!(audit["own_base_n"], 2);
+}
+
+#[test]
+fn max_chunks_stops_early_and_a_different_config_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let out = collect(&dir, &["--max-chunks", "1"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("stopped after 2 of 20"));
+    let out = roboaudit()
+        .args(["retrieval", "collect", "--task", "stack", "--library", "3"])
+        .args(["--scenes", "4", "--seeds", "2", "--chunk", "2", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("another config"), "{err}");
+}
+
+#[test]
+fn bad_settings_are_usage_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (args, needle) in [
+        (vec!["--task", "push"], "valid: stack, door"),
+        (vec!["--mechanism", "policy"], "valid: replay"),
+        (vec!["--seeds", "0"], "seeds"),
+        (vec!["--scenes", "2"], "scenes"),
+    ] {
+        let out = roboaudit()
+            .args(["retrieval", "collect"])
+            .args(&args)
+            .arg("--out")
+            .arg(tmp.path().join("x"))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!tmp.path().join("x").exists(), "{args:?} wrote output");
+    }
+}

@@ -1,0 +1,308 @@
+//! Exhaustive execution into a run folder that `roboaudit retrieval audit --run DIR` reads.
+
+use crate::config::CollectConfig;
+use crate::embed::{Embedder, Embedding, PIXELS32, STRUCTURAL};
+use crate::error::{CollectError, Result};
+use crate::jobs::{Job, Place};
+use crate::library::{Library, record_library, recording_seed};
+use crate::manifest::{LibraryStats, Manifest, read_config, write_atomic};
+use crate::scenes::{query_scenes, scene_record};
+use rayon::prelude::*;
+use roboaudit_data::{ExecutionLogWriter, read_executions};
+use roboaudit_testbed::{CompiledScene, EpisodeConfig, execute};
+use roboaudit_types::{
+    EmbeddingKind, EmbeddingRecord, ExecutionRecord, ExperienceRecord, RecordedAt,
+};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Name of the manifest in a run folder.
+pub const MANIFEST_FILE: &str = "collect.json";
+/// Name of the execution part directory in a run folder.
+pub const EXECUTIONS_DIR: &str = "executions";
+
+/// Stages reported to the progress callback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// Recording the library.
+    Library,
+    /// Rendering the embeddings.
+    Embeddings,
+    /// Executions finished so far (including those found on disk) out of the total.
+    Executions {
+        /// Finished.
+        done: usize,
+        /// Total of the complete run.
+        total: usize,
+    },
+}
+
+/// Options that change how far a run goes, never what it writes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Stop after writing this many parts in this call (a time-boxed or test run; rerun to resume).
+    pub max_chunks: Option<usize>,
+}
+
+/// What a call to [`collect`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CollectOutcome {
+    /// The run folder.
+    pub dir: PathBuf,
+    /// Executions of the complete run.
+    pub total: usize,
+    /// Executions on disk now.
+    pub done: usize,
+    /// Executions that were already on disk when the call started (resumed from there).
+    pub resumed_from: usize,
+    /// Whether every execution is on disk (the folder is ready for the audit).
+    pub complete: bool,
+    /// Library acceptance statistics.
+    pub library: LibraryStats,
+}
+
+/// Collects (or resumes collecting) `config` into `dir`: `collect.json`, `scenes.csv`,
+/// `experiences.csv`, `embeddings.parquet` (`pixels32`, `structural`), and `executions/`
+/// (`part-NNNNNN.parquet`, `config.chunk` rows each, written atomically in job order). Killed at any
+/// moment and called again with the same config, it continues after the last complete part; the
+/// result is byte-identical to an uninterrupted run.
+///
+/// # Errors
+/// [`CollectError::Resume`] when `dir` holds a collection with another config or executions that do
+/// not match the job order; [`CollectError::InvalidConfig`]; library, testbed and data errors.
+pub fn collect(
+    config: &CollectConfig,
+    dir: &Path,
+    options: &RunOptions,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<CollectOutcome> {
+    config.check()?;
+    std::fs::create_dir_all(dir).map_err(|source| CollectError::Io {
+        action: "create",
+        path: dir.display().to_string(),
+        source,
+    })?;
+    let manifest_path = dir.join(MANIFEST_FILE);
+    let parts_dir = dir.join(EXECUTIONS_DIR);
+    match read_config(&manifest_path)? {
+        Some(old) if &old != config => {
+            return Err(resume_error(
+                dir,
+                format!(
+                    "it was collected with another config ({}); use a new output folder",
+                    serde_json::to_string(&old).unwrap_or_default()
+                ),
+            ));
+        }
+        None if parts_dir.exists() => {
+            return Err(resume_error(
+                dir,
+                format!("{} exists without {MANIFEST_FILE}", parts_dir.display()),
+            ));
+        }
+        _ => {}
+    }
+
+    progress(Progress::Library);
+    let library = record_library(config)?;
+    let queries = query_scenes(config)?;
+    let compiled_queries = compile_all(queries.iter().collect())?;
+    let compiled_bases = compile_all(library.items.iter().map(|it| &it.base).collect())?;
+
+    write_atomic(
+        &manifest_path,
+        &serde_json::to_vec_pretty(&Manifest::new(config, &library)).map_err(|source| {
+            CollectError::Manifest {
+                path: manifest_path.display().to_string(),
+                source,
+            }
+        })?,
+    )?;
+    let scene_records = queries
+        .iter()
+        .map(scene_record)
+        .collect::<Result<Vec<_>>>()?;
+    roboaudit_data::write_scenes_csv(dir.join("scenes.csv"), &scene_records)?;
+    roboaudit_data::write_experiences_csv(
+        dir.join("experiences.csv"),
+        &experience_records(&library),
+    )?;
+    progress(Progress::Embeddings);
+    let embeddings = embeddings(config, &library, &compiled_bases, &compiled_queries)?;
+    roboaudit_data::write_embeddings_parquet(dir.join("embeddings.parquet"), &embeddings)?;
+
+    let total = config.total_executions();
+    let mut writer = ExecutionLogWriter::open(&parts_dir)?;
+    let resumed_from = check_existing(config, &library, &queries, dir, &parts_dir, &writer)?;
+    let done = AtomicUsize::new(resumed_from);
+    progress(Progress::Executions {
+        done: resumed_from,
+        total,
+    });
+    let run_job = |j: usize| -> Result<ExecutionRecord> {
+        let job = Job::at(config, j);
+        let item = &library.items[job.experience];
+        let (scene, scene_id) = match job.place {
+            Place::Query(s) => (&compiled_queries[s], &queries[s].scene_id),
+            Place::OwnBase => (&compiled_bases[job.experience], &item.base.scene_id),
+        };
+        let cfg = EpisodeConfig {
+            seed: job.episode_seed(config.seed),
+            ..EpisodeConfig::default()
+        };
+        let success = execute(&item.experience, scene, &cfg, config.mechanism.retarget())?;
+        let now = done.fetch_add(1, Ordering::Relaxed) + 1;
+        progress(Progress::Executions { done: now, total });
+        Ok(ExecutionRecord {
+            experience_id: item.experience_id.clone(),
+            scene_id: scene_id.clone(),
+            seed: job.seed as i64,
+            success,
+        })
+    };
+    let mut chunks_written = 0;
+    let mut start = resumed_from;
+    while start < total && options.max_chunks.is_none_or(|m| chunks_written < m) {
+        let end = (start + config.chunk).min(total);
+        let rows = (start..end)
+            .into_par_iter()
+            .map(run_job)
+            .collect::<Result<Vec<_>>>()?;
+        writer.append(&rows)?;
+        chunks_written += 1;
+        start = end;
+    }
+    Ok(CollectOutcome {
+        dir: dir.to_path_buf(),
+        total,
+        done: start,
+        resumed_from,
+        complete: start == total,
+        library: LibraryStats::of(&library),
+    })
+}
+
+fn resume_error(dir: &Path, reason: String) -> CollectError {
+    CollectError::Resume {
+        path: dir.display().to_string(),
+        reason,
+    }
+}
+
+fn compile_all(scenes: Vec<&roboaudit_testbed::Scene>) -> Result<Vec<CompiledScene>> {
+    scenes
+        .into_par_iter()
+        .map(|s| CompiledScene::new(s, 64).map_err(CollectError::from))
+        .collect()
+}
+
+/// The experiences file: id, base scene, library order as `recorded_at`. Own-base success is left
+/// to the audit, which computes it from the own-base executions in the log.
+fn experience_records(library: &Library) -> Vec<ExperienceRecord> {
+    library
+        .items
+        .iter()
+        .enumerate()
+        .map(|(i, it)| ExperienceRecord {
+            experience_id: it.experience_id.clone(),
+            base_scene_id: Some(it.base.scene_id.clone()),
+            recorded_at: Some(RecordedAt::Order(i as i64)),
+            own_base_success: None,
+        })
+        .collect()
+}
+
+fn embeddings(
+    config: &CollectConfig,
+    library: &Library,
+    bases: &[CompiledScene],
+    queries: &[CompiledScene],
+) -> Result<Vec<EmbeddingRecord>> {
+    let task = config.task.kind();
+    let mut embedder = Embedder::new();
+    let mut exp: Vec<(String, Embedding)> = Vec::new();
+    for (it, base) in library.items.iter().zip(bases) {
+        let seed = recording_seed(config.seed, it.candidate);
+        exp.push((it.experience_id.clone(), embedder.embed(base, task, seed)?));
+    }
+    let mut scn: Vec<(String, Embedding)> = Vec::new();
+    for q in queries {
+        scn.push((q.scene.scene_id.clone(), embedder.embed(q, task, 0)?));
+    }
+    let mut out = Vec::with_capacity(2 * (exp.len() + scn.len()));
+    for (name, pick) in [
+        (
+            PIXELS32,
+            (|e: &Embedding| e.pixels32.clone()) as fn(&Embedding) -> Vec<f32>,
+        ),
+        (STRUCTURAL, |e: &Embedding| e.structural.clone()),
+    ] {
+        for (kind, list) in [
+            (EmbeddingKind::Experience, &exp),
+            (EmbeddingKind::Scene, &scn),
+        ] {
+            out.extend(list.iter().map(|(id, e)| EmbeddingRecord {
+                representation: name.into(),
+                kind,
+                id: id.clone(),
+                vector: pick(e),
+            }));
+        }
+    }
+    Ok(out)
+}
+
+/// Rows already on disk, checked against the job order; returns their count.
+fn check_existing(
+    config: &CollectConfig,
+    library: &Library,
+    queries: &[roboaudit_testbed::Scene],
+    dir: &Path,
+    parts_dir: &Path,
+    writer: &ExecutionLogWriter,
+) -> Result<usize> {
+    if writer.next_part() == 0 {
+        return Ok(0);
+    }
+    let rows = read_executions(parts_dir)?;
+    let total = config.total_executions();
+    let parts = usize::try_from(writer.next_part()).unwrap_or(usize::MAX);
+    let expected = parts.saturating_mul(config.chunk).min(total);
+    if rows.len() != expected {
+        return Err(resume_error(
+            dir,
+            format!(
+                "{} parts hold {} executions, expected {expected} ({} per part)",
+                parts,
+                rows.len(),
+                config.chunk
+            ),
+        ));
+    }
+    for (j, row) in rows.iter().enumerate() {
+        let job = Job::at(config, j);
+        let item = &library.items[job.experience];
+        let scene_id = match job.place {
+            Place::Query(s) => &queries[s].scene_id,
+            Place::OwnBase => &item.base.scene_id,
+        };
+        if row.experience_id != item.experience_id
+            || &row.scene_id != scene_id
+            || row.seed != job.seed as i64
+        {
+            return Err(resume_error(
+                dir,
+                format!(
+                    "execution {} is ({}, {}, {}), expected ({}, {scene_id}, {})",
+                    j + 1,
+                    row.experience_id,
+                    row.scene_id,
+                    row.seed,
+                    item.experience_id,
+                    job.seed
+                ),
+            ));
+        }
+    }
+    Ok(rows.len())
+}

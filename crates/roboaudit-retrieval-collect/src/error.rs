@@ -1,0 +1,58 @@
+//! The error type of the collection crate.
+
+use thiserror::Error;
+
+/// Everything that can go wrong while collecting a retrieval-audit run folder.
+#[derive(Debug, Error)]
+pub enum CollectError {
+    /// A configuration value is out of range (the message names the field).
+    #[error("invalid collection config: {0}")]
+    InvalidConfig(String),
+    /// The testbed failed (model compilation, rendering, an episode step).
+    #[error("testbed: {0}")]
+    Testbed(#[from] roboaudit_testbed::TestbedError),
+    /// Reading or writing a data file failed.
+    #[error(transparent)]
+    Data(#[from] roboaudit_data::DataError),
+    /// Too few demonstrations succeeded in their base scenes to fill the pool.
+    #[error(
+        "only {accepted} of {attempts} recorded demonstrations succeeded; the pool needs {pool}"
+    )]
+    TooManyRejections {
+        /// Accepted recordings.
+        accepted: usize,
+        /// Recordings tried.
+        attempts: usize,
+        /// Requested pool size.
+        pool: usize,
+    },
+    /// The output folder holds a different or damaged collection, so resuming would mix runs.
+    #[error("cannot resume in {path}: {reason}")]
+    Resume {
+        /// The run folder.
+        path: String,
+        /// What does not match.
+        reason: String,
+    },
+    /// A file could not be read or written.
+    #[error("cannot {action} {path}: {source}")]
+    Io {
+        /// What was attempted.
+        action: &'static str,
+        /// The file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The manifest could not be encoded or decoded.
+    #[error("manifest {path}: {source}")]
+    Manifest {
+        /// The manifest file.
+        path: String,
+        /// The cause.
+        source: serde_json::Error,
+    },
+}
+
+/// Result alias of this crate.
+pub type Result<T> = std::result::Result<T, CollectError>;

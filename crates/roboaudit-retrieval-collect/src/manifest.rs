@@ -1,0 +1,144 @@
+//! `collect.json`: what a run folder was collected with, the library's acceptance statistics and
+//! each experience's demonstrator. A resumed run must find the same config here.
+
+use crate::config::CollectConfig;
+use crate::error::{CollectError, Result};
+use crate::library::{DemoStyle, Library};
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::Path;
+
+/// Schema tag of `collect.json`.
+pub const MANIFEST_SCHEMA: &str = "roboaudit.retrieval-collect.v1";
+
+/// Acceptance statistics of the library (seed 000 §II: failed recordings are rejected).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LibraryStats {
+    /// Accepted experiences (the pool).
+    pub pool: usize,
+    /// Recordings tried.
+    pub attempts: usize,
+    /// Recordings that failed in their own base scene.
+    pub rejected: usize,
+    /// `rejected / attempts`, in `[0, 1)`; `None` without attempts.
+    pub rejection_rate: Option<f64>,
+}
+
+impl LibraryStats {
+    /// Statistics of `library`.
+    pub fn of(library: &Library) -> LibraryStats {
+        LibraryStats {
+            pool: library.items.len(),
+            attempts: library.attempts,
+            rejected: library.rejected,
+            rejection_rate: library.rejection_rate(),
+        }
+    }
+}
+
+/// One library entry in the manifest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ManifestExperience {
+    /// Experience id.
+    pub experience_id: String,
+    /// Base scene id.
+    pub base_scene_id: String,
+    /// Candidate index.
+    pub candidate: usize,
+    /// Demonstrator style.
+    pub style: DemoStyle,
+    /// Actions in the demonstration.
+    pub steps: usize,
+}
+
+/// Contents of `collect.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// [`MANIFEST_SCHEMA`].
+    pub schema: String,
+    /// The collection config.
+    pub config: CollectConfig,
+    /// Total executions of the complete run.
+    pub total_executions: usize,
+    /// Library statistics.
+    pub library: LibraryStats,
+    /// Library entries in library order.
+    pub experiences: Vec<ManifestExperience>,
+}
+
+impl Manifest {
+    /// The manifest of a collection.
+    pub fn new(config: &CollectConfig, library: &Library) -> Manifest {
+        Manifest {
+            schema: MANIFEST_SCHEMA.into(),
+            config: config.clone(),
+            total_executions: config.total_executions(),
+            library: LibraryStats::of(library),
+            experiences: library
+                .items
+                .iter()
+                .map(|it| ManifestExperience {
+                    experience_id: it.experience_id.clone(),
+                    base_scene_id: it.base.scene_id.clone(),
+                    candidate: it.candidate,
+                    style: it.style,
+                    steps: it.experience.waypoints.len(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The config recorded in `path`, `None` when the file does not exist.
+///
+/// # Errors
+/// [`CollectError::Io`] or [`CollectError::Manifest`] when it exists but cannot be read.
+pub fn read_config(path: &Path) -> Result<Option<CollectConfig>> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(CollectError::Io {
+                action: "read",
+                path: path.display().to_string(),
+                source,
+            });
+        }
+    };
+    let m: Manifest = serde_json::from_slice(&bytes).map_err(|source| CollectError::Manifest {
+        path: path.display().to_string(),
+        source,
+    })?;
+    Ok(Some(m.config))
+}
+
+/// Writes `bytes` to `path` through a temporary sibling and a rename, so a killed run never leaves
+/// a truncated file.
+///
+/// # Errors
+/// [`CollectError::Io`].
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let io = |action: &'static str| {
+        let p = path.display().to_string();
+        move |source| CollectError::Io {
+            action,
+            path: p,
+            source,
+        }
+    };
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
+        .tempfile_in(dir)
+        .map_err(io("create a temporary file for"))?;
+    tmp.write_all(bytes).map_err(io("write"))?;
+    tmp.as_file().sync_all().map_err(io("sync"))?;
+    tmp.persist(path)
+        .map_err(|e| e.error)
+        .map_err(io("rename onto"))?;
+    Ok(())
+}
