@@ -157,7 +157,7 @@ fn unsupported_tasks_and_policies_are_usage_errors() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("x");
     for args in [
-        vec!["--task", "swap"],
+        vec!["--task", "stack"],
         vec!["--policy", "oracle"],
         vec!["--task", "fly"],
     ] {
@@ -270,4 +270,38 @@ fn interventions_write_their_study() {
         tmp.path().to_str().unwrap(),
     ]);
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+}
+
+#[test]
+fn swap_is_crossed_and_the_faithful_answer_is_recovered() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("swap");
+    let o = roboaudit(&[
+        "memory",
+        "collect",
+        "--task",
+        "swap",
+        "--policy",
+        "faithful",
+        "--pairs",
+        "2",
+        "--seeds",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let a = roboaudit(&[
+        "memory",
+        "audit",
+        "--records",
+        out.join("records.parquet").to_str().unwrap(),
+        "--out",
+        out.join("audit").to_str().unwrap(),
+    ]);
+    assert!(a.status.success(), "{}", text(&a));
+    let audit: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("audit/audit.json")).unwrap()).unwrap();
+    assert_eq!(audit["faithfulness"]["value"], 1.0, "{audit}");
+    assert_eq!(audit["n_excluded"], 0);
 }

@@ -11,11 +11,15 @@
 //!
 //! | policy | tray | known answer |
 //! |---|---|---|
-//! | `faithful` | the tray the anchor shows the held block in | F = 1, every pair reliable |
+//! | `faithful` | the remembered tray (below) | F = 1, every pair reliable |
 //! | `blind` | the candidate nearest the gripper, memory unread | F = U1 = S = 0 |
 //! | `anti` | the candidate that is *not* the remembered tray | F = −1 |
 //! | `random` | a candidate drawn from (seed, present) | F = U1 = S = 0 |
 //! | `bank` | the remembered tray with probability `r(tray)`, else the other candidate | F = 2 r̄ − 1 |
+//!
+//! The remembered tray is the one the anchor shows the held block in (put_back, rearrange); when
+//! that tray is not among the present's branch candidates, the held block is being swapped and
+//! belongs where another block started: the candidate the anchor shows another block in (swap).
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -275,10 +279,23 @@ impl BuiltinPolicy {
         self.kind
     }
 
-    /// The tray the anchor remembers for the block held now (`None` without an anchor).
+    /// The tray the anchor remembers for the block held now (`None` without an anchor): its own
+    /// origin, or, when that is no branch candidate (swap), another block's origin that is.
     fn recalled(&self, present: &Observation) -> Option<usize> {
         let anchor = self.bank.anchor()?;
-        Some(nearest_tray(anchor, present, held_block(present)))
+        let held = held_block(present);
+        let own = nearest_tray(anchor, present, held);
+        let candidates = &present.branch_candidates;
+        if candidates.is_empty() || candidates.contains(&own) {
+            return Some(own);
+        }
+        Some(
+            (0..present.layout.n_blocks)
+                .filter(|&b| b != held)
+                .map(|b| nearest_tray(anchor, present, b))
+                .find(|t| candidates.contains(t))
+                .unwrap_or(own),
+        )
     }
 
     fn other_candidate(present: &Observation, tray: usize) -> usize {

@@ -9,8 +9,7 @@
 
 use roboaudit_data::{MemoryLabel, MemoryRecord};
 use roboaudit_testbed::{
-    CompiledScene, Episode, EpisodeConfig, ExpertParams, Perturbation, Scene, SceneRenderer,
-    TaskKind,
+    CompiledScene, Episode, EpisodeConfig, ExpertParams, SceneRenderer, TaskKind,
 };
 use serde::{Deserialize, Serialize};
 
@@ -42,7 +41,7 @@ pub enum Reuse {
 /// Settings of a collection run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CollectConfig {
-    /// `put_back` or `rearrange`.
+    /// `put_back`, `swap` (three-tray variant, [`crate::tasks`]) or `rearrange`.
     pub task: TaskKind,
     /// Pairs to construct (≥ 1), excluded ones included.
     pub pairs: usize,
@@ -207,15 +206,7 @@ pub fn collect(
         let base_id = format!("p{i:03}");
         let level = cfg.layout_levels[i % cfg.layout_levels.len()];
         let stratum = format!("level{level}");
-        let scene = Scene::from_draws(
-            task.task().family(),
-            &base_id,
-            Perturbation::Layout,
-            level,
-            splitmix(cfg.seed ^ splitmix(i as u64 + 1)),
-            0,
-            0,
-        )?;
+        let scene = task.scene(&base_id, level, splitmix(cfg.seed ^ splitmix(i as u64 + 1)))?;
         let compiled = CompiledScene::new(&scene, cfg.render_size.unwrap_or(64))?;
         let mut renderer = match cfg.render_size {
             Some(size) => {

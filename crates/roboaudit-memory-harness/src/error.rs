@@ -2,6 +2,7 @@
 
 use roboaudit_data::DataError;
 use roboaudit_memory::MemoryError;
+use roboaudit_stats::StatsError;
 use roboaudit_testbed::TestbedError;
 
 /// Why a harness run, a policy query or a calibration could not be completed.
@@ -31,4 +32,7 @@ pub enum HarnessError {
     /// The analysis of the collected records failed.
     #[error(transparent)]
     Memory(#[from] MemoryError),
+    /// A bootstrap interval could not be computed.
+    #[error(transparent)]
+    Stats(#[from] StatsError),
 }

@@ -14,13 +14,16 @@
 //!   runs `fault_chunks` chunks with it, then at the next query nothing is restored, only the
 //!   protected anchor is restored from the pre-fault memory, or the whole bank is rebuilt from
 //!   the full observed history. Read out: official success.
+//!
+//! Every rate carries a layout-stratified bootstrap interval ([`crate::intervals`]).
 
-use roboaudit_testbed::{CompiledScene, Episode, EpisodeConfig, Perturbation, Scene, TaskKind};
+use roboaudit_testbed::{CompiledScene, Episode, EpisodeConfig, TaskKind};
 use serde::{Deserialize, Serialize};
 
 use crate::bank::ANCHOR;
 use crate::error::HarnessError;
 use crate::execute::tray_distance;
+use crate::intervals::{BootstrapSettings, ConditionIntervals, study_intervals};
 use crate::observe::observe;
 use crate::pairs::{HistoryPlan, enter_world, run_history};
 use crate::policy::{ACTION_DIM, MemoryPolicy, MemoryState, Observation, check_chunk};
@@ -69,6 +72,8 @@ pub struct InterventionConfig {
     pub action_seed: u64,
     /// Restoration: chunks run with the cleared bank before the restoration query.
     pub fault_chunks: usize,
+    /// Layout-stratified bootstrap of the rates' intervals ([`crate::intervals`]).
+    pub bootstrap: BootstrapSettings,
 }
 
 impl Default for InterventionConfig {
@@ -82,6 +87,7 @@ impl Default for InterventionConfig {
             obs_every: 4,
             action_seed: 0,
             fault_chunks: 1,
+            bootstrap: BootstrapSettings::default(),
         }
     }
 }
@@ -134,15 +140,7 @@ fn recipient(
 ) -> Result<Option<Recipient>, HarnessError> {
     let id = format!("e{i:03}");
     let level = cfg.layout_levels[i % cfg.layout_levels.len().max(1)];
-    let scene = Scene::from_draws(
-        task.task().family(),
-        &id,
-        Perturbation::Layout,
-        level,
-        splitmix(cfg.seed ^ splitmix(i as u64 + 7)),
-        0,
-        0,
-    )?;
+    let scene = task.scene(&id, level, splitmix(cfg.seed ^ splitmix(i as u64 + 7)))?;
     let compiled = CompiledScene::new(&scene, 64)?;
     let origins = task.origins(i);
     let own = task.branch(&origins[0]);
@@ -286,6 +284,9 @@ pub struct InterventionStudy {
     pub own_reproduces_native: Option<bool>,
     /// Per condition.
     pub summary: Vec<ConditionSummary>,
+    /// Per condition, in the order of `summary`: rates with layout-stratified bootstrap
+    /// intervals (recipient clusters, layout-level strata; `config.bootstrap`).
+    pub intervals: Vec<ConditionIntervals>,
     /// Every continuation.
     pub continuations: Vec<Continuation>,
 }
@@ -330,6 +331,12 @@ fn names_of_restoration(r: Restoration) -> &'static str {
 
 fn validate(cfg: &InterventionConfig) -> Result<MemoryTask, HarnessError> {
     let task = MemoryTask::new(cfg.task)?;
+    if task.kind() != task.task() {
+        return Err(HarnessError::UnsupportedTask(format!(
+            "{}: native rollouts need the task's success predicate, and the testbed has none for the three-tray swap the harness crosses (its swap predicate fixes the trays); use put_back or rearrange",
+            cfg.task.name()
+        )));
+    }
     if cfg.episodes == 0 || cfg.obs_every == 0 || cfg.layout_levels.is_empty() {
         return Err(HarnessError::InvalidConfig(
             "episodes, obs_every and layout_levels must be non-zero / non-empty".into(),
@@ -409,6 +416,7 @@ pub fn replacement_study(
         skipped,
         own_reproduces_native: Some(reproduces),
         summary: summarize(&names, &out),
+        intervals: study_intervals(&out, &names, true, &cfg.bootstrap)?,
         continuations: out,
     })
 }
@@ -484,6 +492,7 @@ pub fn restoration_study(
         skipped,
         own_reproduces_native: None,
         summary: summarize(&names, &out),
+        intervals: study_intervals(&out, &names, false, &cfg.bootstrap)?,
         continuations: out,
     })
 }

@@ -29,6 +29,7 @@ mod collect;
 mod control;
 mod error;
 pub mod execute;
+pub mod intervals;
 pub mod intervene;
 pub mod observe;
 pub mod pairs;

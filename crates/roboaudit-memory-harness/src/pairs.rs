@@ -121,7 +121,7 @@ pub fn run_history(
         ..EpisodeConfig::default()
     };
     let mut ep = Episode::new(compiled, task.task(), &cfg)?;
-    let mut ex = Expert::new(task.task(), expert, episode_seed);
+    let mut ex = Expert::new(task.expert_task(), expert, episode_seed);
     let mut renderer = renderer;
     let mut observations = Vec::new();
     let every = obs_every.max(1);

@@ -1,5 +1,5 @@
 //! Known-answer calibration through the whole pipeline (SPEC.md §2): every calibrator's answer
-//! is recovered exactly on put_back and rearrange.
+//! is recovered exactly on put_back, swap and rearrange.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -43,6 +43,11 @@ fn check_task(task: TaskKind, pairs: usize) {
 #[test]
 fn calibrators_are_recovered_on_put_back() {
     check_task(TaskKind::PutBack, 6);
+}
+
+#[test]
+fn calibrators_are_recovered_on_swap() {
+    check_task(TaskKind::Swap, 4);
 }
 
 #[test]

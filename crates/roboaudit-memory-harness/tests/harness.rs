@@ -120,8 +120,8 @@ fn memory_state_round_trip_reproduces_actions_and_the_anchor_is_protected() {
 }
 
 #[test]
-fn swap_and_non_memory_tasks_are_refused_with_a_reason() {
-    for task in [TaskKind::Swap, TaskKind::Stack] {
+fn non_memory_tasks_are_refused_with_a_reason() {
+    for task in [TaskKind::Stack, TaskKind::Door] {
         let cfg = CollectConfig {
             task,
             ..CollectConfig::default()
@@ -176,5 +176,32 @@ impl MemoryPolicy for Counting {
         s: &roboaudit_memory_harness::MemoryState,
     ) -> Result<(), HarnessError> {
         self.0.set_memory(s)
+    }
+}
+
+#[test]
+fn swap_pairs_warrant_the_blue_blocks_origin_and_share_one_present() {
+    // Swap crosses red-in-tray-0 histories whose blue block started in tray 1 or 2.
+    let cfg = CollectConfig {
+        task: TaskKind::Swap,
+        pairs: 2,
+        action_seeds: vec![0],
+        ..CollectConfig::default()
+    };
+    let mut p = BuiltinPolicy::new(PolicyKind::Faithful, PolicyParams::default()).unwrap();
+    let run = collect(&cfg, &mut p, &mut |_, _| {}).unwrap();
+    assert_eq!(run.manifest.n_excluded, 0, "{:?}", run.manifest);
+    assert_eq!(run.manifest.world_physics_mismatches, 0);
+    // The faithful chunk heads for its memory's branch: in the matched world almost a reference
+    // chunk's progress toward the warranted tray and next to none toward the other outer tray
+    // (the branches are far apart seen from the buffer pad); crossed, the roles flip.
+    for r in &run.records {
+        assert!(r.present_equal);
+        let (toward, away) = if r.memory == r.world {
+            (r.progress_warranted, r.progress_other)
+        } else {
+            (r.progress_other, r.progress_warranted)
+        };
+        assert!(toward > 0.8 && away < 0.2, "{r:?}");
     }
 }

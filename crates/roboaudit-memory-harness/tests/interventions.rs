@@ -37,6 +37,15 @@ fn replacement_redirects_toward_the_replaced_content() {
     assert_eq!((opposite.successes, opposite.committed_donor), (0, 6));
     let clear = row(&s, "clear");
     assert!(clear.successes < 6, "{clear:?}");
+    // Intervals: all-success and all-failure conditions are degenerate at their rate.
+    let iv = |name: &str| s.intervals.iter().find(|c| c.condition == name).unwrap();
+    assert_eq!(iv("own").success.unwrap().ci, Some([1.0, 1.0]));
+    assert_eq!(iv("donor_opposite").success.unwrap().ci, Some([0.0, 0.0]));
+    assert_eq!(
+        iv("donor_opposite").committed_donor.unwrap().ci,
+        Some([1.0, 1.0])
+    );
+    assert_eq!(iv("donor_same").committed_donor, None);
 }
 
 #[test]
@@ -61,4 +70,14 @@ fn restoring_the_anchor_recovers_the_success_a_cleared_bank_loses() {
             .collect()
     };
     assert_eq!(by_episode("anchor"), by_episode("full"));
+    let ci = |name: &str| {
+        let r = s.intervals.iter().find(|c| c.condition == name).unwrap();
+        assert_eq!(r.committed_own, None);
+        r.success.unwrap()
+    };
+    assert_eq!(ci("anchor").ci, Some([1.0, 1.0]));
+    let n = ci("none");
+    assert_eq!(n.estimate, none.successes as f64 / 6.0);
+    let [lo, hi] = n.ci.unwrap();
+    assert!(lo <= n.estimate && n.estimate <= hi);
 }

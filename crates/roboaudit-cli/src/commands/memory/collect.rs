@@ -20,7 +20,7 @@ pub const MANIFEST_FILE: &str = "manifest.json";
 /// Harness settings shared by `collect` and `calibrate`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct HarnessArgs {
-    /// Memory task: put_back or rearrange (swap has no crossable decision on this testbed).
+    /// Memory task: put_back, swap (three-tray variant, see the harness README) or rearrange.
     #[arg(long, default_value = "put_back")]
     pub task: String,
     /// Master seed of layouts and episodes.

@@ -4,8 +4,9 @@ use super::collect::usage_or;
 use crate::exit::Usage;
 use crate::{output, progress};
 use anyhow::{Context, Result};
+use roboaudit_memory_harness::intervals::{BootstrapSettings, RateInterval};
 use roboaudit_memory_harness::intervene::{
-    InterventionConfig, replacement_study, restoration_study,
+    InterventionConfig, InterventionStudy, replacement_study, restoration_study,
 };
 use roboaudit_memory_harness::{BuiltinPolicy, PolicyKind, PolicyParams};
 use roboaudit_testbed::TaskKind;
@@ -20,7 +21,8 @@ pub struct InterveneArgs {
     /// Built-in policy: faithful, blind, anti, random or bank.
     #[arg(long, default_value = "bank")]
     pub policy: String,
-    /// Memory task: put_back or rearrange.
+    /// Memory task: put_back or rearrange (swap is refused: no success predicate for the
+    /// three-tray swap the harness crosses).
     #[arg(long, default_value = "put_back")]
     pub task: String,
     /// Recipient episodes.
@@ -35,7 +37,13 @@ pub struct InterveneArgs {
     /// Bank policy: recall probability per tray index (comma-separated; the last one repeats).
     #[arg(long, value_delimiter = ',', default_value = "0.95,0.95,0.3")]
     pub reliability: Vec<f64>,
-    /// Output folder: DIR/interventions.json.
+    /// Bootstrap resamples of the layout-stratified intervals.
+    #[arg(long, default_value_t = 10_000)]
+    pub resamples: usize,
+    /// Seed of the bootstrap resampling.
+    #[arg(long, default_value_t = 0)]
+    pub bootstrap_seed: u64,
+    /// Output folder: DIR/interventions.json and DIR/interventions.md.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
 }
@@ -47,6 +55,11 @@ pub fn run(args: &InterveneArgs) -> Result<()> {
         episodes: args.episodes,
         seed: args.seed,
         fault_chunks: args.fault_chunks,
+        bootstrap: BootstrapSettings {
+            resamples: args.resamples,
+            seed: args.bootstrap_seed,
+            ..BootstrapSettings::default()
+        },
         ..InterventionConfig::default()
     };
     let kind = PolicyKind::parse(&args.policy).map_err(usage_or)?;
@@ -76,16 +89,7 @@ pub fn run(args: &InterveneArgs) -> Result<()> {
         cfg.episodes - study.skipped,
         study.skipped
     );
-    println!(
-        "{:<16} {:>4} {:>8} {:>12} {:>14} {:>10}",
-        "condition", "n", "success", "commit own", "commit donor", "no commit"
-    );
-    for c in &study.summary {
-        println!(
-            "{:<16} {:>4} {:>8} {:>12} {:>14} {:>10}",
-            c.condition, c.n, c.successes, c.committed_own, c.committed_donor, c.committed_none
-        );
-    }
+    print!("{}", table(&study));
     if let Some(ok) = study.own_reproduces_native {
         println!("own-history reconstruction reproduces the native memory: {ok}");
     }
@@ -93,6 +97,100 @@ pub fn run(args: &InterveneArgs) -> Result<()> {
     let path = args.out.join("interventions.json");
     let json = serde_json::to_vec_pretty(&study).context("cannot serialize the study")?;
     output::write_atomic(&path, &json)?;
-    println!("wrote {}", path.display());
+    let md_path = args.out.join("interventions.md");
+    output::write_atomic(&md_path, markdown(&study, kind.name()).as_bytes())?;
+    println!("wrote {} and {}", path.display(), md_path.display());
     Ok(())
+}
+
+/// `0.833 [0.583, 1.000]`, or `–` where the rate does not apply.
+fn rate(r: Option<RateInterval>) -> String {
+    match r {
+        None => "–".to_owned(),
+        Some(r) => match r.ci {
+            Some([lo, hi]) => format!("{:.3} [{lo:.3}, {hi:.3}]", r.estimate),
+            None => format!("{:.3} [undefined]", r.estimate),
+        },
+    }
+}
+
+/// Rows of (condition, n, counts, success, committed own, committed donor) for both renderings.
+fn rows(study: &InterventionStudy) -> Vec<[String; 6]> {
+    study
+        .summary
+        .iter()
+        .map(|c| {
+            let iv = study.intervals.iter().find(|i| i.condition == c.condition);
+            [
+                c.condition.clone(),
+                c.n.to_string(),
+                format!(
+                    "{}/{}/{}/{}",
+                    c.successes, c.committed_own, c.committed_donor, c.committed_none
+                ),
+                rate(iv.and_then(|i| i.success)),
+                rate(iv.and_then(|i| i.committed_own)),
+                rate(iv.and_then(|i| i.committed_donor)),
+            ]
+        })
+        .collect()
+}
+
+const HEADER: [&str; 6] = [
+    "condition",
+    "n",
+    "succ/own/donor/none",
+    "success",
+    "committed own",
+    "committed donor",
+];
+
+fn table(study: &InterventionStudy) -> String {
+    let mut out = String::new();
+    let line = |r: &[&str]| {
+        format!(
+            "{:<15} {:>3} {:>19}  {:<22} {:<22} {:<22}\n",
+            r[0], r[1], r[2], r[3], r[4], r[5]
+        )
+    };
+    out.push_str(&line(&HEADER));
+    for r in rows(study) {
+        let r: Vec<&str> = r.iter().map(String::as_str).collect();
+        out.push_str(&line(&r));
+    }
+    out.push_str(&interval_note(study));
+    out.push('\n');
+    out
+}
+
+fn interval_note(study: &InterventionStudy) -> String {
+    let b = &study.config.bootstrap;
+    format!(
+        "rates with {:.0}% layout-stratified bootstrap intervals (recipient clusters within layout levels, {} resamples, seed {})",
+        b.level * 100.0,
+        b.resamples,
+        b.seed
+    )
+}
+
+fn markdown(study: &InterventionStudy, policy: &str) -> String {
+    let mut md = format!(
+        "# Memory intervention: {} study\n\nPolicy `{policy}` on `{}`, {} recipients ({} skipped before any query).\n\n",
+        study.study,
+        study.config.task.name(),
+        study.config.episodes - study.skipped,
+        study.skipped
+    );
+    md.push_str(&format!("| {} |\n", HEADER.join(" | ")));
+    md.push_str("|---|---:|---:|---|---|---|\n");
+    for r in rows(study) {
+        md.push_str(&format!("| {} |\n", r.join(" | ")));
+    }
+    md.push_str(&format!("\n{}.\n", interval_note(study)));
+    if let Some(ok) = study.own_reproduces_native {
+        md.push_str(&format!(
+            "\nOwn-history reconstruction reproduces the native memory: {ok}.\n"
+        ));
+    }
+    md
 }
