@@ -1,1 +1,67 @@
-//! Fitted Q evaluation (SPEC §3, seed 003): frozen encoders, neural and linear FQE, naive estimator, coverage diagnostics, metrics against ground truth.
+//! Fitted Q evaluation (SPEC.md §3, seed 003 "RoboFQE"): estimate a target policy's value per task
+//! from a fixed offline dataset with terminal success labels, and say how good the estimate is.
+//!
+//! Pipeline: [`inputs::FqeInputs`] (frozen features, proprioception, actions, tasks, labels) and
+//! [`inputs::TargetActions`] (`M` target-policy action samples per frame) feed three estimators —
+//! neural FQE ([`neural::fit_neural`], candle, CPU), linear FQE ([`linear::fit_linear`], closed-form
+//! ridge iterated) and the naive dataset-return average ([`naive::naive_estimate`]). Coverage
+//! diagnostics ([`coverage`]) and metrics against ground truth ([`metrics`]) make the report.
+//!
+//! ```
+//! use roboaudit_data::lerobot::{LeRobotDataset, read_policy_actions};
+//! use roboaudit_fqe::synthetic::{ChainRun, write_chain_run};
+//! use roboaudit_fqe::{LinearFqeConfig, LoadOptions, align_target_actions, fit_linear, load_lerobot};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = tempfile::tempdir()?;
+//! write_chain_run(dir.path(), &ChainRun { episodes: 40, ..ChainRun::default() })?;
+//! let ds = LeRobotDataset::open(dir.path().join("dataset"))?;
+//! let loaded = load_lerobot(&ds, &LoadOptions::push_defaults())?;
+//! let actions = read_policy_actions(dir.path().join("policies/pi0.parquet"))?;
+//! let target = align_target_actions(&loaded, &actions)?;
+//! let config = LinearFqeConfig { gamma: 0.9, ..LinearFqeConfig::default() };
+//! let fit = fit_linear(&loaded.inputs, &target, &config)?;
+//! let v = fit.tasks[0].value.ok_or("no estimate")?;
+//! assert!((0.0..=1.0).contains(&v));
+//! # Ok(()) }
+//! ```
+
+use serde::Serialize;
+
+pub mod cache;
+pub mod coverage;
+pub mod encoder;
+pub mod error;
+pub mod evaluate;
+pub(crate) mod images;
+pub mod inputs;
+pub(crate) mod linalg;
+pub mod linear;
+pub mod load;
+pub mod metrics;
+pub mod naive;
+pub mod neural;
+pub mod pca;
+pub mod report;
+pub mod summary;
+pub mod synthetic;
+
+pub use coverage::{DEFAULT_COVERAGE_THRESHOLD, SupportIndex, TaskCoverage, coverage};
+pub use encoder::Encoder;
+pub use error::FqeError;
+pub use evaluate::{FitConfig, GroundTruth, TargetPolicy, fit_all, read_ground_truth, score};
+pub use inputs::{EpisodeSpan, FqeInputs, InputPart, TargetActions};
+pub use linear::{ActionTerms, LinearFit, LinearFqeConfig, fit_linear};
+pub use load::{LoadOptions, LoadedDataset, align_target_actions, load_lerobot};
+pub use naive::naive_estimate;
+pub use neural::{CurvePoint, NeuralFit, NeuralFqeConfig, fit_neural};
+pub use report::{FqeReport, SCHEMA};
+
+/// One estimate `V̂(π, l)` of a task.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct TaskEstimate {
+    /// Task index `l`.
+    pub task: usize,
+    /// The estimate (`None` when the task has no episodes).
+    pub value: Option<f64>,
+}

@@ -1,0 +1,191 @@
+//! `roboaudit fqe fit` / `evaluate` on a synthetic chain run folder (the layout `fqe collect`
+//! writes), with exact ground truth.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use roboaudit_fqe::synthetic::{ChainRun, write_chain_run};
+
+fn roboaudit(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_roboaudit"))
+        .args(args)
+        .env("RAYON_NUM_THREADS", "1")
+        .output()
+        .unwrap()
+}
+
+fn run_folder() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let run = ChainRun {
+        episodes: 80,
+        quality: vec![0.9, 0.6, 0.2],
+        samples: 4,
+        ..ChainRun::default()
+    };
+    write_chain_run(&dir.path().join("run"), &run).unwrap();
+    dir
+}
+
+fn report(out: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(out.join("fqe.json")).unwrap()).unwrap()
+}
+
+fn metric(r: &serde_json::Value, estimator: &str, field: &str) -> serde_json::Value {
+    r["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["estimator"] == estimator)
+        .unwrap()["suite"][field]
+        .clone()
+}
+
+#[test]
+fn fit_on_a_run_folder_writes_scored_estimates() {
+    let dir = run_folder();
+    let run = dir.path().join("run");
+    let out = dir.path().join("res");
+    let o = roboaudit(&[
+        "fqe",
+        "fit",
+        "--run",
+        run.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--steps",
+        "100",
+        "--seeds",
+        "0,1",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        stdout.contains("neural±sd") && stdout.contains("linear  suite:"),
+        "{stdout}"
+    );
+    let r = report(&out);
+    assert_eq!(r["schema"], "roboaudit.fqe.v1");
+    assert_eq!(r["gamma"], 0.9);
+    assert_eq!(r["policies"].as_array().unwrap().len(), 3);
+    let cell = &r["policies"][0]["tasks"][0];
+    assert_eq!(cell["neural"]["seeds"].as_array().unwrap().len(), 2);
+    assert!(cell["truth"]["v_pi"].as_f64().unwrap() > 0.5);
+    assert!(cell["coverage"]["out_of_support"].is_boolean());
+    assert_eq!(r["policies"][0]["curves"].as_array().unwrap().len(), 2);
+    // Linear FQE orders the three chain policies exactly; the naive estimate cannot order them.
+    assert!((metric(&r, "linear", "spearman_v").as_f64().unwrap() - 1.0).abs() < 1e-12);
+    assert!(metric(&r, "naive", "spearman_v").is_null());
+    assert_eq!(
+        r["metrics"][0]["suite_per_seed"].as_array().unwrap().len(),
+        2,
+        "neural metrics per seed"
+    );
+    assert!(out.join("summary.md").exists());
+
+    // `evaluate` rescoring the same estimates gives the same report.
+    let before = std::fs::read(out.join("fqe.json")).unwrap();
+    let o = roboaudit(&[
+        "fqe",
+        "evaluate",
+        "--run",
+        run.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read(out.join("fqe.json")).unwrap(), before);
+}
+
+#[test]
+fn explicit_dataset_and_policy_files_then_evaluate_with_ground_truth() {
+    let dir = run_folder();
+    let run = dir.path().join("run");
+    let out = dir.path().join("res");
+    let pi0 = format!("good={}", run.join("policies/pi0.parquet").display());
+    let pi2 = format!("bad={}", run.join("policies/pi2.parquet").display());
+    let o = roboaudit(&[
+        "fqe",
+        "fit",
+        "--dataset",
+        run.join("dataset").to_str().unwrap(),
+        "--policy-actions",
+        &pi0,
+        "--policy-actions",
+        &pi2,
+        "--out",
+        out.to_str().unwrap(),
+        "--no-neural",
+        "--gamma",
+        "0.9",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = report(&out);
+    assert!(r["metrics"].as_array().unwrap().is_empty());
+    assert!(r["policies"][0]["tasks"][0]["neural"].is_null());
+    let good = r["policies"][0]["tasks"][0]["linear"].as_f64().unwrap();
+    let bad = r["policies"][1]["tasks"][0]["linear"].as_f64().unwrap();
+    assert!(good > bad + 0.3, "{good} vs {bad}");
+
+    // Names differ from the ground truth's (pi0, pi2): nothing matches, so no metrics.
+    let gt = run.join("ground_truth.json");
+    let o = roboaudit(&[
+        "fqe",
+        "evaluate",
+        "--ground-truth",
+        gt.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(report(&out)["metrics"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn bad_inputs_exit_with_code_3_and_usage_errors_with_2() {
+    let dir = run_folder();
+    let run = dir.path().join("run");
+    let out = dir.path().join("res");
+    let o = roboaudit(&[
+        "fqe",
+        "fit",
+        "--dataset",
+        run.join("dataset").to_str().unwrap(),
+        "--policy-actions",
+        "no-equals-sign",
+        "--out",
+        out.to_str().unwrap(),
+        "--no-neural",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("NAME=FILE"));
+
+    std::fs::write(
+        run.join("ground_truth.json"),
+        br#"{"schema":"other","gamma":0.9,"policies":[]}"#,
+    )
+    .unwrap();
+    let o = roboaudit(&[
+        "fqe",
+        "fit",
+        "--run",
+        run.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--no-neural",
+    ]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("roboaudit.fqe.ground_truth.v1"));
+
+    let o = roboaudit(&["fqe", "evaluate", "--out", out.to_str().unwrap()]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(!out.join("fqe.json").exists());
+
+    let o = roboaudit(&["fqe", "fit", "--out"]);
+    assert_eq!(o.status.code(), Some(2));
+}

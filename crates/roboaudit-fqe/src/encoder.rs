@@ -1,0 +1,143 @@
+//! Frozen encoders (SPEC.md §3): images to feature vectors. The raw-pixel encoder area-resamples
+//! an RGB8 image to `side × side` and scales to `[0, 1]`, giving `side² · 3` values in
+//! height-width-channel order.
+
+use roboaudit_data::lerobot::Rgb8Image;
+use serde::Serialize;
+
+use crate::FqeError;
+
+/// A frozen image encoder.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum Encoder {
+    /// Area-resampled raw pixels, `side × side × 3`, values in `[0, 1]`.
+    RawPixels {
+        /// Output side in pixels (32 in SPEC §3).
+        side: usize,
+    },
+}
+
+impl Encoder {
+    /// The SPEC §3 raw-pixel encoder, 32 × 32.
+    pub fn raw32() -> Self {
+        Self::RawPixels { side: 32 }
+    }
+
+    /// A short identifier used in cache file names and reports, e.g. `raw32`.
+    pub fn id(&self) -> String {
+        match self {
+            Self::RawPixels { side } => format!("raw{side}"),
+        }
+    }
+
+    /// Hash of the encoder's weights (16 hex digits); `none` for encoders without weights.
+    pub fn weights_hash(&self) -> String {
+        match self {
+            Self::RawPixels { .. } => "none".to_owned(),
+        }
+    }
+
+    /// Feature width.
+    pub fn dim(&self) -> usize {
+        match self {
+            Self::RawPixels { side } => side * side * 3,
+        }
+    }
+
+    /// Encodes one image.
+    ///
+    /// # Errors
+    /// [`FqeError::InvalidInputs`] for an empty image.
+    pub fn encode(&self, image: &Rgb8Image) -> Result<Vec<f32>, FqeError> {
+        match self {
+            Self::RawPixels { side } => area_resample(image, *side),
+        }
+    }
+}
+
+/// For each output cell of `0..out`, the input cells it overlaps and the overlap fraction (sum 1).
+fn area_weights(input: usize, out: usize) -> Vec<Vec<(usize, f64)>> {
+    #[allow(clippy::cast_precision_loss)]
+    let scale = input as f64 / out as f64;
+    (0..out)
+        .map(|o| {
+            #[allow(clippy::cast_precision_loss)]
+            let (lo, hi) = (o as f64 * scale, (o + 1) as f64 * scale);
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let (first, last) = (lo.floor() as usize, (hi.ceil() as usize).min(input));
+            (first..last)
+                .filter_map(|i| {
+                    #[allow(clippy::cast_precision_loss)]
+                    let overlap = (hi.min((i + 1) as f64) - lo.max(i as f64)) / scale;
+                    (overlap > 0.0).then_some((i, overlap))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Area (box-filter) resampling to `side × side`, RGB, scaled to `[0, 1]`, HWC order.
+///
+/// # Errors
+/// [`FqeError::InvalidInputs`] for an empty image, a zero side or a pixel buffer of the wrong size.
+pub fn area_resample(image: &Rgb8Image, side: usize) -> Result<Vec<f32>, FqeError> {
+    let (w, h) = (image.width as usize, image.height as usize);
+    if w == 0 || h == 0 || side == 0 || image.pixels.len() != w * h * 3 {
+        return Err(FqeError::InvalidInputs(format!(
+            "cannot resample a {w}×{h} image with {} bytes to {side}×{side}",
+            image.pixels.len()
+        )));
+    }
+    let wx = area_weights(w, side);
+    let wy = area_weights(h, side);
+    let mut out = Vec::with_capacity(side * side * 3);
+    for ys in &wy {
+        for xs in &wx {
+            let mut acc = [0.0f64; 3];
+            for (y, fy) in ys {
+                for (x, fx) in xs {
+                    let k = (y * w + x) * 3;
+                    for (c, a) in acc.iter_mut().enumerate() {
+                        *a += fy * fx * f64::from(image.pixels[k + c]);
+                    }
+                }
+            }
+            #[allow(clippy::cast_possible_truncation)]
+            out.extend(acc.iter().map(|a| (a / 255.0) as f32));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn area_resample_averages_blocks_and_fractional_overlaps() {
+        // 4×1 → 2×… is not square; use 4×4 → 2×2: each output is the mean of a 2×2 block.
+        let mut pixels = Vec::new();
+        for y in 0..4u8 {
+            for x in 0..4u8 {
+                pixels.extend_from_slice(&[x * 50, y * 50, 255]);
+            }
+        }
+        let img = Rgb8Image {
+            width: 4,
+            height: 4,
+            pixels,
+        };
+        let out = area_resample(&img, 2).unwrap();
+        // Output (0,0): red mean of x ∈ {0,1} = 25, green mean of y ∈ {0,1} = 25, blue 255.
+        assert!((out[0] - 25.0 / 255.0).abs() < 1e-6);
+        assert!((out[1] - 25.0 / 255.0).abs() < 1e-6);
+        assert!((out[2] - 1.0).abs() < 1e-6);
+        // Output (1,0): red mean of x ∈ {2,3} = 125.
+        assert!((out[3] - 125.0 / 255.0).abs() < 1e-6);
+        // 3 → 2 cells: output 0 covers cell 0 fully and half of cell 1 (weights 2/3, 1/3).
+        let w = area_weights(3, 2);
+        assert_eq!(w[0].len(), 2);
+        assert!((w[0][0].1 - 2.0 / 3.0).abs() < 1e-12 && (w[0][1].1 - 1.0 / 3.0).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,61 @@
+//! The crate's error type.
+
+use std::path::PathBuf;
+
+/// Errors of fitted Q evaluation.
+#[derive(Debug, thiserror::Error)]
+pub enum FqeError {
+    /// Reading a dataset, labels or policy-actions file failed.
+    #[error(transparent)]
+    Data(#[from] roboaudit_data::DataError),
+    /// A metric could not be computed.
+    #[error(transparent)]
+    Stats(#[from] roboaudit_stats::StatsError),
+    /// The transitions, target actions or ground truth are inconsistent (shapes, indices, labels).
+    #[error("invalid FQE inputs: {0}")]
+    InvalidInputs(String),
+    /// A configuration value is out of range.
+    #[error("invalid FQE configuration: {0}")]
+    InvalidConfig(String),
+    /// A linear system could not be solved (not positive definite) or an iteration diverged.
+    #[error("numerical failure: {0}")]
+    Numerical(String),
+    /// The neural network library failed.
+    #[error("neural network: {0}")]
+    Candle(#[from] candle_core::Error),
+    /// A file could not be read or written.
+    #[error("cannot {action} {}: {source}", path.display())]
+    Io {
+        /// What was attempted (`read`, `write`, `create`).
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// A file has the wrong content (feature cache, ground truth, checkpoint).
+    #[error("{message}: {}", path.display())]
+    BadFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl FqeError {
+    pub(crate) fn io(action: &'static str, path: &std::path::Path, source: std::io::Error) -> Self {
+        Self::Io {
+            action,
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    pub(crate) fn bad_file(path: &std::path::Path, message: impl Into<String>) -> Self {
+        Self::BadFile {
+            path: path.to_path_buf(),
+            message: message.into(),
+        }
+    }
+}

@@ -1,0 +1,334 @@
+//! Runs every estimator for every target policy ([`fit_all`]) and scores the estimates against
+//! rollout ground truth ([`score`]); reads the ground-truth file written by `roboaudit fqe collect`.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::FqeError;
+use crate::coverage::{SupportIndex, coverage};
+use crate::inputs::{FqeInputs, TargetActions};
+use crate::linear::{LinearFqeConfig, fit_linear};
+use crate::metrics::{Metrics, Scored, metrics};
+use crate::naive::naive_estimate;
+use crate::neural::{NeuralFqeConfig, fit_neural};
+use crate::report::{
+    Cell, CellErrors, EstimatorMetrics, FqeReport, PolicyReport, SCHEMA, SeedSpread, TruthCell,
+};
+
+/// Schema tag of the ground-truth file.
+pub const GROUND_TRUTH_SCHEMA: &str = "roboaudit.fqe.ground_truth.v1";
+
+/// Rollout ground truth of one task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TruthTask {
+    /// Task text.
+    pub task: String,
+    /// Task index in the dataset's metadata.
+    pub task_index: Option<usize>,
+    /// `V^π`.
+    pub v_pi: f64,
+    /// Success rate.
+    pub success_rate: f64,
+    /// Rollout episodes.
+    pub n_episodes: Option<u64>,
+}
+
+/// Ground truth of one policy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TruthPolicy {
+    /// Policy name.
+    pub policy: String,
+    /// Policy-actions file, relative to the ground-truth file's folder.
+    pub actions_file: Option<String>,
+    /// Per task.
+    pub tasks: Vec<TruthTask>,
+}
+
+/// `ground_truth.json` (`roboaudit.fqe.ground_truth.v1`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroundTruth {
+    /// Schema tag.
+    pub schema: String,
+    /// Discount of `V^π`.
+    pub gamma: f64,
+    /// Per policy.
+    pub policies: Vec<TruthPolicy>,
+}
+
+/// Reads and checks a ground-truth file.
+///
+/// # Errors
+/// [`FqeError::Io`]; [`FqeError::BadFile`] for malformed JSON, a wrong schema, `γ ∉ [0, 1]` or a
+/// non-finite value.
+pub fn read_ground_truth(path: &Path) -> Result<GroundTruth, FqeError> {
+    let text = std::fs::read_to_string(path).map_err(|e| FqeError::io("read", path, e))?;
+    let gt: GroundTruth = serde_json::from_str(&text)
+        .map_err(|e| FqeError::bad_file(path, format!("invalid ground truth: {e}")))?;
+    if gt.schema != GROUND_TRUTH_SCHEMA {
+        return Err(FqeError::bad_file(
+            path,
+            format!(
+                "schema \"{}\", expected \"{GROUND_TRUTH_SCHEMA}\"",
+                gt.schema
+            ),
+        ));
+    }
+    if !(0.0..=1.0).contains(&gt.gamma) {
+        return Err(FqeError::bad_file(
+            path,
+            format!("gamma {} not in [0, 1]", gt.gamma),
+        ));
+    }
+    for p in &gt.policies {
+        for t in &p.tasks {
+            if !(t.v_pi.is_finite() && t.success_rate.is_finite()) {
+                return Err(FqeError::bad_file(
+                    path,
+                    format!("policy {} task \"{}\": non-finite value", p.policy, t.task),
+                ));
+            }
+        }
+    }
+    Ok(gt)
+}
+
+/// What [`fit_all`] runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FitConfig {
+    /// Neural settings (its `seed` is replaced by each of `seeds`); `None` skips neural FQE.
+    pub neural: Option<NeuralFqeConfig>,
+    /// Linear settings (its `gamma` is used by every estimator).
+    pub linear: LinearFqeConfig,
+    /// Neural training seeds.
+    pub seeds: Vec<u64>,
+    /// Coverage threshold (see [`crate::coverage::DEFAULT_COVERAGE_THRESHOLD`]).
+    pub coverage_threshold: f64,
+}
+
+/// One target policy to evaluate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetPolicy {
+    /// Name.
+    pub name: String,
+    /// Its actions, aligned with the inputs' frames.
+    pub actions: TargetActions,
+}
+
+/// Fits neural (per seed), linear and naive estimates for every policy; no metrics.
+/// `progress(policy, step)` is called before each fit.
+///
+/// # Errors
+/// Any estimator's error; [`FqeError::InvalidConfig`] for no seeds with neural FQE on.
+pub fn fit_all(
+    inputs: &FqeInputs,
+    policies: &[TargetPolicy],
+    config: &FitConfig,
+    describe: serde_json::Value,
+    progress: &mut dyn FnMut(&str, &str),
+) -> Result<FqeReport, FqeError> {
+    if config.neural.is_some() && config.seeds.is_empty() {
+        return Err(FqeError::InvalidConfig(
+            "neural FQE needs at least one seed".into(),
+        ));
+    }
+    let gamma = config.linear.gamma;
+    let naive = naive_estimate(inputs, gamma)?;
+    let support = SupportIndex::new(inputs)?;
+    let mut out = Vec::new();
+    let mut flags = Vec::new();
+    for p in policies {
+        progress(&p.name, "linear");
+        let lin = fit_linear(inputs, &p.actions, &config.linear)?;
+        let cov = coverage(inputs, &support, &p.actions, config.coverage_threshold)?;
+        let mut per_seed: Vec<Vec<Option<f64>>> = Vec::new();
+        let mut curves = Vec::new();
+        if let Some(neural) = &config.neural {
+            for seed in &config.seeds {
+                progress(&p.name, &format!("neural seed {seed}"));
+                let fit = fit_neural(
+                    inputs,
+                    &p.actions,
+                    &NeuralFqeConfig {
+                        gamma,
+                        seed: *seed,
+                        ..neural.clone()
+                    },
+                )?;
+                per_seed.push(fit.tasks.iter().map(|t| t.value).collect());
+                curves.push(fit.curve);
+            }
+        }
+        let cells = (0..inputs.tasks.len())
+            .map(|l| {
+                let seeds: Vec<f64> = per_seed.iter().filter_map(|s| s[l]).collect();
+                if cov[l].out_of_support {
+                    flags.push((p.name.clone(), inputs.tasks[l].clone()));
+                }
+                Cell {
+                    task_index: l,
+                    task: inputs.tasks[l].clone(),
+                    dataset_episodes: inputs.episodes.iter().filter(|e| e.task == l).count(),
+                    neural: SeedSpread::of(&seeds),
+                    linear: lin.tasks[l].value,
+                    naive: naive[l].value,
+                    coverage: cov[l].clone(),
+                    truth: None,
+                    are: None,
+                }
+            })
+            .collect();
+        out.push(PolicyReport {
+            policy: p.name.clone(),
+            samples: p.actions.samples,
+            tasks: cells,
+            curves,
+            linear_converged: lin.converged,
+            linear_iterations: lin.iterations,
+        });
+    }
+    Ok(FqeReport {
+        schema: SCHEMA.to_owned(),
+        gamma,
+        seeds: if config.neural.is_some() {
+            config.seeds.clone()
+        } else {
+            Vec::new()
+        },
+        tasks: inputs.tasks.clone(),
+        coverage_threshold: config.coverage_threshold,
+        neural_config: config.neural.clone(),
+        linear_config: config.linear.clone(),
+        inputs: describe,
+        policies: out,
+        metrics: Vec::new(),
+        coverage_flags: flags,
+    })
+}
+
+fn are(estimate: Option<f64>, v: f64) -> Option<f64> {
+    estimate
+        .filter(|_| v != 0.0)
+        .map(|e| (e - v).abs() / v.abs())
+}
+
+/// Estimate of `estimator` in a cell: neural uses the seed mean, or seed `seed` when given.
+fn pick(cell: &Cell, estimator: &str, seed: Option<usize>) -> Option<f64> {
+    match estimator {
+        "neural" => cell
+            .neural
+            .as_ref()
+            .map(|s| seed.and_then(|k| s.seeds.get(k).copied()).unwrap_or(s.mean)),
+        "linear" => cell.linear,
+        _ => cell.naive,
+    }
+}
+
+fn estimator_metrics(
+    report: &FqeReport,
+    estimator: &str,
+    seed: Option<usize>,
+) -> Result<Option<(Metrics, Vec<Metrics>)>, FqeError> {
+    let n_tasks = report.tasks.len();
+    let mut task_rows: Vec<Vec<Scored>> = vec![Vec::new(); n_tasks];
+    let mut suite_rows = Vec::new();
+    let mut pairs = Vec::new();
+    for p in &report.policies {
+        let mut sum = (0.0, 0.0, 0.0);
+        let mut count = 0;
+        for c in &p.tasks {
+            let (Some(t), Some(e)) = (&c.truth, pick(c, estimator, seed)) else {
+                continue;
+            };
+            let s = Scored {
+                estimate: e,
+                v_pi: t.v_pi,
+                success_rate: t.success_rate,
+            };
+            task_rows[c.task_index].push(s);
+            pairs.push(s);
+            sum = (sum.0 + e, sum.1 + t.v_pi, sum.2 + t.success_rate);
+            count += 1;
+        }
+        if count > 0 {
+            #[allow(clippy::cast_precision_loss)]
+            let n = f64::from(count);
+            suite_rows.push(Scored {
+                estimate: sum.0 / n,
+                v_pi: sum.1 / n,
+                success_rate: sum.2 / n,
+            });
+        }
+    }
+    if pairs.is_empty() {
+        return Ok(None);
+    }
+    let suite = metrics(&suite_rows, &pairs)?;
+    let tasks = task_rows
+        .iter()
+        .map(|rows| metrics(rows, rows))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Some((suite, tasks)))
+}
+
+/// Attaches ground truth (matched by policy name, then task text or index) and fills ARE per cell
+/// and the metrics of every estimator. Cells without ground truth are left out of the metrics.
+///
+/// # Errors
+/// [`FqeError::InvalidInputs`] when the ground truth's `γ` differs from the report's by more than
+/// 1e-12 (the values would not be comparable); [`FqeError::Stats`].
+pub fn score(report: &mut FqeReport, truth: &GroundTruth) -> Result<(), FqeError> {
+    if (truth.gamma - report.gamma).abs() > 1e-12 {
+        return Err(FqeError::InvalidInputs(format!(
+            "ground truth uses gamma {}, the estimates gamma {}: pass --gamma {}",
+            truth.gamma, report.gamma, truth.gamma
+        )));
+    }
+    for p in &mut report.policies {
+        let Some(tp) = truth.policies.iter().find(|t| t.policy == p.policy) else {
+            continue;
+        };
+        for c in &mut p.tasks {
+            let t = tp
+                .tasks
+                .iter()
+                .find(|t| t.task == c.task)
+                .or_else(|| tp.tasks.iter().find(|t| t.task_index == Some(c.task_index)));
+            if let Some(t) = t {
+                c.truth = Some(TruthCell {
+                    v_pi: t.v_pi,
+                    success_rate: t.success_rate,
+                    n_episodes: t.n_episodes,
+                });
+                c.are = Some(CellErrors {
+                    neural: are(c.neural.as_ref().map(|s| s.mean), t.v_pi),
+                    linear: are(c.linear, t.v_pi),
+                    naive: are(c.naive, t.v_pi),
+                    undefined: t.v_pi == 0.0,
+                });
+            }
+        }
+    }
+    let mut all = Vec::new();
+    for est in crate::report::ESTIMATORS {
+        let Some((suite, tasks)) = estimator_metrics(report, est, None)? else {
+            continue;
+        };
+        let mut per_seed = Vec::new();
+        if est == "neural" {
+            for k in 0..report.seeds.len() {
+                if let Some((m, _)) = estimator_metrics(report, est, Some(k))? {
+                    per_seed.push(m);
+                }
+            }
+        }
+        all.push(EstimatorMetrics {
+            estimator: est.to_owned(),
+            suite,
+            tasks,
+            suite_per_seed: per_seed,
+        });
+    }
+    report.metrics = all;
+    Ok(())
+}

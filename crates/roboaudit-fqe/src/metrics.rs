@@ -1,0 +1,144 @@
+//! Metrics of an estimator against ground truth (SPEC.md §3): ARE per (policy, task) — undefined
+//! and counted when `V = 0` —, Pearson and Spearman across policies against both `V^π` and SR,
+//! normalized regret@1 and MMRV against both. Computed from `roboaudit-stats`.
+
+use roboaudit_stats::{absolute_relative_error, mmrv, normalized_regret_at_k, pearson, spearman};
+use serde::{Deserialize, Serialize};
+
+use crate::FqeError;
+
+/// One policy's estimate and ground truth (for one task, or averaged over a suite's tasks).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Scored {
+    /// `V̂`.
+    pub estimate: f64,
+    /// `V^π = E[γ^{T−1} success]`.
+    pub v_pi: f64,
+    /// Success rate `E[success]`.
+    pub success_rate: f64,
+}
+
+/// Metrics over a set of policies. Every field is `None` where undefined (fewer than two policies,
+/// constant inputs, `max V = 0`, or no defined ARE).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metrics {
+    /// Policies compared.
+    pub policies: usize,
+    /// Median ARE over the defined (policy, task) pairs.
+    pub median_are: Option<f64>,
+    /// Mean ARE over the defined pairs.
+    pub mean_are: Option<f64>,
+    /// Pairs whose ARE is undefined because `V = 0` (flagged, not counted in the ARE statistics).
+    pub are_undefined: usize,
+    /// Pearson r of `V̂` and `V^π` across policies.
+    pub pearson_v: Option<f64>,
+    /// Spearman ρ of `V̂` and `V^π`.
+    pub spearman_v: Option<f64>,
+    /// Pearson r of `V̂` and SR.
+    pub pearson_sr: Option<f64>,
+    /// Spearman ρ of `V̂` and SR.
+    pub spearman_sr: Option<f64>,
+    /// Normalized regret@1 against `V^π`, in [0, 1].
+    pub regret_at_1_v: Option<f64>,
+    /// Normalized regret@1 against SR.
+    pub regret_at_1_sr: Option<f64>,
+    /// MMRV against `V^π` (units of V).
+    pub mmrv_v: Option<f64>,
+    /// MMRV against SR.
+    pub mmrv_sr: Option<f64>,
+}
+
+type Correlation = fn(&[f64], &[f64]) -> Result<Option<f64>, roboaudit_stats::StatsError>;
+
+fn median(mut x: Vec<f64>) -> Option<f64> {
+    if x.is_empty() {
+        return None;
+    }
+    x.sort_by(f64::total_cmp);
+    let n = x.len();
+    Some(if n % 2 == 1 {
+        x[n / 2]
+    } else {
+        (x[n / 2 - 1] + x[n / 2]) / 2.0
+    })
+}
+
+/// Metrics of `policies` (ranking metrics across them) with ARE over `pairs` (every
+/// (policy, task) pair that enters this summary).
+///
+/// # Errors
+/// [`FqeError::Stats`] for non-finite values.
+pub fn metrics(policies: &[Scored], pairs: &[Scored]) -> Result<Metrics, FqeError> {
+    let mut ares = Vec::new();
+    let mut undefined = 0;
+    for p in pairs {
+        match absolute_relative_error(p.estimate, p.v_pi)? {
+            Some(a) => ares.push(a),
+            None => undefined += 1,
+        }
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let mean_are = (!ares.is_empty()).then(|| ares.iter().sum::<f64>() / ares.len() as f64);
+    let est: Vec<f64> = policies.iter().map(|p| p.estimate).collect();
+    let v: Vec<f64> = policies.iter().map(|p| p.v_pi).collect();
+    let sr: Vec<f64> = policies.iter().map(|p| p.success_rate).collect();
+    let enough = policies.len() >= 2;
+    let corr = |f: Correlation, y: &[f64]| -> Result<Option<f64>, FqeError> {
+        if enough { Ok(f(&est, y)?) } else { Ok(None) }
+    };
+    let ranked = !policies.is_empty();
+    Ok(Metrics {
+        policies: policies.len(),
+        median_are: median(ares),
+        mean_are,
+        are_undefined: undefined,
+        pearson_v: corr(pearson, &v)?,
+        spearman_v: corr(spearman, &v)?,
+        pearson_sr: corr(pearson, &sr)?,
+        spearman_sr: corr(spearman, &sr)?,
+        regret_at_1_v: if ranked {
+            normalized_regret_at_k(&est, &v, 1)?
+        } else {
+            None
+        },
+        regret_at_1_sr: if ranked {
+            normalized_regret_at_k(&est, &sr, 1)?
+        } else {
+            None
+        },
+        mmrv_v: if enough { Some(mmrv(&est, &v)?) } else { None },
+        mmrv_sr: if enough { Some(mmrv(&est, &sr)?) } else { None },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn s(estimate: f64, v_pi: f64, success_rate: f64) -> Scored {
+        Scored {
+            estimate,
+            v_pi,
+            success_rate,
+        }
+    }
+
+    #[test]
+    fn are_is_flagged_when_the_truth_is_zero_and_ranks_are_checked() {
+        let ps = [s(0.5, 0.4, 0.8), s(0.1, 0.0, 0.0), s(0.3, 0.45, 0.6)];
+        let m = metrics(&ps, &ps).unwrap();
+        assert_eq!(m.are_undefined, 1);
+        // AREs 0.25 and 1/3.
+        assert!((m.median_are.unwrap() - (0.25 + 1.0 / 3.0) / 2.0).abs() < 1e-12);
+        // V̂ picks policy 0 (V 0.4) over the best (0.45): regret (0.45 − 0.4)/0.45.
+        assert!((m.regret_at_1_v.unwrap() - 0.05 / 0.45).abs() < 1e-12);
+        // SR order agrees with V̂: no regret, Spearman 1.
+        assert_eq!(m.regret_at_1_sr, Some(0.0));
+        assert!((m.spearman_sr.unwrap() - 1.0).abs() < 1e-12);
+        // V order: 0 vs 2 is inverted, |0.4 − 0.45| = 0.05 for both; policy 1 is fine.
+        assert!((m.mmrv_v.unwrap() - 0.1 / 3.0).abs() < 1e-12);
+        let one = metrics(&ps[..1], &ps[..1]).unwrap();
+        assert_eq!(one.spearman_v, None);
+    }
+}

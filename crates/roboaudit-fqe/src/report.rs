@@ -1,0 +1,155 @@
+//! The `roboaudit.fqe.v1` report: per task and policy the estimate of each estimator (neural with
+//! its spread over training seeds), ground truth when given, coverage flags, and metrics.
+
+use serde::{Deserialize, Serialize};
+
+use crate::coverage::TaskCoverage;
+use crate::linear::LinearFqeConfig;
+use crate::metrics::Metrics;
+use crate::neural::{CurvePoint, NeuralFqeConfig};
+
+/// Schema tag of `fqe.json`.
+pub const SCHEMA: &str = "roboaudit.fqe.v1";
+
+/// Estimator names, in report order.
+pub const ESTIMATORS: [&str; 3] = ["neural", "linear", "naive"];
+
+/// Spread of an estimate over training seeds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeedSpread {
+    /// Mean over seeds (the reported estimate).
+    pub mean: f64,
+    /// Sample standard deviation over seeds (`None` with one seed).
+    pub std: Option<f64>,
+    /// Smallest and largest seed value.
+    pub min: f64,
+    /// Largest seed value.
+    pub max: f64,
+    /// One value per seed, in seed order.
+    pub seeds: Vec<f64>,
+}
+
+impl SeedSpread {
+    /// Spread of `values` (`None` when empty).
+    pub fn of(values: &[f64]) -> Option<Self> {
+        if values.is_empty() {
+            return None;
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let n = values.len() as f64;
+        let mean = values.iter().sum::<f64>() / n;
+        let std = (values.len() > 1)
+            .then(|| (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt());
+        Some(Self {
+            mean,
+            std,
+            min: values.iter().copied().fold(f64::INFINITY, f64::min),
+            max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            seeds: values.to_vec(),
+        })
+    }
+}
+
+/// Ground truth of one (policy, task) from rollouts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TruthCell {
+    /// `V^π = E[γ^{T−1} success]`.
+    pub v_pi: f64,
+    /// Success rate.
+    pub success_rate: f64,
+    /// Rollout episodes behind the numbers.
+    pub n_episodes: Option<u64>,
+}
+
+/// ARE of each estimator for one cell; `None` when `V^π = 0` (undefined, flagged).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellErrors {
+    /// Neural FQE (seed mean).
+    pub neural: Option<f64>,
+    /// Linear FQE.
+    pub linear: Option<f64>,
+    /// Naive average.
+    pub naive: Option<f64>,
+    /// `V^π = 0`: ARE undefined.
+    pub undefined: bool,
+}
+
+/// One (policy, task) cell.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cell {
+    /// Task index.
+    pub task_index: usize,
+    /// Task text.
+    pub task: String,
+    /// Episodes of this task in the dataset.
+    pub dataset_episodes: usize,
+    /// Neural FQE over seeds (`None` when not run or no episodes).
+    pub neural: Option<SeedSpread>,
+    /// Linear FQE.
+    pub linear: Option<f64>,
+    /// Naive dataset-return average.
+    pub naive: Option<f64>,
+    /// Coverage of the target policy's actions on this task.
+    pub coverage: TaskCoverage,
+    /// Ground truth when given.
+    pub truth: Option<TruthCell>,
+    /// ARE per estimator when ground truth is given.
+    pub are: Option<CellErrors>,
+}
+
+/// One target policy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PolicyReport {
+    /// Policy name.
+    pub policy: String,
+    /// Target-action samples per frame `M`.
+    pub samples: usize,
+    /// Per task.
+    pub tasks: Vec<Cell>,
+    /// Neural learning curve per seed.
+    pub curves: Vec<Vec<CurvePoint>>,
+    /// Whether linear FQE reached its tolerance.
+    pub linear_converged: bool,
+    /// Fixed-point iterations linear FQE used.
+    pub linear_iterations: usize,
+}
+
+/// Metrics of one estimator.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EstimatorMetrics {
+    /// Estimator name.
+    pub estimator: String,
+    /// Suite level: each policy's estimate and truth averaged over tasks (equal weight); ARE over all cells.
+    pub suite: Metrics,
+    /// Per task, across policies.
+    pub tasks: Vec<Metrics>,
+    /// Suite metrics per training seed (neural only).
+    pub suite_per_seed: Vec<Metrics>,
+}
+
+/// The whole report (`fqe.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FqeReport {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// Discount `γ`.
+    pub gamma: f64,
+    /// Training seeds of neural FQE.
+    pub seeds: Vec<u64>,
+    /// Task texts.
+    pub tasks: Vec<String>,
+    /// Registered coverage threshold.
+    pub coverage_threshold: f64,
+    /// Neural settings (`None` when neural FQE was skipped).
+    pub neural_config: Option<NeuralFqeConfig>,
+    /// Linear settings.
+    pub linear_config: LinearFqeConfig,
+    /// Free-form description of the inputs (dataset, encoder, components).
+    pub inputs: serde_json::Value,
+    /// Per policy.
+    pub policies: Vec<PolicyReport>,
+    /// Metrics per estimator, present when ground truth was given.
+    pub metrics: Vec<EstimatorMetrics>,
+    /// `(policy, task)` cells flagged out of support.
+    pub coverage_flags: Vec<(String, String)>,
+}

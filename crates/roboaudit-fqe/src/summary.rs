@@ -1,0 +1,128 @@
+//! Human-readable renderings of an [`FqeReport`]: `summary.md` and a compact stdout table.
+
+use std::fmt::Write;
+
+use crate::report::FqeReport;
+
+fn f(v: Option<f64>) -> String {
+    v.map_or_else(|| "—".to_owned(), |x| format!("{x:.3}"))
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or_else(|| "—".to_owned(), |x| format!("{:.1}%", 100.0 * x))
+}
+
+/// A compact table: one row per (policy, task) with each estimator, the truth and the coverage
+/// flag, then one line of suite metrics per estimator.
+pub fn render_table(r: &FqeReport) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:<16} {:<24} {:>14} {:>7} {:>7} {:>7} {:>6} {:>5}",
+        "policy", "task", "neural±sd", "linear", "naive", "V^π", "SR", "cover"
+    );
+    for p in &r.policies {
+        for c in &p.tasks {
+            let neural = c.neural.as_ref().map_or_else(
+                || "—".to_owned(),
+                |n| format!("{:.3}±{:.3}", n.mean, n.std.unwrap_or(0.0)),
+            );
+            let task: String = c.task.chars().take(24).collect();
+            let _ = writeln!(
+                s,
+                "{:<16} {:<24} {:>14} {:>7} {:>7} {:>7} {:>6} {:>5}",
+                p.policy.chars().take(16).collect::<String>(),
+                task,
+                neural,
+                f(c.linear),
+                f(c.naive),
+                f(c.truth.as_ref().map(|t| t.v_pi)),
+                f(c.truth.as_ref().map(|t| t.success_rate)),
+                if c.coverage.out_of_support {
+                    "OUT"
+                } else {
+                    "ok"
+                }
+            );
+        }
+    }
+    for m in &r.metrics {
+        let _ = writeln!(
+            s,
+            "{:<7} suite: median ARE {}  Spearman V^π {}  SR {}  Pearson V^π {}  regret@1 {}  MMRV {}",
+            m.estimator,
+            pct(m.suite.median_are),
+            f(m.suite.spearman_v),
+            f(m.suite.spearman_sr),
+            f(m.suite.pearson_v),
+            f(m.suite.regret_at_1_v),
+            f(m.suite.mmrv_v)
+        );
+    }
+    s
+}
+
+/// `summary.md`: settings, the estimate table, metrics per estimator (suite, per seed, per task)
+/// and the coverage flags.
+pub fn render_markdown(r: &FqeReport) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "# Fitted Q evaluation\n");
+    let _ = writeln!(
+        s,
+        "γ = {}, neural seeds {:?}, coverage threshold {} (standardized action distance). Schema `{}`.\n",
+        r.gamma, r.seeds, r.coverage_threshold, r.schema
+    );
+    let _ = writeln!(s, "## Estimates\n\n```\n{}```\n", render_table(r));
+    for m in &r.metrics {
+        let _ = writeln!(s, "## Metrics: {}\n", m.estimator);
+        let _ = writeln!(
+            s,
+            "| scope | policies | median ARE | mean ARE | ARE undefined | Pearson V^π | Spearman V^π | Pearson SR | Spearman SR | regret@1 V^π | regret@1 SR | MMRV V^π | MMRV SR |"
+        );
+        let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+        let mut rows = vec![("suite".to_owned(), &m.suite)];
+        for (k, ms) in m.suite_per_seed.iter().enumerate() {
+            rows.push((
+                format!(
+                    "suite, seed {}",
+                    r.seeds.get(k).copied().unwrap_or_default()
+                ),
+                ms,
+            ));
+        }
+        for (l, mt) in m.tasks.iter().enumerate() {
+            rows.push((
+                format!("task: {}", r.tasks.get(l).cloned().unwrap_or_default()),
+                mt,
+            ));
+        }
+        for (name, x) in rows {
+            let _ = writeln!(
+                s,
+                "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                x.policies,
+                pct(x.median_are),
+                pct(x.mean_are),
+                x.are_undefined,
+                f(x.pearson_v),
+                f(x.spearman_v),
+                f(x.pearson_sr),
+                f(x.spearman_sr),
+                f(x.regret_at_1_v),
+                f(x.regret_at_1_sr),
+                f(x.mmrv_v),
+                f(x.mmrv_sr)
+            );
+        }
+        let _ = writeln!(s);
+    }
+    let _ = writeln!(s, "## Coverage\n");
+    if r.coverage_flags.is_empty() {
+        let _ = writeln!(s, "No estimate is past the coverage threshold.");
+    } else {
+        for (p, t) in &r.coverage_flags {
+            let _ = writeln!(s, "- out of support: policy `{p}`, task \"{t}\"");
+        }
+    }
+    s
+}

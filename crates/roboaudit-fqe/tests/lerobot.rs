@@ -1,0 +1,133 @@
+//! LeRobot end to end: a synthetic chain run (LeRobot v3.0 dataset with PNG images,
+//! policy-actions files, exact ground truth) is loaded, encoded through the feature cache,
+//! fitted and scored.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use roboaudit_data::lerobot::{LeRobotDataset, read_policy_actions};
+use roboaudit_fqe::synthetic::{ChainRun, chain_truth, write_chain_run};
+use roboaudit_fqe::{
+    FitConfig, LinearFqeConfig, LoadOptions, TargetPolicy, align_target_actions, fit_all,
+    load_lerobot, read_ground_truth, score,
+};
+
+fn run() -> (tempfile::TempDir, ChainRun) {
+    let dir = tempfile::tempdir().unwrap();
+    let run = ChainRun {
+        episodes: 120,
+        ..ChainRun::default()
+    };
+    write_chain_run(dir.path(), &run).unwrap();
+    (dir, run)
+}
+
+#[test]
+fn loads_frames_labels_tasks_and_reuses_the_feature_cache() {
+    let (dir, _) = run();
+    let ds = LeRobotDataset::open(dir.path().join("dataset")).unwrap();
+    let cache = dir.path().join("cache");
+    let opts = LoadOptions {
+        cache_dir: Some(cache.clone()),
+        ..LoadOptions::push_defaults()
+    };
+    let first = load_lerobot(&ds, &opts).unwrap();
+    let inputs = &first.inputs;
+    assert_eq!(inputs.episodes.len(), 120);
+    assert_eq!(inputs.tasks, vec!["push right", "push left"]);
+    assert_eq!(inputs.episodes[1].task, 1);
+    // Six distinct images: the components keep at most 5 directions (rank after centering).
+    assert!(
+        inputs.parts[0].width <= 5 && inputs.parts[0].width >= 1,
+        "{}",
+        inputs.parts[0].width
+    );
+    assert_eq!(inputs.parts[1].name, "observation.state");
+    // Labels: an episode succeeds iff its last action pushes off the goal edge.
+    let e = &inputs.episodes[0];
+    let last = e.start + e.len - 1;
+    let pos = inputs.parts[1].values[last];
+    assert_eq!(e.success, pos == 1.0 && inputs.actions[last] == 1.0);
+    assert_eq!(
+        first.summary.encoded + first.summary.cache_hits,
+        inputs.n_frames()
+    );
+    // Only six distinct PNGs: every other frame is a cache hit, even on the first pass.
+    assert_eq!(first.summary.encoded, 6);
+    let second = load_lerobot(&ds, &opts).unwrap();
+    assert_eq!(second.summary.encoded, 0);
+    assert_eq!(second.inputs, first.inputs);
+    assert!(
+        std::fs::read_dir(&cache)
+            .unwrap()
+            .any(|f| { f.unwrap().file_name().to_string_lossy() == "raw32-none.fqecache" })
+    );
+}
+
+#[test]
+fn linear_fqe_ranks_the_chain_policies_and_beats_the_naive_average() {
+    let (dir, run) = run();
+    let ds = LeRobotDataset::open(dir.path().join("dataset")).unwrap();
+    let loaded = load_lerobot(&ds, &LoadOptions::push_defaults()).unwrap();
+    let truth = read_ground_truth(&dir.path().join("ground_truth.json")).unwrap();
+    let policies: Vec<TargetPolicy> = truth
+        .policies
+        .iter()
+        .map(|p| {
+            let file = dir.path().join(p.actions_file.as_ref().unwrap());
+            let actions = read_policy_actions(&file).unwrap();
+            TargetPolicy {
+                name: p.policy.clone(),
+                actions: align_target_actions(&loaded, &actions).unwrap(),
+            }
+        })
+        .collect();
+    let config = FitConfig {
+        neural: None,
+        linear: LinearFqeConfig {
+            gamma: run.gamma,
+            ridge: 1e-6,
+            ..LinearFqeConfig::default()
+        },
+        seeds: vec![],
+        coverage_threshold: 1.0,
+    };
+    let mut report = fit_all(
+        &loaded.inputs,
+        &policies,
+        &config,
+        serde_json::Value::Null,
+        &mut |_, _| {},
+    )
+    .unwrap();
+    score(&mut report, &truth).unwrap();
+    let linear = report
+        .metrics
+        .iter()
+        .find(|m| m.estimator == "linear")
+        .unwrap();
+    let naive = report
+        .metrics
+        .iter()
+        .find(|m| m.estimator == "naive")
+        .unwrap();
+    assert!((linear.suite.spearman_v.unwrap() - 1.0).abs() < 1e-12);
+    assert_eq!(linear.suite.regret_at_1_v, Some(0.0));
+    // The start positions of 60 episodes per task are a sample of the uniform start the truth
+    // averages over, so the estimate carries that sampling error, not more.
+    assert!(
+        linear.suite.median_are.unwrap() < 0.15,
+        "{:?}",
+        linear.suite
+    );
+    assert!(
+        naive.suite.spearman_v.is_none(),
+        "the naive estimate is the same for every policy"
+    );
+    assert!(naive.suite.median_are.unwrap() > linear.suite.median_are.unwrap());
+    // The worst policy pushes away from the goal: its actions are far from a random behaviour's
+    // only half of the time, the mirror of the best one; neither is flagged at threshold 1.
+    let (v_best, _) = chain_truth(6, 0.9, run.gamma);
+    let best = &report.policies[0].tasks[0];
+    assert!((best.truth.as_ref().unwrap().v_pi - v_best).abs() < 1e-12);
+    let json = serde_json::to_string(&report).unwrap();
+    assert!(json.contains("\"schema\":\"roboaudit.fqe.v1\""));
+}
