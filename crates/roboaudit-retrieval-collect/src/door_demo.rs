@@ -1,9 +1,11 @@
 //! A door demonstrator with a per-experience style: where along the panel it pushes, how deep and
 //! how high. The testbed's scripted expert always pushes the same point equally deep, so its
-//! demonstrations are interchangeable and every door replay succeeds wherever the door stands. People
-//! demonstrate with individual habits; with these, an experience recorded near the hinge transfers
-//! differently to a door hinged on the other side (its push lands far from the new hinge and must go
-//! deeper), which is the layout sensitivity of open-loop Replay the paper reports (seed 000 §II).
+//! demonstrations are interchangeable. People demonstrate with individual habits; with these, the
+//! Replay of an experience transfers differently to a door hinged on the other side (a push recorded
+//! near the hinge lands far from the new hinge) and to a door turned away from the robot (the push
+//! travels along the base scene's panel normal, which opens a yawed door less, and less still the
+//! further from the hinge it lands): the layout sensitivity of open-loop Replay the paper reports
+//! (seed 000 §II). The testbed's door is damped, so it opens only as far as the push carries it.
 
 use roboaudit_testbed::geom::Vec3;
 use roboaudit_testbed::scene::HingeSide;

@@ -33,13 +33,13 @@ pub fn query_scenes(config: &CollectConfig) -> Result<Vec<Scene>> {
     Ok(queries)
 }
 
-/// Door queries at layout level ≥ 2 get a tall box (12–20 cm) standing between the robot and the
-/// door panel, 2.5–4.5 cm in front of it and within 10 cm of the push site sideways. The testbed's
-/// layout sampler keeps obstacles clear of the door, so door layout variation never touched an
-/// open-loop push (every door replay succeeded). A box in the approach blocks the pushes (or lever
-/// presses) that run into it and spares those that pass beside it, so outcomes depend on where each
-/// demonstrator pushed: a physical change that matters per experience (seed 000 §II: obstacles are
-/// part of layout variation). The door swings away from the robot, so the box never blocks it.
+/// Door queries at layout level ≥ 2 get a tall box (20 cm) standing in front of the hinge end of the
+/// door panel, 2.5–4.5 cm in front of it and at most 2 cm from the hinge sideways (seed 000 §II:
+/// obstacles are part of layout variation; the testbed's own sampler keeps its obstacles clear of the
+/// door). It stays clear of the lever (11 cm from the hinge): a box in front of the middle of the
+/// panel blocked the unlatching and failed every experience of its scene alike. What makes door
+/// outcomes depend on the experience is the testbed's door yaw, hinge side and damped swing (see the
+/// crate README); the box only grazes pushes that land next to the hinge.
 fn add_approach_obstacle(q: &mut Scene, seed: u64, index: usize) {
     let Some(door) = q.layout.door else { return };
     if q.layout.level < 2 {
@@ -50,21 +50,17 @@ fn add_approach_obstacle(q: &mut Scene, seed: u64, index: usize) {
         HingeSide::Left => 1.0,
         HingeSide::Right => -1.0,
     };
-    let push_y = door.y - s * 0.02;
+    let hinge_y = door.y + s * 0.1;
     let half_x = 0.01;
     q.layout.obstacles.push(Obstacle {
         x: door.x - 0.01 - half_x - uniform(&mut r, 0.015, 0.035),
-        y: push_y + uniform(&mut r, -0.1, 0.1),
-        half: [
-            half_x,
-            uniform(&mut r, 0.015, 0.03),
-            uniform(&mut r, 0.06, 0.1),
-        ],
+        y: hinge_y - s * uniform(&mut r, -0.01, 0.02),
+        half: [half_x, uniform(&mut r, 0.01, 0.015), 0.1],
     });
 }
 
 /// The `scenes.csv` row of a query scene: the audit's four columns, then every testbed parameter
-/// (kept by the loader as extra columns). The testbed's own `scenes` command also lists base scenes
+/// (kept by the loader as extra columns; door scenes add `door_yaw`, rad). The testbed's own `scenes` command also lists base scenes
 /// (perturbation `base`); the audit's contract names query scenes only, and executions on an
 /// experience's own base scene are recognised through `experiences.csv`'s `base_scene_id`.
 ///
@@ -83,12 +79,17 @@ pub fn scene_record(s: &Scene) -> Result<SceneRecord> {
         }
     };
     let row = scene_row(s);
-    let extra: BTreeMap<String, String> = SCENE_CSV_COLUMNS
+    let mut extra: BTreeMap<String, String> = SCENE_CSV_COLUMNS
         .iter()
         .zip(row)
         .skip(4)
         .map(|(c, v)| (c.clone(), v))
         .collect();
+    // The testbed's shared CSV layout has no yaw column (adding one would change every task's
+    // scenes.csv); door runs carry it here.
+    if let Some(d) = s.layout.door {
+        extra.insert("door_yaw".into(), d.yaw.to_string());
+    }
     Ok(SceneRecord {
         scene_id: s.scene_id.clone(),
         perturbation,

@@ -278,11 +278,24 @@ impl Expert {
             }
             Macro::PushDoor => {
                 let Some(p) = w.door_push_point() else { return };
+                // Approach and push along the closed panel's normal, so a yawed door opens as far.
+                let psi = ep.scene().layout.door.map_or(0.0, |d| d.yaw);
+                let (nx, ny) = (psi.cos(), psi.sin());
                 self.prims.extend([
-                    goto([p[0] - 0.08, p[1], 0.25], 0.0, CLOSED, 0.015),
-                    goto([p[0] - 0.08, p[1], 0.05], 0.0, CLOSED, 0.01),
+                    goto(
+                        [p[0] - 0.08 * nx, p[1] - 0.08 * ny, 0.25],
+                        0.0,
+                        CLOSED,
+                        0.015,
+                    ),
+                    goto(
+                        [p[0] - 0.08 * nx, p[1] - 0.08 * ny, 0.05],
+                        0.0,
+                        CLOSED,
+                        0.01,
+                    ),
                     Prim::Goto {
-                        target: [p[0] + 0.16, p[1], 0.05],
+                        target: [p[0] + 0.16 * nx, p[1] + 0.16 * ny, 0.05],
                         yaw: 0.0,
                         grip: CLOSED,
                         tol: 0.01,

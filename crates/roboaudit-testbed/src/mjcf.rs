@@ -7,6 +7,9 @@ use crate::scene::{Appearance, HingeSide, Scene};
 use crate::task::Family;
 use std::fmt::Write;
 
+/// Door hinge damping (N·m·s/rad). High enough that the panel stops as soon as the hand stops
+/// pushing (no swing by momentum), so a door opens only as far as a push carries it.
+pub const DOOR_DAMPING: f64 = 1.0;
 /// Initial hand position (world, m); the tool-centre point is [`TCP_OFFSET`] below it.
 pub const HAND_HOME: [f64; 3] = [0.45, 0.0, 0.26];
 /// Distance from the hand frame to the tool-centre point, along the hand's −z (m).
@@ -157,11 +160,12 @@ pub fn build_mjcf(scene: &Scene, render_size: usize) -> String {
         let lever = rgba(a.shade([0.85, 0.75, 0.2]));
         let _ = write!(
             x,
-            r#"  <geom name="post_hinge" type="box" size="0.012 0.01 0.11" pos="{hx} {py1} 0.11" rgba="{frame}"/>
-  <geom name="post_free" type="box" size="0.012 0.01 0.11" pos="{hx} {py2} 0.11" rgba="{frame}"/>
-  <geom name="beam" type="box" size="0.012 {bw} 0.01" pos="{hx} {by} 0.23" rgba="{frame}"/>
-  <body name="door" pos="{hx} {hy} 0">
-    <joint name="door_hinge" type="hinge" axis="0 0 {s}" range="0 1.6" stiffness="{k}" springref="0" damping="0.05" armature="0.002"/>
+            r#"  <body name="door_frame" pos="{hx} {hy} 0" quat="{qw} 0 0 {qz}">
+  <geom name="post_hinge" type="box" size="0.012 0.01 0.11" pos="0 {py1} 0.11" rgba="{frame}"/>
+  <geom name="post_free" type="box" size="0.012 0.01 0.11" pos="0 {py2} 0.11" rgba="{frame}"/>
+  <geom name="beam" type="box" size="0.012 {bw} 0.01" pos="0 {by} 0.23" rgba="{frame}"/>
+  <body name="door" pos="0 0 0">
+    <joint name="door_hinge" type="hinge" axis="0 0 {s}" range="0 1.6" stiffness="{k}" springref="0" damping="{DOOR_DAMPING}" armature="0.002"/>
     <geom name="door_panel" type="box" size="0.01 0.094 0.095" pos="0 {pc} 0.1" mass="0.3" rgba="{panel}"/>
     <geom name="lever_stem" type="box" size="0.0175 0.005 0.005" pos="-0.0275 {lp} 0.16" mass="0.01" rgba="{lever}"/>
     <site name="door_push" pos="-0.01 {pp} 0.05" size="0.005"/>
@@ -171,11 +175,14 @@ pub fn build_mjcf(scene: &Scene, render_size: usize) -> String {
       <site name="lever_tip" pos="0 {lt2} 0" size="0.004"/>
     </body>
   </body>
+  </body>
 "#,
-            py1 = hy + s * 0.03,
-            py2 = hy - s * 0.215,
+            qw = (d.yaw / 2.0).cos(),
+            qz = (d.yaw / 2.0).sin(),
+            py1 = s * 0.03,
+            py2 = -s * 0.215,
             bw = 0.1425,
-            by = hy - s * 0.0925,
+            by = -s * 0.0925,
             k = d.stiffness,
             pc = -s * 0.097,
             lp = -s * 0.15,

@@ -37,6 +37,24 @@ pub struct DoorParams {
     pub hinge: HingeSide,
     /// Hinge spring stiffness (N·m/rad), in `[0.05, 0.4]`.
     pub stiffness: f64,
+    /// Rotation of the whole door (frame and panel) about the vertical through the hinge (rad):
+    /// between half and all of [`door_yaw_range`] of the level in magnitude, turning the free edge
+    /// away from the robot (sign +1 for a left hinge, −1 for a right one); 0 faces the robot squarely. A translation-only
+    /// retarget of a recorded push misses the panel's new orientation, by how much depending on
+    /// where along the panel the push lands (seed 000 §II: articulation varies with layout).
+    #[serde(default)]
+    pub yaw: f64,
+}
+
+/// Largest door yaw magnitude (rad) at a layout level: 0.03, 0.5, 0.7, 0.8 for levels 0–3 (a door
+/// of level `l` turns by between half and all of it).
+pub fn door_yaw_range(level: u8) -> f64 {
+    match level {
+        0 => 0.03,
+        1 => 0.5,
+        2 => 0.7,
+        _ => 0.8,
+    }
 }
 
 /// A static box obstacle standing on the table.
@@ -122,6 +140,7 @@ impl Layout {
                 y: 0.0,
                 hinge: HingeSide::Left,
                 stiffness: 0.1,
+                yaw: 0.0,
             }),
             obstacles: vec![],
         }
@@ -130,6 +149,7 @@ impl Layout {
     /// Draws a layout of `family` at `level` (0–3) from `seed`. Level 0 jitters objects by ≤ 1 cm and
     /// 0.1 rad; level 1 by ≤ 3.5 cm / 0.4 rad and varies door stiffness; level 2 by ≤ 6 cm / 0.8 rad, flips
     /// the hinge side at random and adds one obstacle; level 3 by ≤ 8 cm / π/4 and adds two obstacles.
+    /// Doors also turn by a yaw that grows with the level ([`door_yaw_range`]).
     /// Blocks of memory tasks sit in trays and are placed by the episode, so they are not listed here.
     ///
     /// # Errors
@@ -186,11 +206,20 @@ impl Layout {
             } else {
                 HingeSide::Left
             };
+            let x = 0.62 + uniform(&mut rng, -r, r) * 0.5;
+            let y = uniform(&mut rng, -r, r) * 1.5;
+            // The door turns its free edge away from the robot (positive about the hinge axis),
+            // which a push along the base scene's panel normal opens less far.
+            let turn = match hinge {
+                HingeSide::Left => 1.0,
+                HingeSide::Right => -1.0,
+            };
             DoorParams {
-                x: 0.62 + uniform(&mut rng, -r, r) * 0.5,
-                y: uniform(&mut rng, -r, r) * 1.5,
+                x,
+                y,
                 hinge,
                 stiffness,
+                yaw: turn * uniform(&mut rng, 0.5, 1.0) * door_yaw_range(level),
             }
         });
         let mut occupied: Vec<[f64; 2]> = blocks

@@ -7,7 +7,7 @@ pub(crate) mod rng;
 
 pub use appearance::{Appearance, CameraPose, TableTexture};
 pub use csv_out::{SCENE_CSV_COLUMNS, scene_row, scenes_csv};
-pub use layout::{DoorParams, HingeSide, Layout, Obstacle, Placement};
+pub use layout::{DoorParams, HingeSide, Layout, Obstacle, Placement, door_yaw_range};
 
 use crate::error::{Result, TestbedError};
 use crate::task::Family;
