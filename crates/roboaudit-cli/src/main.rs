@@ -61,7 +61,22 @@ fn main() {
         Command::Demo(args) => commands::demo::run(&args),
     };
     if let Err(err) = result {
-        eprintln!("error: {err:#}");
+        eprintln!("error: {}", render_error(&err));
         std::process::exit(exit::code_for(&err));
     }
+}
+
+/// The error and its causes joined by ": ", skipping a cause whose text the message already
+/// carries (several library errors embed their source in their own message; `{:#}` would print
+/// it twice).
+fn render_error(err: &anyhow::Error) -> String {
+    let mut out = err.to_string();
+    for cause in err.chain().skip(1) {
+        let text = cause.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+    }
+    out
 }

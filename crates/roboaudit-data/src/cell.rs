@@ -81,7 +81,9 @@ pub(crate) fn to_int(cell: Cell<'_>) -> CellResult<Option<i64>> {
     }
 }
 
-/// Boolean: `true`/`false` (any case), or the integers 0/1, as values or strings.
+/// Boolean: `true`/`false` (any case), or the numbers 0/1, as values or strings. Floats exactly
+/// 0.0 or 1.0 are accepted because pandas writes an integer column with a missing value as float;
+/// 0.5 or NaN stay errors.
 pub(crate) fn to_bool(cell: Cell<'_>) -> CellResult<Option<bool>> {
     const WHAT: &str = "0/1 or true/false";
     match cell {
@@ -89,9 +91,11 @@ pub(crate) fn to_bool(cell: Cell<'_>) -> CellResult<Option<bool>> {
         Cell::Bool(b) => Ok(Some(b)),
         Cell::Int(0) => Ok(Some(false)),
         Cell::Int(1) => Ok(Some(true)),
+        Cell::Float(f) if f == 0.0 => Ok(Some(false)),
+        Cell::Float(f) if f == 1.0 => Ok(Some(true)),
         Cell::Str(ref s) => match s.trim().to_ascii_lowercase().as_str() {
-            "0" | "false" => Ok(Some(false)),
-            "1" | "true" => Ok(Some(true)),
+            "0" | "false" | "0.0" => Ok(Some(false)),
+            "1" | "true" | "1.0" => Ok(Some(true)),
             _ => expected(WHAT, &cell),
         },
         other => expected(WHAT, &other),
@@ -222,7 +226,11 @@ mod tests {
             "expected 0/1 or true/false, got \"yes\""
         );
         assert!(to_bool(Cell::Int(2)).is_err());
-        assert!(to_bool(Cell::Float(1.0)).is_err());
+        assert_eq!(to_bool(Cell::Float(1.0)).unwrap(), Some(true));
+        assert_eq!(to_bool(s("0.0")).unwrap(), Some(false));
+        assert!(to_bool(Cell::Float(0.5)).is_err());
+        assert!(to_bool(Cell::Float(f64::NAN)).is_err());
+        assert!(to_bool(s("1.5")).is_err());
     }
 
     #[test]

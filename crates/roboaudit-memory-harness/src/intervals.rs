@@ -81,9 +81,11 @@ pub fn study_intervals(
     committed: bool,
     settings: &BootstrapSettings,
 ) -> Result<Vec<ConditionIntervals>, HarnessError> {
-    if settings.resamples == 0 || !(settings.level > 0.0 && settings.level < 1.0) {
+    if !(1..=roboaudit_memory::MAX_RESAMPLES).contains(&settings.resamples)
+        || !(settings.level > 0.0 && settings.level < 1.0)
+    {
         return Err(HarnessError::InvalidConfig(
-            "bootstrap resamples must be ≥ 1 and the level in (0, 1)".into(),
+            "bootstrap resamples must be in 1..=1,000,000 and the level in (0, 1)".into(),
         ));
     }
     // Recipients in first-seen order; strata numbered in sorted order so the design does not

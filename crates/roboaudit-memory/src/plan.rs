@@ -9,6 +9,9 @@ use sha2::{Digest, Sha256};
 
 use crate::MemoryError;
 
+/// Largest `bootstrap.resamples` a plan may register (as `roboaudit retrieval audit --resamples`).
+pub const MAX_RESAMPLES: usize = 1_000_000;
+
 /// Where a plan came from; written into every result as `plan_source`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -212,8 +215,12 @@ impl Plan {
             ));
         }
         let b = &self.bootstrap;
-        if b.resamples == 0 {
-            return bad("bootstrap.resamples must be >= 1".to_owned());
+        // The upper bound keeps a typo from asking for terabytes of resample indices.
+        if !(100..=MAX_RESAMPLES).contains(&b.resamples) {
+            return bad(format!(
+                "bootstrap.resamples must be in 100..={MAX_RESAMPLES}, got {}",
+                b.resamples
+            ));
         }
         for (name, level) in [
             ("level", b.level),

@@ -100,6 +100,16 @@ pub fn collect(
                 format!("{} exists without {MANIFEST_FILE}", parts_dir.display()),
             ));
         }
+        // Never mix a collection into someone else's files (a harness's own scenes.csv would be
+        // overwritten and the audit would then pick between two executions sources).
+        None if folder_has_entries(dir)? => {
+            return Err(resume_error(
+                dir,
+                format!(
+                    "the folder is not empty and holds no {MANIFEST_FILE}; collect into an empty or new folder"
+                ),
+            ));
+        }
         _ => {}
     }
 
@@ -305,4 +315,17 @@ fn check_existing(
         }
     }
     Ok(rows.len())
+}
+
+/// Whether `dir` holds any entry other than a temporary file left by a write killed before its
+/// rename (`.tmp-*`, which a killed first run can leave before `collect.json` exists).
+fn folder_has_entries(dir: &Path) -> Result<bool> {
+    let entries = std::fs::read_dir(dir).map_err(|source| CollectError::Io {
+        action: "list",
+        path: dir.display().to_string(),
+        source,
+    })?;
+    Ok(entries
+        .filter_map(std::result::Result::ok)
+        .any(|e| !e.file_name().to_string_lossy().starts_with(".tmp-")))
 }

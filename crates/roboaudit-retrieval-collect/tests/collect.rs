@@ -117,3 +117,29 @@ fn a_folder_of_another_config_is_refused() {
     let err = collect(&other, dir.path(), &stop, &|_| {}).unwrap_err();
     assert!(matches!(err, CollectError::Resume { .. }), "{err}");
 }
+
+#[test]
+fn a_non_empty_folder_without_a_manifest_is_refused_and_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let own = dir.path().join("scenes.csv");
+    std::fs::write(
+        &own,
+        "scene_id,perturbation,layout_level,appearance_draw\nmine,fresh,0,0\n",
+    )
+    .unwrap();
+    let err = collect(
+        &small(AuditTask::Stack),
+        dir.path(),
+        &RunOptions::default(),
+        &|_| {},
+    )
+    .unwrap_err();
+    assert!(matches!(err, CollectError::Resume { .. }), "{err}");
+    assert!(err.to_string().contains("not empty"), "{err}");
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("scenes.csv")]);
+    assert!(std::fs::read_to_string(&own).unwrap().contains("mine"));
+}

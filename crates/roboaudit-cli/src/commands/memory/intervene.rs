@@ -37,8 +37,9 @@ pub struct InterveneArgs {
     /// Bank policy: recall probability per tray index (comma-separated; the last one repeats).
     #[arg(long, value_delimiter = ',', default_value = "0.95,0.95,0.3")]
     pub reliability: Vec<f64>,
-    /// Bootstrap resamples of the layout-stratified intervals.
-    #[arg(long, default_value_t = 10_000)]
+    /// Bootstrap resamples of the layout-stratified intervals (100 to 1,000,000).
+    #[arg(long, default_value_t = 10_000,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(100..=1_000_000))]
     pub resamples: usize,
     /// Seed of the bootstrap resampling.
     #[arg(long, default_value_t = 0)]
