@@ -57,6 +57,8 @@ fn fit_on_a_run_folder_writes_scored_estimates() {
         "100",
         "--seeds",
         "0,1",
+        "--target-tau",
+        "0.05",
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let stdout = String::from_utf8(o.stdout).unwrap();
@@ -67,6 +69,8 @@ fn fit_on_a_run_folder_writes_scored_estimates() {
     let r = report(&out);
     assert_eq!(r["schema"], "roboaudit.fqe.v1");
     assert_eq!(r["gamma"], 0.9);
+    assert_eq!(r["linear_config"]["solver"], "lstd");
+    assert_eq!(r["neural_config"]["target_tau"], 0.05);
     assert_eq!(r["policies"].as_array().unwrap().len(), 3);
     let cell = &r["policies"][0]["tasks"][0];
     assert_eq!(cell["neural"]["seeds"].as_array().unwrap().len(), 2);
@@ -76,6 +80,29 @@ fn fit_on_a_run_folder_writes_scored_estimates() {
     // Linear FQE orders the three chain policies exactly; the naive estimate cannot order them.
     assert!((metric(&r, "linear", "spearman_v").as_f64().unwrap() - 1.0).abs() < 1e-12);
     assert!(metric(&r, "naive", "spearman_v").is_null());
+    // The naive estimate ties every policy at the top: regret@1 is the mean over all of them.
+    assert_eq!(metric(&r, "naive", "top_ties"), 3);
+    let suite_v: Vec<f64> = r["policies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let cells = p["tasks"].as_array().unwrap();
+            cells
+                .iter()
+                .map(|c| c["truth"]["v_pi"].as_f64().unwrap())
+                .sum::<f64>()
+                / cells.len() as f64
+        })
+        .collect();
+    let best = suite_v.iter().copied().fold(f64::MIN, f64::max);
+    let expected = suite_v.iter().map(|v| (best - v) / best).sum::<f64>() / 3.0;
+    assert!(expected > 0.05, "{suite_v:?}");
+    let got = metric(&r, "naive", "regret_at_1_v").as_f64().unwrap();
+    assert!((got - expected).abs() < 1e-9, "{got} vs {expected}");
+    assert!(out.join("summary.md").exists());
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(md.contains("uniformly random tie-breaking"), "{md}");
     assert_eq!(
         r["metrics"][0]["suite_per_seed"].as_array().unwrap().len(),
         2,
@@ -118,9 +145,15 @@ fn explicit_dataset_and_policy_files_then_evaluate_with_ground_truth() {
         "--no-neural",
         "--gamma",
         "0.9",
+        "--linear-solver",
+        "iterated",
+        "--action-terms",
+        "linear",
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r = report(&out);
+    assert_eq!(r["linear_config"]["solver"], "iterated");
+    assert_eq!(r["linear_config"]["action_terms"], "linear");
     assert!(r["metrics"].as_array().unwrap().is_empty());
     assert!(r["policies"][0]["tasks"][0]["neural"].is_null());
     let good = r["policies"][0]["tasks"][0]["linear"].as_f64().unwrap();

@@ -11,10 +11,11 @@ use crate::inputs::{FqeInputs, TargetActions};
 use crate::linear::{LinearFqeConfig, fit_linear};
 use crate::metrics::{Metrics, Scored, metrics};
 use crate::naive::naive_estimate;
-use crate::neural::{NeuralFqeConfig, fit_neural};
+use crate::neural::{NeuralFit, NeuralFqeConfig, fit_neural};
 use crate::report::{
     Cell, CellErrors, EstimatorMetrics, FqeReport, PolicyReport, SCHEMA, SeedSpread, TruthCell,
 };
+use rayon::prelude::*;
 
 /// Schema tag of the ground-truth file.
 pub const GROUND_TRUTH_SCHEMA: &str = "roboaudit.fqe.ground_truth.v1";
@@ -116,7 +117,9 @@ pub struct TargetPolicy {
 }
 
 /// Fits neural (per seed), linear and naive estimates for every policy; no metrics.
-/// `progress(policy, step)` is called before each fit.
+/// The (policy, seed) neural fits run in parallel on rayon's pool (each with candle's own CPU
+/// kernels), then linear FQE per policy; `progress(policy, step)` is called before the neural
+/// batch and before each linear fit.
 ///
 /// # Errors
 /// Any estimator's error; [`FqeError::InvalidConfig`] for no seeds with neural FQE on.
@@ -135,6 +138,38 @@ pub fn fit_all(
     let gamma = config.linear.gamma;
     let naive = naive_estimate(inputs, gamma)?;
     let support = SupportIndex::new(inputs)?;
+    // Every (policy, seed) neural fit is independent: they run in parallel on rayon's pool and
+    // are collected in (policy, seed) order, so the report does not depend on the schedule.
+    let jobs: Vec<(usize, u64)> = match &config.neural {
+        Some(_) => (0..policies.len())
+            .flat_map(|i| config.seeds.iter().map(move |s| (i, *s)))
+            .collect(),
+        None => Vec::new(),
+    };
+    if !jobs.is_empty() {
+        progress(
+            "all policies",
+            &format!("neural: {} fits in parallel", jobs.len()),
+        );
+    }
+    let neural_fits: Vec<NeuralFit> = match &config.neural {
+        Some(neural) => jobs
+            .par_iter()
+            .map(|&(i, seed)| {
+                fit_neural(
+                    inputs,
+                    &policies[i].actions,
+                    &NeuralFqeConfig {
+                        gamma,
+                        seed,
+                        ..neural.clone()
+                    },
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        None => Vec::new(),
+    };
+    let mut fits = neural_fits.into_iter();
     let mut out = Vec::new();
     let mut flags = Vec::new();
     for p in policies {
@@ -143,18 +178,8 @@ pub fn fit_all(
         let cov = coverage(inputs, &support, &p.actions, config.coverage_threshold)?;
         let mut per_seed: Vec<Vec<Option<f64>>> = Vec::new();
         let mut curves = Vec::new();
-        if let Some(neural) = &config.neural {
-            for seed in &config.seeds {
-                progress(&p.name, &format!("neural seed {seed}"));
-                let fit = fit_neural(
-                    inputs,
-                    &p.actions,
-                    &NeuralFqeConfig {
-                        gamma,
-                        seed: *seed,
-                        ..neural.clone()
-                    },
-                )?;
+        if config.neural.is_some() {
+            for fit in fits.by_ref().take(config.seeds.len()) {
                 per_seed.push(fit.tasks.iter().map(|t| t.value).collect());
                 curves.push(fit.curve);
             }

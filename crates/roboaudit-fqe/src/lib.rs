@@ -51,7 +51,7 @@ pub use encoder::Encoder;
 pub use error::FqeError;
 pub use evaluate::{FitConfig, GroundTruth, TargetPolicy, fit_all, read_ground_truth, score};
 pub use inputs::{EpisodeSpan, FqeInputs, InputPart, TargetActions};
-pub use linear::{ActionTerms, LinearFit, LinearFqeConfig, fit_linear};
+pub use linear::{ActionTerms, LinearFit, LinearFqeConfig, LinearSolver, fit_linear};
 pub use load::{LoadOptions, LoadedDataset, align_target_actions, load_lerobot};
 pub use naive::naive_estimate;
 pub use neural::{CurvePoint, NeuralFit, NeuralFqeConfig, fit_neural};

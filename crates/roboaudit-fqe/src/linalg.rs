@@ -71,6 +71,54 @@ pub(crate) fn cholesky_solve(l: &[f64], n: usize, b: &mut [f64]) {
     }
 }
 
+/// Solves the general square system `M x = b` in place (`m` row-major `n × n`, overwritten by its
+/// LU factors) by Gaussian elimination with partial pivoting.
+///
+/// # Errors
+/// [`FqeError::Numerical`] when a pivot is zero or non-finite (the matrix is singular).
+pub(crate) fn lu_solve(m: &mut [f64], n: usize, b: &mut [f64]) -> Result<(), FqeError> {
+    for col in 0..n {
+        let mut piv = col;
+        for r in col + 1..n {
+            if m[r * n + col].abs() > m[piv * n + col].abs() {
+                piv = r;
+            }
+        }
+        let p = m[piv * n + col];
+        if p == 0.0 || !p.is_finite() {
+            return Err(FqeError::Numerical(format!(
+                "singular system (pivot {col} = {p:e}); raise the ridge"
+            )));
+        }
+        if piv != col {
+            for j in 0..n {
+                m.swap(piv * n + j, col * n + j);
+            }
+            b.swap(piv, col);
+        }
+        let (top, rest) = m.split_at_mut((col + 1) * n);
+        let pivot_row = &top[col * n..];
+        for r in 0..n - col - 1 {
+            let row = &mut rest[r * n..(r + 1) * n];
+            let f = row[col] / p;
+            if f != 0.0 {
+                for j in col..n {
+                    row[j] -= f * pivot_row[j];
+                }
+                b[col + 1 + r] -= f * b[col];
+            }
+        }
+    }
+    for i in (0..n).rev() {
+        let mut s = b[i];
+        for k in i + 1..n {
+            s -= m[i * n + k] * b[k];
+        }
+        b[i] = s / m[i * n + i];
+    }
+    Ok(())
+}
+
 /// Per-column mean and standard deviation of a row-major `rows × width` matrix. A constant
 /// column (deviation at most 1e-6 of the widest column's) gets an infinite deviation so that
 /// standardizing maps it to 0.
@@ -124,6 +172,19 @@ mod tests {
         cholesky_solve(&l, 2, &mut b);
         assert!((b[0] - 0.5).abs() < 1e-12 && b[1].abs() < 1e-12);
         assert!(cholesky(&[1.0, 2.0, 2.0, 1.0], 2).is_err());
+    }
+
+    #[test]
+    fn lu_solves_a_nonsymmetric_system_that_needs_pivoting() {
+        // [[0,1,2],[1,0,3],[4,-3,8]] x = [8, 10, 22] has x = [1, 2, 3] (zero first pivot).
+        let mut m = vec![0.0, 1.0, 2.0, 1.0, 0.0, 3.0, 4.0, -3.0, 8.0];
+        let mut b = [8.0, 10.0, 22.0];
+        lu_solve(&mut m, 3, &mut b).unwrap();
+        for (x, want) in b.iter().zip([1.0, 2.0, 3.0]) {
+            assert!((x - want).abs() < 1e-12, "{b:?}");
+        }
+        let mut singular = vec![1.0, 2.0, 2.0, 4.0];
+        assert!(lu_solve(&mut singular, 2, &mut [1.0, 1.0]).is_err());
     }
 
     #[test]

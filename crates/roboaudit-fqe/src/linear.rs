@@ -1,13 +1,19 @@
 //! Linear FQE (SPEC.md §3): `Q(x, a, l) = wₗ · (x̃ ⊗ ã)` with `x̃ = [1, z(x)]`, `ã = [1, z(a)]`
 //! (plus `z(a)²` with [`ActionTerms::Quadratic`]), `z` the per-column standardization. Each task has
-//! its own weights. The Bellman targets are refit by closed-form ridge least squares,
-//! `w ← (ΦᵀΦ + λ n I)⁻¹ Φᵀ (r + γ (1 − done) Ψ' w)`, iterated from `w = 0` to a fixed point, where
-//! `Ψ'` holds `mean_j φ(x_{t+1}, a'_j)`: by bilinearity it is `x̃_{t+1} ⊗ mean_j ã(a'_j)`.
+//! its own weights. `Ψ'` holds `mean_j φ(x_{t+1}, a'_j)` (zero after a terminal frame): by
+//! bilinearity it is `x̃_{t+1} ⊗ mean_j ã(a'_j)`.
+//!
+//! [`LinearSolver::Lstd`] (default) solves the projected Bellman fixed point in closed form
+//! (LSTD-Q, Lagoudakis & Parr 2003): `w = (Φᵀ(Φ − γ Ψ') + λ n I)⁻¹ Φᵀ r`. It exists whenever the
+//! matrix is non-singular, even where the fitted Bellman iteration is expansive.
+//! [`LinearSolver::Iterated`] refits the Bellman targets by ridge least squares,
+//! `w ← (ΦᵀΦ + λ n I)⁻¹ Φᵀ (r + γ Ψ' w)`, from `w = 0`; it reaches the same point only when the
+//! projected operator is a contraction, and diverges on the testbed push suite (issue 7).
 
 use serde::{Deserialize, Serialize};
 
 use crate::inputs::{FqeInputs, TargetActions};
-use crate::linalg::{add_at_b, cholesky, cholesky_solve, column_stats};
+use crate::linalg::{add_at_b, cholesky, cholesky_solve, column_stats, lu_solve};
 use crate::{FqeError, TaskEstimate};
 
 /// Which functions of the action enter the features.
@@ -20,16 +26,32 @@ pub enum ActionTerms {
     Quadratic,
 }
 
+/// How the linear fixed point is found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LinearSolver {
+    /// Closed-form LSTD-Q: one non-symmetric solve per task.
+    #[default]
+    Lstd,
+    /// Fitted Q iteration with ridge least squares, to `tolerance` or `max_iterations`.
+    Iterated,
+}
+
 /// Linear FQE settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LinearFqeConfig {
     /// Discount `γ` in `[0, 1]`.
     pub gamma: f64,
-    /// Ridge `λ` (> 0), per transition: the penalty is `λ n_l ‖w‖²` for `n_l` transitions of task `l`.
+    /// Ridge `λ` (> 0), per transition: the penalty is `λ n_l ‖w‖²` for `n_l` transitions of task
+    /// `l`, on every weight but the constant feature's (penalizing it would bias every value
+    /// toward 0).
     pub ridge: f64,
     /// Action terms of the features.
     pub action_terms: ActionTerms,
-    /// Most fixed-point iterations.
+    /// Fixed-point solver (absent in older reports: LSTD).
+    #[serde(default)]
+    pub solver: LinearSolver,
+    /// Most fixed-point iterations ([`LinearSolver::Iterated`] only).
     pub max_iterations: usize,
     /// Stop when the root-mean-square change of `Q` over the task's transitions falls to this.
     pub tolerance: f64,
@@ -41,6 +63,7 @@ impl Default for LinearFqeConfig {
             gamma: 0.99,
             ridge: 1e-3,
             action_terms: ActionTerms::Quadratic,
+            solver: LinearSolver::Lstd,
             max_iterations: 20_000,
             tolerance: 1e-10,
         }
@@ -79,9 +102,9 @@ impl LinearFqeConfig {
 pub struct LinearFit {
     /// `V̂(π, l)` per task (`None` for a task without episodes or whose iteration diverged).
     pub tasks: Vec<TaskEstimate>,
-    /// Iterations used by the slowest task.
+    /// Iterations used by the slowest task (0 for LSTD).
     pub iterations: usize,
-    /// Whether every task reached the tolerance within `max_iterations`.
+    /// Whether every task reached the tolerance within `max_iterations` (always true for LSTD).
     pub converged: bool,
     /// Tasks whose iteration diverged (the fitted Bellman operator is expansive, typically
     /// because target actions lie outside the data); their estimate is `None`.
@@ -155,6 +178,29 @@ impl Standardizer {
 /// features at thousands of deviations and make the fitted Bellman iteration expansive. Such
 /// actions are flagged by the coverage diagnostics instead.
 const Z_CLIP: f64 = 5.0;
+
+/// `V̂(π, l)`: the mean over task `l`'s initial frames of `mean_j Q(x_0, a'_j)`.
+fn initial_value(
+    inputs: &FqeInputs,
+    st: &Standardizer,
+    mean_target: &dyn Fn(usize) -> Vec<f64>,
+    l: usize,
+    w: &[f64],
+    dim: usize,
+) -> f64 {
+    let mut buf = Vec::new();
+    let initial = inputs.initial_frames(l);
+    let mut total = 0.0;
+    for &k in &initial {
+        let x = st.x_aug(inputs, k, &mut buf);
+        let mut phi = Vec::with_capacity(dim);
+        kron(&x, &mean_target(k), &mut phi);
+        total += phi.iter().zip(w).map(|(p, q)| p * q).sum::<f64>();
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let n = initial.len().max(1) as f64;
+    total / n
+}
 
 fn kron(x: &[f64], a: &[f64], out: &mut Vec<f64>) {
     for xi in x {
@@ -247,8 +293,27 @@ pub fn fit_linear(
         }
         #[allow(clippy::cast_precision_loss)]
         let penalty = config.ridge * rows.len() as f64;
+        if config.solver == LinearSolver::Lstd {
+            // A = Φᵀ(Φ − γΨ') + λnI, b = Φᵀr.
+            let mut a = gram;
+            for (ai, ci) in a.iter_mut().zip(&cross) {
+                *ai -= config.gamma * ci;
+            }
+            // Feature 0 is the constant x̃₀ã₀: not penalized. Along it A has only n(1 − γ), so
+            // a penalty there would shrink every value toward 0 by (1 − γ)/(1 − γ + λ).
+            for i in 1..dim {
+                a[i * dim + i] += penalty;
+            }
+            let mut w = c;
+            lu_solve(&mut a, dim, &mut w)?;
+            tasks.push(TaskEstimate {
+                task: l,
+                value: Some(initial_value(inputs, &st, &mean_target, l, &w, dim)),
+            });
+            continue;
+        }
         let raw_gram = gram.clone();
-        for i in 0..dim {
+        for i in 1..dim {
             gram[i * dim + i] += penalty;
         }
         let chol = cholesky(&gram, dim)?;
@@ -293,19 +358,9 @@ pub fn fit_linear(
             });
             continue;
         }
-        let initial = inputs.initial_frames(l);
-        let mut total = 0.0;
-        for &k in &initial {
-            let x = st.x_aug(inputs, k, &mut buf);
-            let mut phi = Vec::with_capacity(dim);
-            kron(&x, &mean_target(k), &mut phi);
-            total += phi.iter().zip(&w).map(|(p, q)| p * q).sum::<f64>();
-        }
-        #[allow(clippy::cast_precision_loss)]
-        let value = total / initial.len() as f64;
         tasks.push(TaskEstimate {
             task: l,
-            value: Some(value),
+            value: Some(initial_value(inputs, &st, &mean_target, l, &w, dim)),
         });
     }
     Ok(LinearFit {

@@ -1,6 +1,9 @@
 //! Metrics of an estimator against ground truth (SPEC.md §3): ARE per (policy, task) — undefined
 //! and counted when `V = 0` —, Pearson and Spearman across policies against both `V^π` and SR,
-//! normalized regret@1 and MMRV against both. Computed from `roboaudit-stats`.
+//! normalized regret@1 and MMRV against both. Computed from `roboaudit-stats`, except that
+//! regret@1 with several policies tied at the top estimate is the expected regret under uniformly
+//! random tie-breaking (the mean over the tied policies), not the lower-index pick: a constant
+//! estimator such as the naive average would otherwise score whatever policy is listed first.
 
 use roboaudit_stats::{absolute_relative_error, mmrv, normalized_regret_at_k, pearson, spearman};
 use serde::{Deserialize, Serialize};
@@ -38,10 +41,15 @@ pub struct Metrics {
     pub pearson_sr: Option<f64>,
     /// Spearman ρ of `V̂` and SR.
     pub spearman_sr: Option<f64>,
-    /// Normalized regret@1 against `V^π`, in [0, 1].
+    /// Normalized regret@1 against `V^π`, in [0, 1]: `(max V − V_chosen) / max V`, averaged over
+    /// the policies tied at the top estimate (expected regret under uniform tie-breaking).
     pub regret_at_1_v: Option<f64>,
     /// Normalized regret@1 against SR.
     pub regret_at_1_sr: Option<f64>,
+    /// Policies tied at the top estimate (1 when the pick is unique; 0 with no policies). Absent in
+    /// older reports.
+    #[serde(default)]
+    pub top_ties: usize,
     /// MMRV against `V^π` (units of V).
     pub mmrv_v: Option<f64>,
     /// MMRV against SR.
@@ -49,6 +57,40 @@ pub struct Metrics {
 }
 
 type Correlation = fn(&[f64], &[f64]) -> Result<Option<f64>, roboaudit_stats::StatsError>;
+
+/// Normalized regret@1 with ties at the top estimate broken uniformly at random, in expectation:
+/// `mean over i ∈ argmax V̂ of (max V − V_i) / max V`. `None` when `max V ≤ 0` or no policies.
+///
+/// # Errors
+/// [`FqeError::Stats`] for mismatched lengths or non-finite values.
+pub fn expected_regret_at_1(estimates: &[f64], truths: &[f64]) -> Result<Option<f64>, FqeError> {
+    if estimates.is_empty() {
+        return Ok(None);
+    }
+    // Validation and the undefined case (max V ≤ 0) come from the stats crate.
+    if normalized_regret_at_k(estimates, truths, 1)?.is_none() {
+        return Ok(None);
+    }
+    let max_truth = truths.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let tied = top_tied(estimates);
+    #[allow(clippy::cast_precision_loss)]
+    let n = tied.len() as f64;
+    Ok(Some(
+        tied.iter()
+            .map(|&i| (max_truth - truths[i]) / max_truth)
+            .sum::<f64>()
+            / n,
+    ))
+}
+
+/// Indices whose estimate equals the largest estimate (exact equality: ties come from estimators
+/// that give several policies the same number, such as the naive average).
+fn top_tied(estimates: &[f64]) -> Vec<usize> {
+    let top = estimates.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (0..estimates.len())
+        .filter(|&i| estimates[i] == top)
+        .collect()
+}
 
 fn median(mut x: Vec<f64>) -> Option<f64> {
     if x.is_empty() {
@@ -86,7 +128,6 @@ pub fn metrics(policies: &[Scored], pairs: &[Scored]) -> Result<Metrics, FqeErro
     let corr = |f: Correlation, y: &[f64]| -> Result<Option<f64>, FqeError> {
         if enough { Ok(f(&est, y)?) } else { Ok(None) }
     };
-    let ranked = !policies.is_empty();
     Ok(Metrics {
         policies: policies.len(),
         median_are: median(ares),
@@ -96,16 +137,9 @@ pub fn metrics(policies: &[Scored], pairs: &[Scored]) -> Result<Metrics, FqeErro
         spearman_v: corr(spearman, &v)?,
         pearson_sr: corr(pearson, &sr)?,
         spearman_sr: corr(spearman, &sr)?,
-        regret_at_1_v: if ranked {
-            normalized_regret_at_k(&est, &v, 1)?
-        } else {
-            None
-        },
-        regret_at_1_sr: if ranked {
-            normalized_regret_at_k(&est, &sr, 1)?
-        } else {
-            None
-        },
+        regret_at_1_v: expected_regret_at_1(&est, &v)?,
+        regret_at_1_sr: expected_regret_at_1(&est, &sr)?,
+        top_ties: top_tied(&est).len(),
         mmrv_v: if enough { Some(mmrv(&est, &v)?) } else { None },
         mmrv_sr: if enough { Some(mmrv(&est, &sr)?) } else { None },
     })
@@ -138,7 +172,29 @@ mod tests {
         assert!((m.spearman_sr.unwrap() - 1.0).abs() < 1e-12);
         // V order: 0 vs 2 is inverted, |0.4 − 0.45| = 0.05 for both; policy 1 is fine.
         assert!((m.mmrv_v.unwrap() - 0.1 / 3.0).abs() < 1e-12);
+        assert_eq!(m.top_ties, 1);
         let one = metrics(&ps[..1], &ps[..1]).unwrap();
         assert_eq!(one.spearman_v, None);
+    }
+
+    #[test]
+    fn regret_at_1_with_tied_estimates_is_the_mean_over_the_tied_policies() {
+        // Every estimate equal: the pick is uniform over all three. V = 0.8, 0.4, 0.2: regrets
+        // 0, 0.5, 0.75; mean 5/12. The lower-index pick would report 0.
+        let ps = [s(0.3, 0.8, 1.0), s(0.3, 0.4, 0.5), s(0.3, 0.2, 0.25)];
+        let m = metrics(&ps, &ps).unwrap();
+        assert_eq!(m.top_ties, 3);
+        assert!((m.regret_at_1_v.unwrap() - 5.0 / 12.0).abs() < 1e-12);
+        assert!((m.regret_at_1_sr.unwrap() - 5.0 / 12.0).abs() < 1e-12);
+        // Ties only among the top two (policies 1 and 2): regrets 0.5 and 0.75, mean 0.625.
+        let ps = [s(0.1, 0.8, 1.0), s(0.3, 0.4, 0.5), s(0.3, 0.2, 0.25)];
+        let m = metrics(&ps, &ps).unwrap();
+        assert_eq!(m.top_ties, 2);
+        assert!((m.regret_at_1_v.unwrap() - 0.625).abs() < 1e-12);
+        assert_eq!(expected_regret_at_1(&[], &[]).unwrap(), None);
+        assert_eq!(
+            expected_regret_at_1(&[1.0, 1.0], &[0.0, 0.0]).unwrap(),
+            None
+        );
     }
 }

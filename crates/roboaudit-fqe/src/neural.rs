@@ -4,7 +4,8 @@
 //! get their own learned linear embedding, the task its embedding row; the concatenation goes
 //! through two ReLU layers of width `hidden` to a scalar. Training minimizes the MSE to the Bellman
 //! target `y = r_t + γ (1 − done_t) mean_j Q_θ̄(x_{t+1}, a'_j, l)` over uniformly drawn
-//! mini-batches, with the target network `θ̄` copied from `θ` every `target_update_every` steps and
+//! mini-batches, with the target network `θ̄` copied from `θ` every `target_update_every` steps (or
+//! moved by a Polyak average with rate `target_tau` every step) and
 //! the learning rate decayed linearly to `final_lr_fraction × learning_rate`. The estimate is
 //! `V̂(π, l) = mean_{i ∈ l} mean_j Q_θ(x_0^i, a_j, l)`. Inputs and actions are standardized with the
 //! dataset's per-column mean and deviation. Every random draw comes from `seed`.
@@ -42,8 +43,13 @@ pub struct NeuralFqeConfig {
     pub final_lr_fraction: f64,
     /// AdamW decoupled weight decay.
     pub weight_decay: f64,
-    /// Target network copy period `N` in steps.
+    /// Target network copy period `N` in steps (used when `target_tau` is 0).
     pub target_update_every: usize,
+    /// Polyak rate `τ ∈ [0, 1]`: when > 0 the target network moves every step,
+    /// `θ̄ ← (1 − τ) θ̄ + τ θ`, instead of being copied every `target_update_every` steps. Absent in
+    /// older reports: 0.
+    #[serde(default)]
+    pub target_tau: f64,
     /// Learning-curve point period in steps.
     pub curve_every: usize,
     /// Seed of initialization and mini-batch draws.
@@ -64,6 +70,7 @@ impl Default for NeuralFqeConfig {
             final_lr_fraction: 0.05,
             weight_decay: 1e-4,
             target_update_every: 100,
+            target_tau: 0.0,
             curve_every: 500,
             seed: 0,
         }
@@ -97,6 +104,9 @@ impl NeuralFqeConfig {
         }
         if !(self.final_lr_fraction > 0.0 && self.final_lr_fraction <= 1.0) {
             return bad("final_lr_fraction must be in (0, 1]");
+        }
+        if !(0.0..=1.0).contains(&self.target_tau) {
+            return bad("target_tau must be in [0, 1]");
         }
         if self.weight_decay.is_nan() || self.weight_decay < 0.0 {
             return bad("weight_decay must be >= 0");
@@ -338,6 +348,18 @@ fn snapshot(vars: &[Var]) -> Result<Vec<Tensor>, FqeError> {
         .collect::<Result<Vec<_>, _>>()?)
 }
 
+/// `(1 − τ) θ̄ + τ θ`, detached from the graph.
+fn polyak(target: &[Tensor], vars: &[Var], tau: f64) -> Result<Vec<Tensor>, FqeError> {
+    target
+        .iter()
+        .zip(vars)
+        .map(|(t, v)| {
+            let online = v.as_tensor().detach();
+            Ok(((t * (1.0 - tau))? + (online * tau)?)?.detach())
+        })
+        .collect()
+}
+
 /// Trains neural FQE for one target policy and returns `V̂(π, l)` per task and the learning curve.
 ///
 /// # Errors
@@ -416,7 +438,9 @@ pub fn fit_neural(
         loss_sum += value;
         loss_count += 1;
         opt.backward_step(&loss)?;
-        if (step + 1) % config.target_update_every == 0 {
+        if config.target_tau > 0.0 {
+            target_params = polyak(&target_params, &vars, config.target_tau)?;
+        } else if (step + 1) % config.target_update_every == 0 {
             target_params = snapshot(&vars)?;
         }
         if (step + 1) % config.curve_every == 0 || step + 1 == config.steps {

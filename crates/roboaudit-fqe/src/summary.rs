@@ -49,13 +49,18 @@ pub fn render_table(r: &FqeReport) -> String {
     for m in &r.metrics {
         let _ = writeln!(
             s,
-            "{:<7} suite: median ARE {}  Spearman V^π {}  SR {}  Pearson V^π {}  regret@1 {}  MMRV {}",
+            "{:<7} suite: median ARE {}  Spearman V^π {}  SR {}  Pearson V^π {}  regret@1 {}{}  MMRV {}",
             m.estimator,
             pct(m.suite.median_are),
             f(m.suite.spearman_v),
             f(m.suite.spearman_sr),
             f(m.suite.pearson_v),
             f(m.suite.regret_at_1_v),
+            if m.suite.top_ties > 1 {
+                format!(" ({}-way tie)", m.suite.top_ties)
+            } else {
+                String::new()
+            },
             f(m.suite.mmrv_v)
         );
     }
@@ -73,13 +78,22 @@ pub fn render_markdown(r: &FqeReport) -> String {
         r.gamma, r.seeds, r.coverage_threshold, r.schema
     );
     let _ = writeln!(s, "## Estimates\n\n```\n{}```\n", render_table(r));
+    let _ = writeln!(
+        s,
+        "regret@1 = (max V − V of the policy with the top estimate) / max V; when several policies \
+         tie at the top estimate it is the expected regret under uniformly random tie-breaking \
+         (the mean over the tied policies; \"top ties\" counts them).\n"
+    );
     for m in &r.metrics {
         let _ = writeln!(s, "## Metrics: {}\n", m.estimator);
         let _ = writeln!(
             s,
-            "| scope | policies | median ARE | mean ARE | ARE undefined | Pearson V^π | Spearman V^π | Pearson SR | Spearman SR | regret@1 V^π | regret@1 SR | MMRV V^π | MMRV SR |"
+            "| scope | policies | median ARE | mean ARE | ARE undefined | Pearson V^π | Spearman V^π | Pearson SR | Spearman SR | regret@1 V^π | regret@1 SR | top ties | MMRV V^π | MMRV SR |"
         );
-        let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+        let _ = writeln!(
+            s,
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        );
         let mut rows = vec![("suite".to_owned(), &m.suite)];
         for (k, ms) in m.suite_per_seed.iter().enumerate() {
             rows.push((
@@ -99,7 +113,7 @@ pub fn render_markdown(r: &FqeReport) -> String {
         for (name, x) in rows {
             let _ = writeln!(
                 s,
-                "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 x.policies,
                 pct(x.median_are),
                 pct(x.mean_are),
@@ -110,6 +124,7 @@ pub fn render_markdown(r: &FqeReport) -> String {
                 f(x.spearman_sr),
                 f(x.regret_at_1_v),
                 f(x.regret_at_1_sr),
+                x.top_ties,
                 f(x.mmrv_v),
                 f(x.mmrv_sr)
             );

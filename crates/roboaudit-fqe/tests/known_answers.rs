@@ -6,7 +6,7 @@
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use roboaudit_fqe::{
-    ActionTerms, EpisodeSpan, FqeInputs, InputPart, LinearFqeConfig, NeuralFqeConfig,
+    ActionTerms, EpisodeSpan, FqeInputs, InputPart, LinearFqeConfig, LinearSolver, NeuralFqeConfig,
     TargetActions, fit_linear, fit_neural, naive_estimate,
 };
 
@@ -180,23 +180,32 @@ fn exact_linear() -> LinearFqeConfig {
         gamma: GAMMA,
         ridge: 1e-10,
         action_terms: ActionTerms::Linear,
+        solver: LinearSolver::Lstd,
         max_iterations: 10_000,
         tolerance: 1e-13,
     }
 }
 
+const SOLVERS: [LinearSolver; 2] = [LinearSolver::Lstd, LinearSolver::Iterated];
+
 #[test]
 fn linear_fqe_matches_dynamic_programming_on_a_tabular_chain() {
     let (inputs, target, truth) = chain_inputs(7);
-    let fit = fit_linear(&inputs, &target, &exact_linear()).unwrap();
-    assert!(fit.converged, "{} iterations", fit.iterations);
-    for (est, v) in fit.tasks.iter().zip(&truth) {
-        let got = est.value.unwrap();
-        assert!(
-            (got - v).abs() < 1e-6,
-            "task {}: {got} vs exact {v}",
-            est.task
-        );
+    for solver in SOLVERS {
+        let config = LinearFqeConfig {
+            solver,
+            ..exact_linear()
+        };
+        let fit = fit_linear(&inputs, &target, &config).unwrap();
+        assert!(fit.converged, "{} iterations", fit.iterations);
+        for (est, v) in fit.tasks.iter().zip(&truth) {
+            let got = est.value.unwrap();
+            assert!(
+                (got - v).abs() < 1e-6,
+                "{solver:?} task {}: {got} vs exact {v}",
+                est.task
+            );
+        }
     }
     // The naive average is not the target policy's value here: the chain tells them apart.
     let naive = naive_estimate(&inputs, GAMMA).unwrap();
@@ -240,6 +249,38 @@ fn neural_fqe_matches_dynamic_programming_within_two_hundredths() {
     assert_eq!(fit, again);
 }
 
+#[test]
+fn neural_fqe_with_a_polyak_target_matches_dynamic_programming() {
+    let (inputs, target, truth) = chain_inputs(11);
+    let config = NeuralFqeConfig {
+        gamma: GAMMA,
+        steps: 3000,
+        batch_size: 128,
+        hidden: 64,
+        part_embedding: 16,
+        action_embedding: 8,
+        task_embedding: 4,
+        learning_rate: 2e-3,
+        target_tau: 0.05,
+        seed: 3,
+        ..NeuralFqeConfig::default()
+    };
+    let fit = fit_neural(&inputs, &target, &config).unwrap();
+    for (est, v) in fit.tasks.iter().zip(&truth) {
+        let got = est.value.unwrap();
+        assert!(
+            (got - v).abs() < 0.02,
+            "task {}: {got} vs exact {v}",
+            est.task
+        );
+    }
+    let bad = NeuralFqeConfig {
+        target_tau: 1.5,
+        ..config
+    };
+    assert!(fit_neural(&inputs, &target, &bad).is_err());
+}
+
 /// Two inputs A → B. At B action 0 succeeds and action 1 fails. π(A) = 1, π(B) = 0, so
 /// `V^π(A) = γ`. An estimator that bootstraps `Q(x_{t+1}, π(x_t))` gets `Q(B, 1) = 0` instead.
 fn two_input_chain() -> (FqeInputs, TargetActions) {
@@ -262,8 +303,17 @@ fn two_input_chain() -> (FqeInputs, TargetActions) {
 #[test]
 fn bellman_target_uses_the_target_action_at_the_next_input() {
     let (inputs, target) = two_input_chain();
-    let fit = fit_linear(&inputs, &target, &exact_linear()).unwrap();
-    assert!((fit.tasks[0].value.unwrap() - GAMMA).abs() < 1e-6);
+    for solver in SOLVERS {
+        let config = LinearFqeConfig {
+            solver,
+            ..exact_linear()
+        };
+        let fit = fit_linear(&inputs, &target, &config).unwrap();
+        assert!(
+            (fit.tasks[0].value.unwrap() - GAMMA).abs() < 1e-6,
+            "{solver:?}"
+        );
+    }
 
     // The bug this test exists for: the Bellman target evaluated at π(x_t) instead of π(x_{t+1}).
     // Feeding each next frame the previous frame's target action reproduces that estimator; the
@@ -275,8 +325,17 @@ fn bellman_target_uses_the_target_action_at_the_next_input() {
             buggy.values[k * 2..k * 2 + 2].copy_from_slice(&prev);
         }
     }
-    let wrong = fit_linear(&inputs, &buggy, &exact_linear()).unwrap();
-    assert!((wrong.tasks[0].value.unwrap() - GAMMA).abs() > 0.5);
+    for solver in SOLVERS {
+        let config = LinearFqeConfig {
+            solver,
+            ..exact_linear()
+        };
+        let wrong = fit_linear(&inputs, &buggy, &config).unwrap();
+        assert!(
+            (wrong.tasks[0].value.unwrap() - GAMMA).abs() > 0.5,
+            "{solver:?}"
+        );
+    }
 }
 
 /// Three-frame episodes; the image part is the same on every frame, the proprioception part is a
@@ -310,12 +369,22 @@ fn multi_part() -> (FqeInputs, TargetActions, f64) {
 #[test]
 fn every_input_part_is_used_at_the_initial_inputs() {
     let (inputs, target, truth) = multi_part();
+    for solver in SOLVERS {
+        let config = LinearFqeConfig {
+            gamma: 0.5,
+            solver,
+            ..exact_linear()
+        };
+        let fit = fit_linear(&inputs, &target, &config).unwrap();
+        assert!(
+            (fit.tasks[0].value.unwrap() - truth).abs() < 1e-6,
+            "{solver:?}"
+        );
+    }
     let config = LinearFqeConfig {
         gamma: 0.5,
         ..exact_linear()
     };
-    let fit = fit_linear(&inputs, &target, &config).unwrap();
-    assert!((fit.tasks[0].value.unwrap() - truth).abs() < 1e-6);
 
     // An estimator that sees only the first part cannot tell initial frames from later ones and
     // lands far from the truth: the assertion above would reject it.

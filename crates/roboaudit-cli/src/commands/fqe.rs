@@ -12,8 +12,8 @@ use anyhow::{Context, Result};
 use roboaudit_data::lerobot::{FeatureKind, LeRobotDataset, SuccessSource, read_policy_actions};
 use roboaudit_fqe::{
     ActionTerms, DEFAULT_COVERAGE_THRESHOLD, Encoder, FitConfig, FqeError, FqeReport, GroundTruth,
-    LinearFqeConfig, LoadOptions, NeuralFqeConfig, TargetPolicy, align_target_actions, fit_all,
-    load_lerobot, read_ground_truth, score,
+    LinearFqeConfig, LinearSolver, LoadOptions, NeuralFqeConfig, TargetPolicy,
+    align_target_actions, fit_all, load_lerobot, read_ground_truth, score,
     summary::{render_markdown, render_table},
 };
 
@@ -66,12 +66,29 @@ pub struct FitArgs {
     /// Target network copy period N.
     #[arg(long, default_value_t = 100)]
     pub target_update: usize,
+    /// Polyak rate τ of the target network (> 0 replaces the copy every N steps by
+    /// θ̄ ← (1 − τ) θ̄ + τ θ each step).
+    #[arg(long, default_value_t = 0.0)]
+    pub target_tau: f64,
+    /// Neural AdamW learning rate at step 0 (decayed linearly to 5% of it).
+    #[arg(long, default_value_t = 1e-3)]
+    pub learning_rate: f64,
+    /// Neural mini-batch size.
+    #[arg(long, default_value_t = 256)]
+    pub batch_size: usize,
     /// Skip neural FQE (linear and naive only).
     #[arg(long)]
     pub no_neural: bool,
     /// Linear FQE ridge λ (per transition).
     #[arg(long, default_value_t = 1e-3)]
     pub ridge: f64,
+    /// Linear FQE solver: `lstd` (closed-form projected fixed point) or `iterated` (fitted Q
+    /// iteration, may diverge).
+    #[arg(long, default_value = "lstd", value_parser = ["lstd", "iterated"])]
+    pub linear_solver: String,
+    /// Linear FQE action terms: `linear` ([1, z(a)]) or `quadratic` ([1, z(a), z(a)²]).
+    #[arg(long, default_value = "quadratic", value_parser = ["linear", "quadratic"])]
+    pub action_terms: String,
     /// Image feature to encode; "auto" takes the dataset's first `image` feature by name,
     /// "none" uses no image part.
     #[arg(long, default_value = "auto")]
@@ -248,12 +265,24 @@ fn fit(args: &FitArgs) -> Result<()> {
             gamma,
             steps: args.steps,
             target_update_every: args.target_update,
+            target_tau: args.target_tau,
+            learning_rate: args.learning_rate,
+            batch_size: args.batch_size,
             ..NeuralFqeConfig::default()
         }),
         linear: LinearFqeConfig {
             gamma,
             ridge: args.ridge,
-            action_terms: ActionTerms::Quadratic,
+            action_terms: if args.action_terms == "linear" {
+                ActionTerms::Linear
+            } else {
+                ActionTerms::Quadratic
+            },
+            solver: if args.linear_solver == "iterated" {
+                LinearSolver::Iterated
+            } else {
+                LinearSolver::Lstd
+            },
             ..LinearFqeConfig::default()
         },
         seeds: args.seeds.clone(),
