@@ -91,8 +91,8 @@ pub(crate) fn to_bool(cell: Cell<'_>) -> CellResult<Option<bool>> {
         Cell::Bool(b) => Ok(Some(b)),
         Cell::Int(0) => Ok(Some(false)),
         Cell::Int(1) => Ok(Some(true)),
-        Cell::Float(f) if f == 0.0 => Ok(Some(false)),
-        Cell::Float(f) if f == 1.0 => Ok(Some(true)),
+        Cell::Float(0.0) => Ok(Some(false)),
+        Cell::Float(1.0) => Ok(Some(true)),
         Cell::Str(ref s) => match s.trim().to_ascii_lowercase().as_str() {
             "0" | "false" | "0.0" => Ok(Some(false)),
             "1" | "true" | "1.0" => Ok(Some(true)),

@@ -81,9 +81,9 @@ pub fn study_intervals(
     committed: bool,
     settings: &BootstrapSettings,
 ) -> Result<Vec<ConditionIntervals>, HarnessError> {
-    if !(1..=roboaudit_memory::MAX_RESAMPLES).contains(&settings.resamples)
-        || !(settings.level > 0.0 && settings.level < 1.0)
-    {
+    let resamples_ok = (1..=roboaudit_memory::MAX_RESAMPLES).contains(&settings.resamples);
+    let level_ok = settings.level > 0.0 && settings.level < 1.0;
+    if !(resamples_ok && level_ok) {
         return Err(HarnessError::InvalidConfig(
             "bootstrap resamples must be in 1..=1,000,000 and the level in (0, 1)".into(),
         ));

@@ -42,8 +42,8 @@ pub struct HarnessArgs {
     /// (1 − skill)·2 cm; lower skill makes more pairs fail the present check).
     #[arg(long, default_value_t = 1.0)]
     pub expert_skill: f64,
-    /// Render the scene camera into every observation at this size (pixels; needs EGL).
-    #[arg(long)]
+    /// Render the scene camera into every observation at this size (pixels, 16 to 2048; needs EGL).
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(16..=2048))]
     pub render_size: Option<usize>,
     /// Actions per chunk.
     #[arg(long, default_value_t = 12)]
