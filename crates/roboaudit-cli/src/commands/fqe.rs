@@ -248,18 +248,8 @@ fn fit(args: &FitArgs) -> Result<()> {
         ),
         ..LoadOptions::push_defaults()
     };
-    let spinner = crate::progress::spinner("encoding frames");
-    let loaded = load_lerobot(&ds, &opts).map_err(classify)?;
-    spinner.finish_and_clear();
-    let gt_dir = gt_path.as_deref().and_then(Path::parent);
-    let mut targets = Vec::new();
-    for (name, file) in policies(args, truth.as_ref(), gt_dir)? {
-        let actions = read_policy_actions(&file)?;
-        targets.push(TargetPolicy {
-            name,
-            actions: align_target_actions(&loaded, &actions).map_err(classify)?,
-        });
-    }
+    // Settings and the policy list are checked before encoding: a typo must not cost the
+    // encoding pass nor leave a feature cache behind.
     let config = FitConfig {
         neural: (!args.no_neural).then(|| NeuralFqeConfig {
             gamma,
@@ -288,6 +278,23 @@ fn fit(args: &FitArgs) -> Result<()> {
         seeds: args.seeds.clone(),
         coverage_threshold: args.coverage_threshold,
     };
+    config.linear.validate().map_err(classify)?;
+    if let Some(neural) = &config.neural {
+        neural.validate().map_err(classify)?;
+    }
+    let gt_dir = gt_path.as_deref().and_then(Path::parent);
+    let policy_files = policies(args, truth.as_ref(), gt_dir)?;
+    let spinner = crate::progress::spinner("encoding frames");
+    let loaded = load_lerobot(&ds, &opts).map_err(classify)?;
+    spinner.finish_and_clear();
+    let mut targets = Vec::new();
+    for (name, file) in policy_files {
+        let actions = read_policy_actions(&file)?;
+        targets.push(TargetPolicy {
+            name,
+            actions: align_target_actions(&loaded, &actions).map_err(classify)?,
+        });
+    }
     let describe = serde_json::json!({ "load": loaded.summary, "parts": loaded.inputs.parts.iter().map(|p| (&p.name, p.width)).collect::<Vec<_>>() });
     let spinner = crate::progress::spinner("fitting");
     let mut report = fit_all(
