@@ -46,6 +46,8 @@ enum Command {
     /// Fitted Q evaluation (SPEC §3): estimate a policy's success from offline trajectories.
     #[command(subcommand)]
     Fqe(commands::fqe::FqeCommand),
+    /// Render any set of audit output folders into one report: JSON, Markdown and self-contained HTML with plots.
+    Report(commands::report::ReportArgs),
     /// Run the audits on the built-in testbed and write one report: what a new user runs first.
     Demo(commands::demo::DemoArgs),
 }
@@ -58,6 +60,7 @@ fn main() {
         Command::Data(cmd) => commands::data::run(cmd),
         Command::Testbed(cmd) => commands::testbed::run(cmd),
         Command::Fqe(cmd) => commands::fqe::run(cmd),
+        Command::Report(args) => commands::report::run(&args),
         Command::Demo(args) => commands::demo::run(&args),
     };
     if let Err(err) = result {

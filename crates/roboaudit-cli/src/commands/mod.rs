@@ -5,5 +5,6 @@ pub mod demo;
 pub mod fqe;
 pub mod fqe_collect;
 pub mod memory;
+pub mod report;
 pub mod retrieval;
 pub mod testbed;
