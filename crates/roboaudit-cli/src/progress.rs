@@ -22,6 +22,21 @@ pub fn spinner(message: &'static str) -> ProgressBar {
     pb
 }
 
+/// A bar over `len` units of work with rate and ETA, hidden when not interactive. Advance it with `inc` from any
+/// thread (indicatif's bar is `Sync`); call `finish_and_clear` when done.
+pub fn bar(len: u64, message: &'static str) -> ProgressBar {
+    let pb = ProgressBar::with_draw_target(Some(len), draw_target());
+    pb.set_style(
+        ProgressStyle::with_template(
+            "{msg} [{bar:30}] {pos}/{len} {per_sec} ETA {eta} (elapsed {elapsed})",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    pb.set_message(message);
+    pb
+}
+
 fn draw_target() -> ProgressDrawTarget {
     if interactive() {
         ProgressDrawTarget::stderr()
