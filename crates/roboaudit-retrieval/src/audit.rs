@@ -11,7 +11,7 @@ use crate::report::{
     AuditReport, ExperienceSummary, GapBySet, ReferenceBySet, RuleReport, SCHEMA, ShuffleReport,
     Skipped, VarianceShare,
 };
-use crate::rules::{RuleContext, RuleKind, RuleSpec, recency_keys, user_choices};
+use crate::rules::{RuleContext, RuleKind, RuleSpec, Selection, recency_keys, user_choices};
 use crate::shuffle::{Null, PowerPlan, power};
 use crate::{AuditConfig, CheckedConfig, CiMethod, Metric, RetrievalError, stream_seed};
 use rayon::prelude::*;
@@ -85,9 +85,39 @@ pub fn run_audit(
             CiMethod::Bca => IntervalMethod::Bca,
         },
     };
+    // Every rule's choices first, then the shuffle nulls and gap replicates of all rules in one
+    // pass over the shared draws (each block of draws read once for every rule).
+    let full_lib: Vec<usize> = (0..t.k).collect();
+    let selections = specs
+        .par_iter()
+        .map(|spec| ctx.select(spec.kind, &full_lib, stream_seed(cfg.seed, &spec.name)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let picks: Vec<&[usize]> = selections
+        .iter()
+        .filter_map(|s| s.as_ref().ok())
+        .map(|s| s.picks.as_slice())
+        .collect();
+    let mut replicates = boot
+        .draws
+        .replicates_many(&t, &picks, boot.method == IntervalMethod::Percentile)
+        .into_iter();
+    let prepared: Vec<Result<Prepared, String>> = selections
+        .into_iter()
+        .map(|s| {
+            s.map(|selection| {
+                let (shuffled, gaps) = replicates.next().unwrap_or_default();
+                Prepared {
+                    selection,
+                    shuffled,
+                    gaps,
+                }
+            })
+        })
+        .collect();
     let outcomes = specs
         .par_iter()
-        .map(|spec| rule_report(&ctx, spec, config, &boot))
+        .zip(prepared)
+        .map(|(spec, prepared)| rule_report(&ctx, spec, prepared, config, &boot))
         .collect::<Result<Vec<_>, _>>()?;
     let mut rules = Vec::new();
     let mut skipped = Vec::new();
@@ -218,18 +248,32 @@ fn rule_specs(reps: &[&str], cfg: &AuditConfig, has_user: bool) -> Vec<RuleSpec>
     specs
 }
 
+/// A rule's choices on the full library with its shuffle null (success under every shared
+/// permutation) and its gap replicates (every shared resample; empty unless the interval
+/// is a percentile one), computed for all rules together.
+struct Prepared {
+    selection: Selection,
+    shuffled: Vec<f64>,
+    gaps: Vec<f64>,
+}
+
 /// Full diagnostics of one rule on the whole library; `Ok(Err(reason))` when it cannot run.
 fn rule_report(
     ctx: &RuleContext<'_>,
     spec: &RuleSpec,
+    prepared: Result<Prepared, String>,
     config: &CheckedConfig,
     boot: &SceneBootstrap,
 ) -> Result<Result<RuleReport, String>, RetrievalError> {
     let (t, cfg) = (ctx.t, config.get());
     let lib: Vec<usize> = (0..t.k).collect();
     let all: Vec<usize> = (0..t.n).collect();
-    let sel = match ctx.select(spec.kind, &lib, stream_seed(cfg.seed, &spec.name))? {
-        Ok(sel) => sel,
+    let Prepared {
+        selection: sel,
+        mut shuffled,
+        gaps,
+    } = match prepared {
+        Ok(prepared) => prepared,
         Err(reason) => return Ok(Err(reason)),
     };
     let reference = Reference::compute(t, &lib, &all);
@@ -241,8 +285,6 @@ fn rule_report(
         &sel.picks,
         cfg.unstable_threshold,
     );
-    // The full library is `0..K`, so library positions are experience indices for the draws.
-    let mut shuffled = boot.draws.shuffled_successes(t, &sel.picks);
     let tail = (1.0 - cfg.level) / 2.0;
     let envelope = roboaudit_stats::quantiles_in_place(&mut shuffled, &[tail, 1.0 - tail])
         .map_err(RetrievalError::stats("shuffle envelope"))?;
@@ -250,13 +292,7 @@ fn rule_report(
     let gap_ci = boot.interval(
         "discrimination gap",
         |idx| gap_on(t, &lib, &sel.picks, idx),
-        || {
-            boot.draws
-                .gap_replicates(t, &sel.picks)
-                .into_iter()
-                .map(Some)
-                .collect()
-        },
+        || gaps.into_iter().map(Some).collect(),
     )?;
     let subset_gap = |set| gap_on(t, &lib, &sel.picks, &t.scenes_of(set));
     let (gap_appearance, gap_layout) = (

@@ -5,7 +5,6 @@
 //! position among exact ties) and its pooled / within-query AUROC uses the same score.
 
 use crate::{Metric, RetrievalError};
-use rayon::prelude::*;
 use roboaudit_types::{EmbeddingKind, RetrievalInputs};
 use std::collections::HashMap;
 
@@ -127,21 +126,7 @@ impl Geometry {
         let (k, n) = (exps.len(), scenes.len());
         // Rows in parallel (one representation can hold most of the dimensions); each entry is
         // computed the same way whatever the thread count.
-        let rows: Vec<(Vec<f64>, Vec<f64>, Vec<f64>)> = (0..k)
-            .into_par_iter()
-            .map(|e| {
-                let cos = scene_u.iter().map(|z| dot(&exp_u[e], z)).collect();
-                let l2 = scenes
-                    .iter()
-                    .map(|z| lanes(&exps[e], z, |a, b| (a - b) * (a - b)).sqrt())
-                    .collect();
-                // Upper triangle only: dot is symmetric term by term, so one product serves both.
-                let ee = (e + 1..k)
-                    .map(|b| 1.0 - dot(&exp_u[e], &exp_u[b]))
-                    .collect();
-                (cos, l2, ee)
-            })
-            .collect();
+        let rows = crate::pairwise::rows(&exps, &exp_u, &scenes, &scene_u);
         let mut cos_es = Vec::with_capacity(k * n);
         let mut l2_es = Vec::with_capacity(k * n);
         let mut cosd_ee = vec![0.0; k * k];
@@ -198,14 +183,25 @@ impl Geometry {
                 }
             }
             GeoScore::MpEmpirical => {
+                // Scene-major copy of the library's distances, so that each count is a
+                // branch-free pass over two contiguous rows.
+                let by_scene: Vec<f64> = (0..n)
+                    .flat_map(|s| lib.iter().map(move |&j| cosd(j, s)))
+                    .collect();
+                let kk = lib.len();
+                let mut ee_row = vec![0.0; kk];
                 for &e in lib {
+                    for (slot, &j) in ee_row.iter_mut().zip(lib) {
+                        *slot = self.cosd_ee[e * self.k + j];
+                    }
                     for s in 0..n {
                         let d = cosd(e, s);
-                        let count = lib
+                        let count: usize = ee_row
                             .iter()
-                            .filter(|&&j| self.cosd_ee[e * self.k + j] > d && cosd(j, s) > d)
-                            .count();
-                        out.push(count as f64 / lib.len() as f64);
+                            .zip(&by_scene[s * kk..(s + 1) * kk])
+                            .map(|(&de, &ds)| usize::from((de > d) & (ds > d)))
+                            .sum();
+                        out.push(count as f64 / kk as f64);
                     }
                 }
             }
@@ -228,27 +224,6 @@ impl Geometry {
         }
         Ok(out)
     }
-}
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    lanes(a, b, |x, y| x * y)
-}
-
-/// `Σ_i term(a_i, b_i)` over equal-length slices, accumulated in 8 independent lanes so the
-/// compiler can keep several additions in flight and use SIMD (a single running sum is one long
-/// dependency chain; the 3,072-dimensional representations made it the largest cost of the
-/// geometry). Rounding differs from a left-to-right sum only in the last bits.
-fn lanes(a: &[f64], b: &[f64], term: impl Fn(f64, f64) -> f64) -> f64 {
-    let mut acc = [0.0f64; 8];
-    let (a8, a_tail) = a.as_chunks::<8>();
-    let (b8, b_tail) = b.as_chunks::<8>();
-    for (x, y) in a8.iter().zip(b8) {
-        for i in 0..8 {
-            acc[i] += term(x[i], y[i]);
-        }
-    }
-    let tail: f64 = a_tail.iter().zip(b_tail).map(|(&x, &y)| term(x, y)).sum();
-    ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
 }
 
 /// Mean of the `k` largest values (`k` capped at the slice length; 0 for an empty slice);

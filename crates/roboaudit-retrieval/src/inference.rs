@@ -84,9 +84,12 @@ pub(crate) fn aurocs(
     // Every execution of a cell shares the cell's score, so each cell enters as (at most) one
     // positive and one negative sample weighted by its success and failure counts: the same
     // Mann–Whitney statistic (a pair weighs w_i·w_j) on K·n instead of K·n·seeds samples.
+    // Scene-major, so that the groups of the within-query AUROC arrive contiguous and its
+    // stable group sort has nothing to move. (Within a group, and in the pooled sample, the
+    // order of samples cannot change the value: ties are summed with integer weights, exactly.)
     let (mut xs, mut ys, mut ws, mut gs) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for (pos, &e) in lib.iter().enumerate() {
-        for s in 0..n {
+    for s in 0..n {
+        for (pos, &e) in lib.iter().enumerate() {
             let cell = &t.cells[e * n + s];
             let wins = cell.iter().filter(|&&y| y).count();
             for (label, count) in [(true, wins), (false, cell.len() - wins)] {

@@ -6,14 +6,14 @@
 #![allow(missing_docs, clippy::unwrap_used)]
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use roboaudit_stats::{BootstrapConfig, ResampleDesign, auroc, bootstrap};
+use roboaudit_stats::{BootstrapConfig, ResampleDesign, auroc, bootstrap, bootstrap_counts};
 use std::hint::black_box;
 
 #[allow(dead_code)] // its `main` and timing helpers are the example's, not the bench's
 #[path = "../examples/bench_bootstrap.rs"]
 mod example;
 
-use example::{SCENES, best_fixed, oracle_gap, splitmix64, success_matrix};
+use example::{SCENES, best_fixed, best_fixed_counts, oracle_gap, splitmix64, success_matrix};
 
 fn bench_bootstrap(c: &mut Criterion) {
     let pt = success_matrix();
@@ -28,13 +28,18 @@ fn bench_bootstrap(c: &mut Criterion) {
     let mut group = c.benchmark_group("cluster_bootstrap");
     group.sample_size(30);
     group.bench_function("best_fixed_50x40_10k_resamples", |b| {
+        b.iter(|| {
+            bootstrap_counts(black_box(&design), &config, |c| best_fixed_counts(&pt, c)).unwrap()
+        })
+    });
+    group.bench_function("best_fixed_50x40_10k_resamples_index_engine", |b| {
         b.iter(|| bootstrap(black_box(&design), &config, |idx| best_fixed(&pt, idx)).unwrap())
     });
     group.bench_function("oracle_gap_50x40_10k_resamples", |b| {
         b.iter(|| bootstrap(black_box(&design), &config, |idx| oracle_gap(&pt, idx)).unwrap())
     });
     group.bench_function("engine_only_10k_resamples", |b| {
-        b.iter(|| bootstrap(black_box(&design), &config, |idx| Some(idx[0] as f64)).unwrap())
+        b.iter(|| bootstrap_counts(black_box(&design), &config, |c| Some(f64::from(c[0]))).unwrap())
     });
     group.finish();
 }

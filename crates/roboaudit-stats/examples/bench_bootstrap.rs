@@ -8,7 +8,10 @@
 //! after averaging), so every resample recomputes a 50-experience score vector.
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 
-use roboaudit_stats::{BootstrapConfig, ResampleDesign, ResampleMatrix, auroc, bootstrap};
+use roboaudit_stats::{
+    BootstrapConfig, ResampleDesign, ResampleMatrix, WideKernel, auroc, bootstrap,
+    bootstrap_counts, run_wide,
+};
 use std::time::Instant;
 
 const EXPERIENCES: usize = 50;
@@ -45,47 +48,63 @@ pub(crate) fn success_matrix() -> Vec<[f64; PADDED]> {
         .collect()
 }
 
-/// Best-fixed success over the drawn scenes: per-scene draw counts `c_s`, then
-/// `q[e] = Σ_s c_s · P[e, s]` over the scenes drawn at least once (about 25 of 40), then
-/// `max_e q[e] / |draw|`. The drawn scenes are listed without branches (which scenes were drawn is
-/// random, so a branch on `c_s != 0` mispredicts), and `q` is accumulated in slices that fit the
-/// vector registers (one pass of 13 with AVX, two of 13 with SSE2), so the accumulators never
-/// leave the registers while the contiguous rows stream through.
+/// Best-fixed success over the drawn scenes from the index list of a resample (the form
+/// [`bootstrap`] hands over): per-scene draw counts, then [`best_fixed_counts`].
 pub(crate) fn best_fixed(pt: &[[f64; PADDED]], scenes: &[usize]) -> Option<f64> {
     let mut counts = [0u32; SCENES];
     for &s in scenes {
         // at most 40 draws: no overflow, and no overflow check in the dependent chain
         counts[s % SCENES] = counts[s % SCENES].wrapping_add(1);
     }
-    let (mut drawn, mut weight, mut k) = ([0usize; SCENES], [0.0f64; SCENES], 0);
-    for (s, &c) in counts.iter().enumerate() {
-        drawn[k] = s;
-        weight[k] = f64::from(c);
-        k += usize::from(c != 0);
-    }
-    let (drawn, weight) = (&drawn[..k], &weight[..k]);
-    let mut best = slice_max::<0>(pt, drawn, weight);
-    if SLICE < PADDED {
-        best = best.max(slice_max::<SLICE>(pt, drawn, weight));
-    }
-    Some(best / scenes.len() as f64)
+    best_fixed_counts(pt, &counts)
 }
 
-const SLICE: usize = if cfg!(target_feature = "avx") { 52 } else { 26 };
+/// Best-fixed success from the scene multiplicities `c_s` of a resample (the form
+/// [`bootstrap_counts`] hands over): `q[e] = Σ_s c_s · P[e, s]` over the scenes drawn at least
+/// once (about 25 of 40), then `max_e q[e] / Σ_s c_s`; run through [`run_wide`], so with 256-bit
+/// registers where the CPU has them (same bits either way).
+pub(crate) fn best_fixed_counts(pt: &[[f64; PADDED]], counts: &[u32]) -> Option<f64> {
+    let draws: u32 = counts.iter().sum();
+    let best = run_wide(BestFixed { pt, counts });
+    Some(best / f64::from(draws))
+}
 
-/// `max_{e in OFFSET..OFFSET+SLICE, e < 50} Σ_k weight[k] · P[e, drawn[k]]`.
+/// `max_e Σ_s c_s · P[e, s]`. The drawn scenes are listed without branches (which scenes were
+/// drawn is random, so a branch on `c_s != 0` mispredicts), and `q` is accumulated in two
+/// slices of 26 experiences that fit the vector registers (7 AVX or 13 SSE2 registers), so the
+/// accumulators never leave the registers while the contiguous rows stream through.
+struct BestFixed<'a> {
+    pt: &'a [[f64; PADDED]],
+    counts: &'a [u32],
+}
+
+impl WideKernel for BestFixed<'_> {
+    type Output = f64;
+
+    #[inline(always)]
+    fn run(self) -> f64 {
+        let (mut drawn, mut weight, mut k) = ([0usize; SCENES], [0.0f64; SCENES], 0);
+        for (s, &c) in self.counts.iter().enumerate().take(SCENES) {
+            drawn[k] = s;
+            weight[k] = f64::from(c);
+            k += usize::from(c != 0);
+        }
+        let (drawn, weight) = (&drawn[..k], &weight[..k]);
+        slice_max::<0>(self.pt, drawn, weight).max(slice_max::<SLICE>(self.pt, drawn, weight))
+    }
+}
+
+const SLICE: usize = PADDED / 2;
+
+/// `max_{e in OFFSET..OFFSET+SLICE, e < 50} Σ_k weight[k] · P[e, drawn[k]]`, each sum left to
+/// right over `k`, a multiply then an add per term.
+#[inline(always)]
 fn slice_max<const OFFSET: usize>(pt: &[[f64; PADDED]], drawn: &[usize], weight: &[f64]) -> f64 {
     let mut q = [0.0f64; SLICE];
     for (&s, &c) in drawn.iter().zip(weight) {
         let row: &[f64; SLICE] = pt[s][OFFSET..OFFSET + SLICE].try_into().unwrap();
         for (qe, &p) in q.iter_mut().zip(row) {
-            // one rounding with FMA (as the BLAS kernel NumPy runs); without it `mul_add`
-            // would be a libm call
-            *qe = if cfg!(target_feature = "fma") {
-                c.mul_add(p, *qe)
-            } else {
-                *qe + c * p
-            };
+            *qe += c * p;
         }
     }
     let real = EXPERIENCES.saturating_sub(OFFSET).min(SLICE);
@@ -152,22 +171,40 @@ fn main() {
         resamples: RESAMPLES,
         ..BootstrapConfig::default()
     };
-    // `BENCH_PROFILE=engine perf record …`: only the engine, for a profile without the other benches.
-    if std::env::var("BENCH_PROFILE").as_deref() == Ok("engine") {
-        for _ in 0..300 {
-            std::hint::black_box(bootstrap(&design, &config, |idx| Some(idx[0] as f64)).unwrap());
-        }
+    // `BENCH_PROFILE=engine perf record …`: only the engine, for a profile without the other benches;
+    // `BENCH_PROFILE=bf perf stat …`: only the headline bootstrap (counts engine), and
+    // `BENCH_PROFILE=bf_rows`: the same through the index-list engine.
+    let profile = std::env::var("BENCH_PROFILE");
+    for _ in 0..300 {
+        match profile.as_deref() {
+            Ok("engine") => std::hint::black_box(
+                bootstrap_counts(&design, &config, |c| Some(f64::from(c[0]))).unwrap(),
+            ),
+            Ok("bf") => std::hint::black_box(
+                bootstrap_counts(&design, &config, |c| best_fixed_counts(&pt, c)).unwrap(),
+            ),
+            Ok("bf_rows") => std::hint::black_box(
+                bootstrap(&design, &config, |idx| best_fixed(&pt, idx)).unwrap(),
+            ),
+            _ => break,
+        };
+    }
+    if profile.is_ok() {
         return;
     }
     let (bf_median, bf_min, bf) =
+        time(|| bootstrap_counts(&design, &config, |c| best_fixed_counts(&pt, c)).unwrap());
+    // The same resamples through the index-list engine: the very same result, a little slower.
+    let (_, bf_rows_min, bf_rows) =
         time(|| bootstrap(&design, &config, |idx| best_fixed(&pt, idx)).unwrap());
+    assert_eq!(bf, bf_rows);
     let (gap_median, gap_min, gap) =
         time(|| bootstrap(&design, &config, |idx| oracle_gap(&pt, idx)).unwrap());
 
     // Where the time goes: the engine alone (draws, rayon, percentile) with a statistic that
     // costs nothing, the materialized matrix (one Vec per row), and the statistic alone.
     let (_, engine_min, _) =
-        time(|| bootstrap(&design, &config, |idx| Some(idx[0] as f64)).unwrap());
+        time(|| bootstrap_counts(&design, &config, |c| Some(f64::from(c[0]))).unwrap());
     let (_, matrix_min, matrix) = time(|| ResampleMatrix::generate(&design, RESAMPLES, 0).unwrap());
     let (_, statistic_min, _) = time(|| {
         matrix
@@ -197,7 +234,7 @@ fn main() {
          \"bf_estimate\": {}, \"bf_lo\": {}, \"bf_hi\": {}, \"bf_median_s\": {bf_median}, \"bf_min_s\": {bf_min}, \
          \"gap_estimate\": {}, \"gap_lo\": {}, \"gap_hi\": {}, \"gap_median_s\": {gap_median}, \"gap_min_s\": {gap_min}, \
          \"profile_min_s\": {{\"engine_free_statistic\": {engine_min}, \"generate_matrix\": {matrix_min}, \
-         \"bf_statistic_serial\": {statistic_min}}}, \
+         \"bf_statistic_serial\": {statistic_min}, \"bf_index_engine\": {bf_rows_min}}}, \
          \"auroc_n\": {n}, \"auroc\": {}, \"auroc_median_s\": {auroc_median}, \"auroc_min_s\": {auroc_min}}}",
         rayon::current_num_threads(),
         bf.estimate,

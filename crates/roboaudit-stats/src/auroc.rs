@@ -1,7 +1,7 @@
 //! AUROC as the Mann–Whitney statistic (SPEC.md §0).
 
 use crate::StatsError;
-use crate::check::{check_finite, check_same_len, sort_key};
+use crate::check::{check_finite, check_same_len, sort_key, total_order_key};
 use serde::Serialize;
 
 /// AUROC of `scores` against binary `labels`: P(score of a random positive > score of a random
@@ -120,10 +120,11 @@ fn check_inputs(
     Ok(())
 }
 
-/// One sample: score (−0.0 folded into 0.0), positive weight, negative weight.
+/// One sample: score as its `f64::total_cmp` integer key (after −0.0 is folded into 0.0, so
+/// equal keys are equal scores), positive weight, negative weight.
 #[derive(Clone, Copy)]
 struct Sample {
-    score: f64,
+    score: i64,
     pos: f64,
     neg: f64,
 }
@@ -138,7 +139,7 @@ fn to_samples(
         let w = weights.map_or(1.0, |w| w[i]);
         let (pos, neg) = if labels[i] { (w, 0.0) } else { (0.0, w) };
         Sample {
-            score: sort_key(scores[i]),
+            score: total_order_key(sort_key(scores[i])),
             pos,
             neg,
         }
@@ -149,7 +150,9 @@ fn to_samples(
 /// Mann–Whitney AUROC by one sort and a sweep over tie blocks: each block's positive weight meets
 /// all negative weight below it in full and the block's own negative weight by halves.
 fn auroc_of_samples(samples: &mut [Sample]) -> Option<f64> {
-    samples.sort_unstable_by(|a, b| a.score.total_cmp(&b.score));
+    // Integer keys order exactly as `total_cmp` on the scores, pair by pair, so the sort makes
+    // the very same moves (and leaves ties in the same order) at a lower cost per comparison.
+    samples.sort_unstable_by_key(|s| s.score);
     let (mut neg_below, mut total_pos, mut twice_area) = (0.0_f64, 0.0_f64, 0.0_f64);
     let mut start = 0;
     while start < samples.len() {

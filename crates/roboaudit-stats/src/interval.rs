@@ -3,16 +3,16 @@
 use crate::bootstrap::Interval;
 use crate::check::sort_key;
 use crate::normal::{normal_cdf, normal_quantile};
-use crate::quantile::quantile_selected;
+use crate::quantile::quantiles_selected;
 
 /// Percentile interval: `np.percentile(replicates, [100·α/2, 100·(1 − α/2)])` with α = 1 − level.
 /// `replicates` is non-empty and finite.
 pub(crate) fn percentile_interval(replicates: &[f64], level: f64) -> Interval {
-    let mut keys = sort_keys(replicates);
     let alpha = (1.0 - level) / 2.0;
+    let bounds = percentiles_selected(&mut sort_keys(replicates), [alpha, 1.0 - alpha]);
     Interval {
-        lo: percentile_selected(&mut keys, alpha),
-        hi: percentile_selected(&mut keys, 1.0 - alpha),
+        lo: bounds[0],
+        hi: bounds[1],
         level,
     }
 }
@@ -55,10 +55,10 @@ pub(crate) fn bca_interval(
     if !(alpha_1.is_finite() && alpha_2.is_finite()) {
         return None;
     }
-    let mut keys = sort_keys(replicates);
+    let bounds = percentiles_selected(&mut sort_keys(replicates), [alpha_1, alpha_2]);
     Some(Interval {
-        lo: percentile_selected(&mut keys, alpha_1),
-        hi: percentile_selected(&mut keys, alpha_2),
+        lo: bounds[0],
+        hi: bounds[1],
         level,
     })
 }
@@ -68,11 +68,20 @@ fn sort_keys(x: &[f64]) -> Vec<f64> {
     x.iter().map(|&v| sort_key(v)).collect()
 }
 
-/// `np.percentile(data, 100·q)` ("linear") on non-empty finite `keys`, in any order (they are
-/// permuted): selection in O(n) instead of a sort, which was the largest fixed cost of a bootstrap.
-/// The round trip through percent is kept because NumPy divides by 100 again.
+/// `np.percentile(data, [100·q0, 100·q1])` ("linear") on non-empty finite `keys`, in any order
+/// (they are permuted): selection in O(n) instead of a sort, which was the largest fixed cost of a
+/// bootstrap. The round trip through percent is kept because NumPy divides by 100 again.
+fn percentiles_selected(keys: &mut [f64], qs: [f64; 2]) -> [f64; 2] {
+    let qs = qs.map(|q| ((q * 100.0) / 100.0).clamp(0.0, 1.0));
+    let v = quantiles_selected(keys, &qs);
+    [v[0], v[1]]
+}
+
+/// `np.percentile(data, 100·q)` for one level, as [`percentiles_selected`] computes each of its
+/// two (kept for the tests that check the selection against a sort).
+#[cfg(test)]
 fn percentile_selected(keys: &mut [f64], q: f64) -> f64 {
-    quantile_selected(keys, ((q * 100.0) / 100.0).clamp(0.0, 1.0))
+    quantiles_selected(keys, &[((q * 100.0) / 100.0).clamp(0.0, 1.0)])[0]
 }
 
 /// Sample standard deviation (ddof 1), `None` for fewer than 2 values.

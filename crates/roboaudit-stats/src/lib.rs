@@ -14,7 +14,8 @@
 //! - `equivalent(interval, margin) -> bool`
 //! - evaluator metrics: `absolute_relative_error`, `normalized_regret_at_k`, `mmrv`
 //! - added helpers: `percentile` (NumPy percent scale), `normal_cdf` / `normal_quantile`
-//!   (SciPy `ndtr` / `ndtri`), `ResampleMatrix::rows`, `ROWS_PER_STREAM`
+//!   (SciPy `ndtr` / `ndtri`), `ResampleMatrix::rows`, `ROWS_PER_STREAM`, `bootstrap_counts`
+//!   (statistics of cluster multiplicities), `WideKernel` / `run_wide` (AVX2 dispatch of hot loops)
 //!
 //! # Example
 //! A scene-cluster bootstrap of a mean, and an AUROC with a tie:
@@ -42,11 +43,14 @@ mod auroc;
 mod bootstrap;
 mod check;
 mod correlation;
+mod counts;
+mod draws;
 mod error;
 mod evaluator;
 mod interval;
 mod normal;
 mod quantile;
+mod wide;
 
 pub use auroc::{GroupAuroc, GroupedAuroc, auroc, grouped_auroc};
 pub use bootstrap::{
@@ -54,10 +58,12 @@ pub use bootstrap::{
     ResampleMatrix, bootstrap, bootstrap_with_matrix, equivalent,
 };
 pub use correlation::{average_ranks, kendall_tau_b, pearson, spearman};
+pub use counts::bootstrap_counts;
 pub use error::StatsError;
 pub use evaluator::{absolute_relative_error, mmrv, normalized_regret_at_k};
 pub use normal::{normal_cdf, normal_quantile};
 pub use quantile::{percentile, percentile_levels, quantile, quantiles, quantiles_in_place};
+pub use wide::{WideKernel, run_wide};
 
 /// Compiles and runs the README example as a doctest.
 #[cfg(doctest)]

@@ -1,7 +1,7 @@
 //! Quantiles with NumPy's default ("linear", type 7) interpolation.
 
 use crate::StatsError;
-use crate::check::{check_finite, sort_key};
+use crate::check::{check_finite, sort_key, total_order_key};
 
 /// The `q`-quantile of `data`, `q` in [0, 1], equal to `numpy.quantile(data, q)` (method "linear").
 ///
@@ -43,7 +43,7 @@ pub fn quantiles_in_place(data: &mut [f64], qs: &[f64]) -> Result<Vec<f64>, Stat
         check_q(q)?;
     }
     data.iter_mut().for_each(|v| *v = sort_key(*v));
-    Ok(qs.iter().map(|&q| quantile_selected(data, q)).collect())
+    Ok(quantiles_selected(data, qs))
 }
 
 /// The quantile levels `np.percentile` uses for a two-sided interval at `level`:
@@ -101,30 +101,77 @@ pub(crate) fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
     }
 }
 
-/// [`quantile_sorted`] on non-empty, finite `keys` in any order (they are permuted; −0.0 already
-/// mapped to +0.0): the two order statistics are found by selection instead of a sort, and the
-/// index arithmetic and interpolation are [`quantile_sorted`]'s, operation by operation.
-pub(crate) fn quantile_selected(keys: &mut [f64], q: f64) -> f64 {
+/// [`quantile_sorted`] for several levels on non-empty, finite `keys` in any order (they are
+/// permuted; −0.0 already mapped to +0.0): the order statistics the levels need are found by
+/// selection instead of a sort, in ascending order, each selection searching only the part of
+/// `keys` above the previous one (a selection leaves everything larger to its right), so two
+/// levels cost about one selection and a minimum scan. The index arithmetic and interpolation
+/// are [`quantile_sorted`]'s, operation by operation, so the values are its bits.
+pub(crate) fn quantiles_selected(keys: &mut [f64], qs: &[f64]) -> Vec<f64> {
     let n = keys.len();
-    #[allow(clippy::cast_precision_loss)] // n < 2^53 for any data that fits in memory
-    let virtual_index = (n - 1) as f64 * q;
-    if virtual_index >= (n - 1) as f64 {
-        return keys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    // (lower index, gamma) per level; `None` for a level at the top (the maximum)
+    #[allow(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss
+    )] // n < 2^53 for any data that fits in memory; 0 <= previous < n - 1
+    let plan: Vec<Option<(usize, f64)>> = qs
+        .iter()
+        .map(|&q| {
+            let virtual_index = (n - 1) as f64 * q;
+            (virtual_index < (n - 1) as f64).then(|| {
+                let previous = virtual_index.floor();
+                (previous as usize, virtual_index - previous)
+            })
+        })
+        .collect();
+    let mut needed: Vec<usize> = plan
+        .iter()
+        .flatten()
+        .flat_map(|&(i, _)| [i, i + 1])
+        .collect();
+    needed.sort_unstable();
+    needed.dedup();
+    // Selection on the integers whose order is `f64::total_cmp`'s (its own bit transform,
+    // applied once per value instead of once per comparison).
+    let mut ints: Vec<i64> = keys.iter().map(|&v| total_order_key(v)).collect();
+    let mut order_stats = Vec::with_capacity(needed.len());
+    let mut start = 0;
+    for &i in &needed {
+        let (_, &mut v, _) = ints[start..].select_nth_unstable(i - start);
+        order_stats.push(from_total_order_key(v));
+        start = i + 1;
     }
-    let previous = virtual_index.floor();
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // 0 <= previous < n - 1
-    let i = previous as usize;
-    let gamma = virtual_index - previous;
-    let (_, &mut a, right) = keys.select_nth_unstable_by(i, f64::total_cmp);
-    // i < n - 1, so `right` holds the (i + 1)-th order statistic as its minimum.
-    let b = right.iter().copied().min_by(f64::total_cmp).unwrap_or(a);
-    let diff = b - a;
-    // NumPy's _lerp switches formula at gamma = 0.5 for monotonicity; copied for bitwise equality.
-    if gamma >= 0.5 {
-        b - diff * (1.0 - gamma)
-    } else {
-        a + diff * gamma
-    }
+    let stat = |i: usize| {
+        needed
+            .binary_search(&i)
+            .map_or(f64::NAN, |at| order_stats[at])
+    };
+    let max = || keys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    // `keys` is documented as permuted; it is left as given, which is one permutation.
+    plan.iter()
+        .map(|level| match *level {
+            None => max(),
+            Some((i, gamma)) => {
+                let (a, b) = (stat(i), stat(i + 1));
+                let diff = b - a;
+                // NumPy's _lerp switches formula at gamma = 0.5 for monotonicity.
+                if gamma >= 0.5 {
+                    b - diff * (1.0 - gamma)
+                } else {
+                    a + diff * gamma
+                }
+            }
+        })
+        .collect()
+}
+
+/// The `f64` of a [`total_order_key`].
+fn from_total_order_key(key: i64) -> f64 {
+    #[allow(clippy::cast_sign_loss, clippy::cast_possible_wrap)]
+    let bits = key ^ (((key >> 63) as u64) >> 1) as i64;
+    #[allow(clippy::cast_sign_loss)]
+    f64::from_bits(bits as u64)
 }
 
 #[cfg(test)]
@@ -152,6 +199,15 @@ mod tests {
             quantiles_in_place(&mut [], &[0.1, 0.9]),
             Err(StatsError::Empty { .. })
         ));
+        for v in [-1.5, -0.0, 0.0, 1e-300, -1e300, 3.25, f64::MIN_POSITIVE] {
+            assert_eq!(
+                from_total_order_key(total_order_key(v)).to_bits(),
+                v.to_bits()
+            );
+            for w in [-2.0, -0.0, 0.0, 0.5, 7.0] {
+                assert_eq!(total_order_key(v).cmp(&total_order_key(w)), v.total_cmp(&w));
+            }
+        }
         let got = quantiles_in_place(&mut [-0.0, 0.0], &[0.0, 1.0]).unwrap();
         assert!(got.iter().all(|v| v.to_bits() == 0.0f64.to_bits()));
     }

@@ -1,0 +1,130 @@
+//! Cluster bootstrap of statistics that depend on a resample only through how often each
+//! cluster was drawn (SPEC.md §0): the engine hands over multiplicities instead of index lists.
+
+use crate::StatsError;
+use crate::bootstrap::{BootstrapConfig, BootstrapResult, ROWS_PER_STREAM, ResampleDesign};
+use crate::check::check_finite;
+use crate::draws::{BlockWords, StratumPools};
+use rayon::prelude::*;
+
+/// As [`crate::bootstrap`] for a statistic of the cluster multiplicities: `statistic` receives
+/// `counts` (length `n_clusters`, `counts[c]` = how often cluster `c` was drawn; they sum to
+/// `n_clusters`): all ones for the original data, one zero for each leave-one-out jackknife
+/// sample of BCa. The resamples are the rows of [`crate::ResampleMatrix::generate`] for the
+/// same design, count and seed, so for a statistic whose index form depends only on the
+/// multiset of drawn clusters (any mean, sum, or maximum of per-cluster sums) the result is
+/// identical to [`crate::bootstrap`]'s, while a statistic that needs no index list (for example a
+/// weighted sum of per-cluster columns) skips building and reading one.
+///
+/// # Errors
+/// As [`crate::bootstrap`]: `InvalidParameter` for a bad config or design; `TooFew` when the
+/// statistic is undefined on the original data; `NonFinite` when it returns `Some` of a NaN
+/// or infinity.
+///
+/// # Example
+/// ```
+/// use roboaudit_stats::{BootstrapConfig, ResampleDesign, bootstrap, bootstrap_counts};
+/// let x = [0.2, 0.9, 0.4, 0.7, 0.5];
+/// let design = ResampleDesign { n_clusters: 5, strata: None };
+/// let config = BootstrapConfig { resamples: 500, seed: 3, ..BootstrapConfig::default() };
+/// let by_counts = bootstrap_counts(&design, &config, |c: &[u32]| {
+///     Some(c.iter().zip(&x).map(|(&k, v)| f64::from(k) * v).sum::<f64>() / 5.0)
+/// })?;
+/// let by_rows = bootstrap(&design, &config, |idx: &[usize]| {
+///     let mut c = [0u32; 5];
+///     idx.iter().for_each(|&i| c[i] += 1);
+///     Some(c.iter().zip(&x).map(|(&k, v)| f64::from(k) * v).sum::<f64>() / 5.0)
+/// })?;
+/// assert_eq!(by_counts, by_rows);
+/// # Ok::<(), roboaudit_stats::StatsError>(())
+/// ```
+pub fn bootstrap_counts<F>(
+    design: &ResampleDesign,
+    config: &BootstrapConfig,
+    statistic: F,
+) -> Result<BootstrapResult, StatsError>
+where
+    F: Fn(&[u32]) -> Option<f64> + Sync,
+{
+    let pools = StratumPools::for_design(design, config.resamples)?;
+    crate::bootstrap::check_level(config.level)?;
+    let n = design.n_clusters;
+    let ones = vec![1u32; n];
+    let estimate = statistic(&ones).ok_or(StatsError::TooFew {
+        what: "a bootstrap statistic defined on the original data",
+        n: 0,
+        min: 1,
+    })?;
+    check_finite(&[estimate], "bootstrap estimate")?;
+    let mut replicates = vec![None; config.resamples];
+    replicates
+        .par_chunks_mut(ROWS_PER_STREAM)
+        .enumerate()
+        .for_each(|(block, out)| {
+            let mut words = BlockWords::new(config.seed, block);
+            let (mut row, mut counts) = (vec![0; n], vec![0u32; n]);
+            for slot in out {
+                pools.fill_row(&mut words, &mut row);
+                counts.fill(0);
+                for &c in &row {
+                    // at most n_clusters <= u32::MAX draws per row (checked by the design)
+                    counts[c] = counts[c].wrapping_add(1);
+                }
+                *slot = statistic(&counts);
+            }
+        });
+    let jackknife = |left_out: usize| {
+        let mut counts = vec![1u32; n];
+        counts[left_out] = 0;
+        statistic(&counts)
+    };
+    crate::bootstrap::summarize(
+        &replicates,
+        estimate,
+        n,
+        config.level,
+        config.method,
+        &jackknife,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::bootstrap::{IntervalMethod, bootstrap};
+
+    /// Counts give the very result of the index form (same rows, same replicates, same BCa
+    /// jackknife), with and without strata, with undefined replicates and a partial last block.
+    #[test]
+    fn counts_bootstrap_equals_index_bootstrap() {
+        let x: Vec<f64> = (0..10).map(|i| f64::from(i * i % 7) - 2.5).collect();
+        let from_counts = |c: &[u32]| {
+            let total: f64 = c.iter().zip(&x).map(|(&k, v)| f64::from(k) * v).sum();
+            (c[3] != 2).then_some(total / 10.0)
+        };
+        let from_rows = |idx: &[usize]| {
+            let mut c = [0u32; 10];
+            idx.iter().for_each(|&i| c[i] += 1);
+            from_counts(&c)
+        };
+        for strata in [None, Some(vec![0, 1, 1, 0, 2, 2, 2, 1, 0, 1])] {
+            let design = ResampleDesign {
+                n_clusters: 10,
+                strata,
+            };
+            for method in [IntervalMethod::Percentile, IntervalMethod::Bca] {
+                let config = BootstrapConfig {
+                    resamples: 1_000,
+                    method,
+                    seed: 17,
+                    ..BootstrapConfig::default()
+                };
+                let a = bootstrap_counts(&design, &config, from_counts).unwrap();
+                let b = bootstrap(&design, &config, from_rows).unwrap();
+                assert_eq!(a, b);
+                assert!(a.undefined_resamples > 0 && a.interval.is_some());
+            }
+        }
+    }
+}

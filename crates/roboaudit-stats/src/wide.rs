@@ -1,0 +1,90 @@
+//! Runtime dispatch of hot loops to 256-bit vector code (AVX2) on CPUs that have it.
+//!
+//! The workspace builds for the baseline x86-64 target (SSE2: two `f64` per vector register), so
+//! plain loops never use the 256-bit registers every current x86-64 CPU has. A [`WideKernel`]
+//! run through [`run_wide`] is compiled a second time with AVX2 enabled and that copy is taken
+//! when the CPU reports AVX2 at run time. Results are bit-identical to the baseline copy: Rust
+//! never contracts `a * b + c` into a fused multiply-add on its own, so every lane performs the
+//! same IEEE operations in the same order; only the register width changes.
+
+/// A loop nest to run with the widest vector registers the CPU offers (see [`run_wide`]).
+///
+/// Implementors mark [`WideKernel::run`] `#[inline(always)]` (and the helpers it calls
+/// `#[inline]`), so that the body is compiled into the AVX2 copy rather than called from it.
+pub trait WideKernel {
+    /// What the kernel returns.
+    type Output;
+    /// The kernel's work; must not depend on which copy runs it.
+    fn run(self) -> Self::Output;
+}
+
+/// Runs `kernel` compiled for AVX2 when the CPU supports it (x86-64 only), otherwise the
+/// baseline copy. The output is identical either way (module docs).
+pub fn run_wide<K: WideKernel>(kernel: K) -> K::Output {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: `run_avx2` only requires the AVX2 target feature, which the CPU was just
+            // reported to support (the one `unsafe` of the crate; the lint is allowed here only).
+            #[allow(unsafe_code)]
+            return unsafe { run_avx2(kernel) };
+        }
+    }
+    kernel.run()
+}
+
+/// The AVX2 copy of a kernel (no other feature: in particular no FMA contraction is possible).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn run_avx2<K: WideKernel>(kernel: K) -> K::Output {
+    kernel.run()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A dot product with a multiply then an add per term (the pattern of the hot loops).
+    struct Dot<'a>(&'a [f64], &'a [f64]);
+
+    impl WideKernel for Dot<'_> {
+        type Output = f64;
+        #[inline(always)]
+        fn run(self) -> f64 {
+            let mut acc = [0.0f64; 8];
+            for (x, y) in self.0.chunks_exact(8).zip(self.1.chunks_exact(8)) {
+                for i in 0..8 {
+                    acc[i] += x[i] * y[i];
+                }
+            }
+            acc.iter().sum()
+        }
+    }
+
+    /// The dispatched copy gives the very bits of the baseline copy (no FMA contraction).
+    #[test]
+    fn wide_copy_is_bit_identical_to_baseline() {
+        let a: Vec<f64> = (0..1024)
+            .map(|i| (f64::from(i) * 0.37).sin() / 3.0)
+            .collect();
+        let b: Vec<f64> = (0..1024)
+            .map(|i| (f64::from(i) * 1.13).cos() * 7.1)
+            .collect();
+        let wide = run_wide(Dot(&a, &b));
+        let base = Dot(&a, &b).run();
+        assert_eq!(wide.to_bits(), base.to_bits());
+        // a fused multiply-add would round once per term and differ in the last bits
+        let fused = a
+            .chunks_exact(8)
+            .zip(b.chunks_exact(8))
+            .fold([0.0f64; 8], |mut acc, (x, y)| {
+                for i in 0..8 {
+                    acc[i] = x[i].mul_add(y[i], acc[i]);
+                }
+                acc
+            })
+            .iter()
+            .sum::<f64>();
+        assert_ne!(fused.to_bits(), base.to_bits());
+    }
+}
