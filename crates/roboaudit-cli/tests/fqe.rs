@@ -192,10 +192,11 @@ fn bad_inputs_exit_with_code_3_and_usage_errors_with_2() {
     ]);
     assert_eq!(
         o.status.code(),
-        Some(3),
+        Some(2),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+    // A malformed option is a usage error (2), found before the dataset is read.
     assert!(String::from_utf8_lossy(&o.stderr).contains("NAME=FILE"));
 
     std::fs::write(

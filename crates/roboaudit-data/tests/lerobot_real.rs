@@ -211,7 +211,27 @@ fn pusht_v30_labels() {
             threshold: 0.9,
         })
         .unwrap();
-    assert!(thresholded.iter().any(|l| l.success));
+    // pyarrow: 90 episodes end at ≥ 0.90 coverage, 92 reach it at some frame, none reach 0.95.
+    assert_eq!(thresholded.iter().filter(|l| l.success).count(), 90);
+    let peak = |threshold| {
+        ds.success_labels(&SuccessSource::MaxReward {
+            column: "next.reward".into(),
+            threshold,
+        })
+        .unwrap()
+        .iter()
+        .filter(|l| l.success)
+        .count()
+    };
+    assert_eq!((peak(0.9), peak(0.95), peak(0.8)), (92, 0, 206));
+    let err = ds.read_frames(&["observation.velocity"]).unwrap_err();
+    assert!(
+        err.to_string().contains(
+            "declared features: action (float32[2]), next.done (bool[1]), next.reward (float32[1]), \
+             next.success (bool[1]), observation.image (video), observation.state (float32[2])"
+        ),
+        "{err}"
+    );
     let err = ds.read_image(0, 0, "observation.image").unwrap_err();
     assert!(
         err.to_string().contains("needs video decoding")

@@ -11,7 +11,7 @@ use crate::inputs::{FqeInputs, TargetActions};
 use crate::linear::{LinearFqeConfig, fit_linear};
 use crate::metrics::{Metrics, Scored, metrics};
 use crate::naive::naive_estimate;
-use crate::neural::{NeuralFit, NeuralFqeConfig, fit_neural};
+use crate::neural::{NeuralFit, NeuralFqeConfig, fit_neural_with_progress};
 use crate::report::{
     Cell, CellErrors, EstimatorMetrics, FqeReport, PolicyReport, SCHEMA, SeedSpread, TruthCell,
 };
@@ -130,6 +130,33 @@ pub fn fit_all(
     describe: serde_json::Value,
     progress: &mut dyn FnMut(&str, &str),
 ) -> Result<FqeReport, FqeError> {
+    fit_all_with_progress(inputs, policies, config, describe, progress, &|_| {})
+}
+
+/// Units of work of [`fit_all_with_progress`]: every neural gradient step of every
+/// (policy, seed) fit, plus one per linear fit.
+pub fn fit_work(policies: usize, config: &FitConfig) -> u64 {
+    let neural = config
+        .neural
+        .as_ref()
+        .map_or(0, |n| n.steps * config.seeds.len() * policies);
+    u64::try_from(neural + policies).unwrap_or(u64::MAX)
+}
+
+/// [`fit_all`], also calling `work(k)` as units of [`fit_work`] are done (neural steps from the
+/// parallel fits, then 1 per linear fit), for a progress bar with rate and ETA. Does not change
+/// the report.
+///
+/// # Errors
+/// As [`fit_all`].
+pub fn fit_all_with_progress(
+    inputs: &FqeInputs,
+    policies: &[TargetPolicy],
+    config: &FitConfig,
+    describe: serde_json::Value,
+    progress: &mut dyn FnMut(&str, &str),
+    work: &(dyn Fn(u64) + Sync),
+) -> Result<FqeReport, FqeError> {
     if config.neural.is_some() && config.seeds.is_empty() {
         return Err(FqeError::InvalidConfig(
             "neural FQE needs at least one seed".into(),
@@ -156,7 +183,7 @@ pub fn fit_all(
         Some(neural) => jobs
             .par_iter()
             .map(|&(i, seed)| {
-                fit_neural(
+                fit_neural_with_progress(
                     inputs,
                     &policies[i].actions,
                     &NeuralFqeConfig {
@@ -164,6 +191,7 @@ pub fn fit_all(
                         seed,
                         ..neural.clone()
                     },
+                    &|k| work(u64::try_from(k).unwrap_or(u64::MAX)),
                 )
             })
             .collect::<Result<Vec<_>, _>>()?,
@@ -175,6 +203,7 @@ pub fn fit_all(
     for p in policies {
         progress(&p.name, "linear");
         let lin = fit_linear(inputs, &p.actions, &config.linear)?;
+        work(1);
         let cov = coverage(inputs, &support, &p.actions, config.coverage_threshold)?;
         let mut per_seed: Vec<Vec<Option<f64>>> = Vec::new();
         let mut curves = Vec::new();

@@ -33,7 +33,6 @@ pub mod coverage;
 pub mod encoder;
 pub mod error;
 pub mod evaluate;
-pub(crate) mod images;
 pub mod inputs;
 pub(crate) mod linalg;
 pub mod linear;
@@ -45,16 +44,25 @@ pub mod pca;
 pub mod report;
 pub mod summary;
 pub mod synthetic;
+pub(crate) mod vector;
 
 pub use coverage::{DEFAULT_COVERAGE_THRESHOLD, SupportIndex, TaskCoverage, coverage};
 pub use encoder::Encoder;
 pub use error::FqeError;
-pub use evaluate::{FitConfig, GroundTruth, TargetPolicy, fit_all, read_ground_truth, score};
+pub use evaluate::{
+    FitConfig, GroundTruth, TargetPolicy, fit_all, fit_all_with_progress, fit_work,
+    read_ground_truth, score,
+};
 pub use inputs::{EpisodeSpan, FqeInputs, InputPart, TargetActions};
 pub use linear::{ActionTerms, LinearFit, LinearFqeConfig, LinearSolver, fit_linear};
-pub use load::{LoadOptions, LoadedDataset, align_target_actions, load_lerobot};
+pub use load::{
+    FrameFeatures, LoadOptions, LoadedDataset, align_target_actions, behaviour_actions,
+    load_lerobot, load_lerobot_with_progress,
+};
 pub use naive::naive_estimate;
-pub use neural::{CurvePoint, NeuralFit, NeuralFqeConfig, fit_neural};
+pub use neural::{
+    CurvePoint, NeuralFit, NeuralFqeConfig, PROGRESS_EVERY, fit_neural, fit_neural_with_progress,
+};
 pub use report::{FqeReport, SCHEMA};
 
 /// One estimate `V̂(π, l)` of a task.

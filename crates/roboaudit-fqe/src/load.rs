@@ -1,6 +1,8 @@
-//! Builds [`FqeInputs`] from a LeRobot dataset: numeric columns through the data crate, images
-//! streamed, encoded by a frozen [`Encoder`], cached on disk ([`FeatureCache`]) and reduced to
-//! principal components; target actions from policy-actions files aligned on the global `index`.
+//! Builds [`FqeInputs`] from a LeRobot dataset: numeric columns through the data crate; frame
+//! features either from an `image` feature (streamed, encoded by a frozen [`Encoder`], cached on
+//! disk ([`FeatureCache`])) or from a numeric vector column (standardized), reduced to principal
+//! components in both cases; target actions from policy-actions files aligned on the global
+//! `index`, or the dataset's own actions (the behaviour policy, on-policy evaluation).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -11,28 +13,53 @@ use serde::Serialize;
 use crate::FqeError;
 use crate::cache::{FeatureCache, fnv1a64};
 use crate::encoder::Encoder;
-use crate::images::{decode_png, for_each_image};
 use crate::inputs::{EpisodeSpan, FqeInputs, InputPart, TargetActions};
 use crate::pca::CovarianceAccumulator;
 
 /// Subspace iterations of the component fit: the projection only needs the leading subspace
 /// roughly, not converged eigenvectors.
-const PCA_ITERATIONS: usize = 10;
+pub(crate) const PCA_ITERATIONS: usize = 10;
+
+/// Where the frame features — the first part of the policy input `x_t` — come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FrameFeatures {
+    /// An `image` feature (PNG in Parquet), encoded by [`LoadOptions::encoder`] through the
+    /// feature cache, then reduced to principal components.
+    Image(String),
+    /// A numeric vector column (e.g. `observation.state` when the images are videos that
+    /// roboaudit does not decode), standardized per column, then reduced to principal components.
+    /// A [`LoadOptions::state_feature`] naming the same column is not added a second time.
+    Vector(String),
+    /// No frame-feature part: the input is the state feature alone.
+    None,
+}
+
+impl FrameFeatures {
+    /// `image:KEY`, `state:COLUMN` or `none`, as the CLI spells it.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Image(k) => format!("image:{k}"),
+            Self::Vector(c) => format!("state:{c}"),
+            Self::None => "none".to_owned(),
+        }
+    }
+}
 
 /// How to read a LeRobot dataset into FQE inputs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadOptions {
-    /// `image` feature to encode (`None`: no image part).
-    pub image_feature: Option<String>,
+    /// Source of the frame features.
+    pub features: FrameFeatures,
     /// Numeric proprioception feature (`None`: none).
     pub state_feature: Option<String>,
     /// Action feature.
     pub action_feature: String,
     /// Where the terminal labels come from.
     pub labels: SuccessSource,
-    /// Frozen encoder for the image feature.
+    /// Frozen encoder for an image feature (unused for a vector feature).
     pub encoder: Encoder,
-    /// Principal components kept of the encoder output.
+    /// Principal components kept of the encoder output or of the standardized vector column
+    /// (at most its width).
     pub components: usize,
     /// Most frames used to fit the components (every `n/limit`-th frame).
     pub component_frames: usize,
@@ -47,7 +74,7 @@ impl LoadOptions {
     /// `next.success`, raw 32×32 pixels, 64 components fitted on up to 20,000 frames.
     pub fn push_defaults() -> Self {
         Self {
-            image_feature: Some("observation.image".into()),
+            features: FrameFeatures::Image("observation.image".into()),
             state_feature: Some("observation.state".into()),
             action_feature: "action".into(),
             labels: SuccessSource::Column("next.success".into()),
@@ -69,7 +96,9 @@ pub struct LoadSummary {
     pub episodes: usize,
     /// Frames.
     pub frames: usize,
-    /// Encoder id and weights hash.
+    /// Frame-feature source (`image:KEY`, `state:COLUMN`, `none`).
+    pub features: String,
+    /// Encoder id and weights hash (image features only).
     pub encoder: Option<String>,
     /// Frames found in the feature cache / encoded now.
     pub cache_hits: usize,
@@ -95,15 +124,36 @@ pub struct LoadedDataset {
 /// Reads `ds` into FQE inputs.
 ///
 /// # Errors
-/// [`FqeError::Data`] from the reader (unknown features, video features, bad labels);
-/// [`FqeError::InvalidInputs`] for frames without an image or an episode without a task;
-/// cache and PNG errors.
+/// [`FqeError::Data`] from the reader naming file, row and column (unknown features — the
+/// message lists the declared ones —, video features, a vector of the wrong width, bad labels);
+/// [`FqeError::InvalidInputs`] for frames without an image, an episode without a task, or a
+/// non-finite value (naming data file, episode, frame and column); cache and PNG errors.
 pub fn load_lerobot(ds: &LeRobotDataset, opts: &LoadOptions) -> Result<LoadedDataset, FqeError> {
+    load_lerobot_with_progress(ds, opts, &mut |_, _| {})
+}
+
+/// [`load_lerobot`], calling `progress(done, total)` after each image frame is encoded or found
+/// in the cache (`total` = frames; not called for vector features, which load in one pass).
+///
+/// # Errors
+/// As [`load_lerobot`].
+pub fn load_lerobot_with_progress(
+    ds: &LeRobotDataset,
+    opts: &LoadOptions,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<LoadedDataset, FqeError> {
+    let vector = match &opts.features {
+        FrameFeatures::Vector(c) => Some(c.as_str()),
+        _ => None,
+    };
+    // The vector feature already carries the state column: adding it raw too would feed the
+    // estimators the same numbers twice.
+    let state_feature = opts.state_feature.as_deref().filter(|s| Some(*s) != vector);
     let mut cols: Vec<&str> = vec![opts.action_feature.as_str()];
-    if let Some(s) = &opts.state_feature {
-        cols.push(s.as_str());
-    }
+    cols.extend(state_feature);
+    cols.extend(vector.filter(|v| !cols.contains(v)));
     let frames = ds.read_frames(&cols)?;
+    check_finite(ds, &frames, &cols)?;
     let labels = ds.success_labels(&opts.labels)?;
     let success: HashMap<i64, bool> = labels
         .iter()
@@ -120,6 +170,8 @@ pub fn load_lerobot(ds: &LeRobotDataset, opts: &LoadOptions) -> Result<LoadedDat
     let mut state = Vec::new();
     let mut action_dim = 0;
     let mut state_dim = 0;
+    let mut vector_values = Vec::new();
+    let mut vector_dim = 0;
     for (ep, meta) in frames.iter().zip(ds.episodes()) {
         let task_text = meta.tasks.first().ok_or_else(|| {
             FqeError::InvalidInputs(format!("episode {} has no task", ep.episode_index))
@@ -142,10 +194,16 @@ pub fn load_lerobot(ds: &LeRobotDataset, opts: &LoadOptions) -> Result<LoadedDat
             action_dim = v.len();
             actions.extend_from_slice(v);
         }
-        if let Some(s) = &opts.state_feature {
+        if let Some(s) = state_feature {
             for v in ep.column(s).unwrap_or_default() {
                 state_dim = v.len();
                 state.extend_from_slice(v);
+            }
+        }
+        if let Some(c) = vector {
+            for v in ep.column(c).unwrap_or_default() {
+                vector_dim = v.len();
+                vector_values.extend_from_slice(v);
             }
         }
     }
@@ -159,14 +217,27 @@ pub fn load_lerobot(ds: &LeRobotDataset, opts: &LoadOptions) -> Result<LoadedDat
         dataset: ds.root().to_path_buf(),
         episodes: episodes.len(),
         frames: frame_index.len(),
+        features: opts.features.describe(),
         encoder: None,
         cache_hits: 0,
         encoded: 0,
         components: None,
         successes: episodes.iter().filter(|e| e.success).count(),
     };
-    if let Some(feature) = &opts.image_feature {
-        let (part, hits, encoded, fitted) = image_part(ds, feature, opts, &rows)?;
+    if let Some(column) = vector {
+        let (part, fitted) = crate::vector::vector_part(
+            column,
+            &vector_values,
+            vector_dim,
+            opts.components,
+            opts.component_frames,
+            opts.seed,
+        )?;
+        summary.components = Some((part.width, fitted));
+        parts.push(part);
+    }
+    if let FrameFeatures::Image(feature) = &opts.features {
+        let (part, hits, encoded, fitted) = image_part(ds, feature, opts, &rows, progress)?;
         summary.encoder = Some(format!(
             "{}:{}",
             opts.encoder.id(),
@@ -177,9 +248,9 @@ pub fn load_lerobot(ds: &LeRobotDataset, opts: &LoadOptions) -> Result<LoadedDat
         summary.components = Some((part.width, fitted));
         parts.push(part);
     }
-    if let Some(s) = &opts.state_feature {
+    if let Some(s) = state_feature {
         parts.push(InputPart {
-            name: s.clone(),
+            name: s.to_owned(),
             width: state_dim,
             values: state,
         });
@@ -200,12 +271,53 @@ pub fn load_lerobot(ds: &LeRobotDataset, opts: &LoadOptions) -> Result<LoadedDat
     })
 }
 
+/// Rejects a non-finite value in any column read, naming the data file, episode, frame and
+/// column (the estimators would otherwise fail later without saying where).
+fn check_finite(
+    ds: &LeRobotDataset,
+    frames: &[roboaudit_data::lerobot::EpisodeFrames],
+    cols: &[&str],
+) -> Result<(), FqeError> {
+    for ep in frames {
+        for col in cols {
+            let values = ep.column(col).unwrap_or_default();
+            if let Some((t, v)) = values
+                .iter()
+                .enumerate()
+                .find(|(_, v)| v.iter().any(|x| !x.is_finite()))
+            {
+                let file = ds
+                    .episode(ep.episode_index)
+                    .map(|e| ds.root().join(&e.data_file).display().to_string())
+                    .unwrap_or_default();
+                return Err(FqeError::InvalidInputs(format!(
+                    "column \"{col}\", episode {}, frame_index {} (index {}): non-finite value {v:?}, in {file}",
+                    ep.episode_index, ep.frame_index[t], ep.index[t]
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The behaviour policy as a target: the dataset's own action at every frame (one sample).
+/// FQE with it is on-policy evaluation — its estimate should sit near the dataset's discounted
+/// return (the naive average), which is what makes it a check on datasets without ground truth.
+pub fn behaviour_actions(inputs: &FqeInputs) -> TargetActions {
+    TargetActions {
+        samples: 1,
+        action_dim: inputs.action_dim,
+        values: inputs.actions.clone(),
+    }
+}
+
 /// Encodes every frame (through the cache), fits the components on a strided subset, projects.
 fn image_part(
     ds: &LeRobotDataset,
     feature: &str,
     opts: &LoadOptions,
     rows: &HashMap<i64, usize>,
+    progress: &mut dyn FnMut(usize, usize),
 ) -> Result<(InputPart, usize, usize, usize), FqeError> {
     let tmp;
     let dir = match &opts.cache_dir {
@@ -219,8 +331,8 @@ fn image_part(
     let enc = &opts.encoder;
     let mut cache = FeatureCache::open(&dir, &enc.id(), &enc.weights_hash(), enc.dim())?;
     let mut key_of_row = vec![None; rows.len()];
-    let (mut hits, mut encoded) = (0, 0);
-    for_each_image(ds, feature, &mut |f| {
+    let (mut hits, mut encoded, mut done) = (0, 0, 0);
+    ds.for_each_image::<FqeError>(feature, &mut |f| {
         let Some(&row) = rows.get(&f.index) else {
             return Ok(());
         };
@@ -228,11 +340,12 @@ fn image_part(
         if cache.contains(key) {
             hits += 1;
         } else {
-            let img = decode_png(f.bytes, f.file, f.index)?;
-            cache.put(key, &enc.encode(&img)?)?;
+            cache.put(key, &enc.encode(&f.decode()?)?)?;
             encoded += 1;
         }
         key_of_row[row] = Some(key);
+        done += 1;
+        progress(done, rows.len());
         Ok(())
     })?;
     cache.flush()?;

@@ -371,6 +371,24 @@ pub fn fit_neural(
     target: &TargetActions,
     config: &NeuralFqeConfig,
 ) -> Result<NeuralFit, FqeError> {
+    fit_neural_with_progress(inputs, target, config, &|_| {})
+}
+
+/// Gradient steps between two calls of the progress callback of [`fit_neural_with_progress`].
+pub const PROGRESS_EVERY: usize = 50;
+
+/// [`fit_neural`], calling `on_steps(k)` after every [`PROGRESS_EVERY`] gradient steps (and with
+/// the remainder at the end), so the calls sum to `config.steps`. The callback may be called from
+/// a rayon worker: it must be `Sync`. It does not change the fit.
+///
+/// # Errors
+/// As [`fit_neural`].
+pub fn fit_neural_with_progress(
+    inputs: &FqeInputs,
+    target: &TargetActions,
+    config: &NeuralFqeConfig,
+    on_steps: &(dyn Fn(usize) + Sync),
+) -> Result<NeuralFit, FqeError> {
     config.validate()?;
     inputs.validate()?;
     inputs.validate_target(target)?;
@@ -442,6 +460,11 @@ pub fn fit_neural(
             target_params = polyak(&target_params, &vars, config.target_tau)?;
         } else if (step + 1) % config.target_update_every == 0 {
             target_params = snapshot(&vars)?;
+        }
+        if (step + 1).is_multiple_of(PROGRESS_EVERY) {
+            on_steps(PROGRESS_EVERY);
+        } else if step + 1 == config.steps {
+            on_steps(config.steps % PROGRESS_EVERY);
         }
         if (step + 1) % config.curve_every == 0 || step + 1 == config.steps {
             let online: Vec<Tensor> = vars.iter().map(|v| v.as_tensor().clone()).collect();

@@ -6,9 +6,10 @@
 use roboaudit_data::lerobot::{LeRobotDataset, read_policy_actions};
 use roboaudit_fqe::synthetic::{ChainRun, chain_truth, write_chain_run};
 use roboaudit_fqe::{
-    FitConfig, LinearFqeConfig, LoadOptions, TargetPolicy, align_target_actions, fit_all,
-    load_lerobot, read_ground_truth, score,
+    FitConfig, FrameFeatures, LinearFqeConfig, LoadOptions, TargetPolicy, align_target_actions,
+    behaviour_actions, fit_all, load_lerobot, read_ground_truth, score,
 };
+use serde_json::Value;
 
 fn run() -> (tempfile::TempDir, ChainRun) {
     let dir = tempfile::tempdir().unwrap();
@@ -130,4 +131,135 @@ fn linear_fqe_ranks_the_chain_policies_and_beats_the_naive_average() {
     assert!((best.truth.as_ref().unwrap().v_pi - v_best).abs() < 1e-12);
     let json = serde_json::to_string(&report).unwrap();
     assert!(json.contains("\"schema\":\"roboaudit.fqe.v1\""));
+}
+
+#[test]
+fn streamed_images_decode_to_the_pixels_written_and_agree_with_read_image() {
+    let (dir, run) = run();
+    let ds = LeRobotDataset::open(dir.path().join("dataset")).unwrap();
+    // The chain image lights pixel columns 2s and 2s+1 at position s = state · (S − 1).
+    let mut position = std::collections::HashMap::new();
+    for ep in ds.read_frames(&["observation.state"]).unwrap() {
+        for (idx, v) in ep.index.iter().zip(ep.column("observation.state").unwrap()) {
+            let s = (v[0] * (run.positions - 1) as f32).round() as u32;
+            position.insert(*idx, (ep.episode_index, s));
+        }
+    }
+    let mut seen = 0;
+    ds.for_each_image::<roboaudit_data::DataError>("observation.image", &mut |f| {
+        let img = f.decode()?;
+        let (episode, s) = position[&f.index];
+        assert_eq!(f.episode_index, episode);
+        assert_eq!((img.width, img.height), (2 * run.positions as u32, 4));
+        for x in 0..img.width {
+            let lit = x / 2 == s;
+            let want = if lit { [250, 240, 230] } else { [20, 30, 40] };
+            assert_eq!(img.pixel(x, 3), Some(want), "frame {} x {x}", f.index);
+        }
+        if f.index % 97 == 0 {
+            assert_eq!(
+                ds.read_image(f.episode_index, f.frame_index, f.feature)?,
+                img
+            );
+        }
+        seen += 1;
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(seen, position.len());
+}
+
+#[test]
+fn a_state_vector_can_be_the_frame_features() {
+    let (dir, run) = run();
+    let ds = LeRobotDataset::open(dir.path().join("dataset")).unwrap();
+    let opts = LoadOptions {
+        features: FrameFeatures::Vector("observation.state".into()),
+        ..LoadOptions::push_defaults()
+    };
+    let loaded = load_lerobot(&ds, &opts).unwrap();
+    // The state is the frame feature (standardized, one component) and is not added twice.
+    let parts = &loaded.inputs.parts;
+    assert_eq!(parts.len(), 1);
+    assert_eq!(parts[0].name, "observation.state:std-pca1");
+    assert_eq!(loaded.summary.features, "state:observation.state");
+    assert_eq!(loaded.summary.encoder, None);
+    // Standardized: mean 0, population variance 1 (the sign of the component is arbitrary).
+    let v = &parts[0].values;
+    let n = v.len() as f64;
+    let mean = v.iter().map(|x| f64::from(*x)).sum::<f64>() / n;
+    let var = v
+        .iter()
+        .map(|x| (f64::from(*x) - mean).powi(2))
+        .sum::<f64>()
+        / n;
+    assert!(
+        mean.abs() < 1e-5 && (var - 1.0).abs() < 1e-4,
+        "{mean} {var}"
+    );
+    // The position alone is the chain's state: linear FQE still ranks the policies exactly.
+    let truth = read_ground_truth(&dir.path().join("ground_truth.json")).unwrap();
+    let policies: Vec<TargetPolicy> = truth
+        .policies
+        .iter()
+        .map(|p| TargetPolicy {
+            name: p.policy.clone(),
+            actions: align_target_actions(
+                &loaded,
+                &read_policy_actions(dir.path().join(p.actions_file.as_ref().unwrap())).unwrap(),
+            )
+            .unwrap(),
+        })
+        .collect();
+    let config = FitConfig {
+        neural: None,
+        linear: LinearFqeConfig {
+            gamma: run.gamma,
+            ..LinearFqeConfig::default()
+        },
+        seeds: vec![],
+        coverage_threshold: 1.0,
+    };
+    let mut report = fit_all(
+        &loaded.inputs,
+        &policies,
+        &config,
+        Value::Null,
+        &mut |_, _| {},
+    )
+    .unwrap();
+    score(&mut report, &truth).unwrap();
+    let linear = report
+        .metrics
+        .iter()
+        .find(|m| m.estimator == "linear")
+        .unwrap();
+    assert!((linear.suite.spearman_v.unwrap() - 1.0).abs() < 1e-12);
+    // The behaviour policy (the dataset's own actions) is accepted as a target.
+    let behaviour = behaviour_actions(&loaded.inputs);
+    assert_eq!(behaviour.samples, 1);
+    assert_eq!(behaviour.values, loaded.inputs.actions);
+}
+
+#[test]
+fn unknown_or_video_feature_columns_are_named_with_the_declared_ones() {
+    let (dir, _) = run();
+    let ds = LeRobotDataset::open(dir.path().join("dataset")).unwrap();
+    let opts = LoadOptions {
+        features: FrameFeatures::Vector("observation.velocity".into()),
+        ..LoadOptions::push_defaults()
+    };
+    let msg = load_lerobot(&ds, &opts).unwrap_err().to_string();
+    assert!(
+        msg.contains("\"observation.velocity\" is not declared")
+            && msg.contains("observation.state (float32[1])")
+            && msg.contains("observation.image (image)"),
+        "{msg}"
+    );
+    let opts = LoadOptions {
+        features: FrameFeatures::Image("observation.state".into()),
+        ..LoadOptions::push_defaults()
+    };
+    let msg = load_lerobot(&ds, &opts).unwrap_err().to_string();
+    assert!(msg.contains("cannot be read as an image"), "{msg}");
 }

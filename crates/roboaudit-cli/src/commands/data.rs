@@ -1,13 +1,15 @@
 //! `roboaudit data …`: look at datasets before auditing with them.
 
+use std::fmt::Write as _;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::Subcommand;
-use roboaudit_data::lerobot::{LeRobotDataset, render_inspect};
+use roboaudit_data::lerobot::{LeRobotDataset, SuccessSource, render_inspect};
 
-use crate::exit::InvalidInput;
+use crate::exit::{InvalidInput, Usage};
+use crate::output::write_atomic;
 
 /// Dataset subcommands.
 #[derive(Debug, Subcommand)]
@@ -24,6 +26,27 @@ pub enum DataCommand {
         /// Exit with code 3 when any problem is found.
         #[arg(long)]
         strict: bool,
+    },
+    /// Derive an episode labels file (`episode_index`, `success` as 0/1, CSV) from a reward
+    /// column, for datasets whose success flag is missing or never set (pusht's per-frame
+    /// coverage reward): `--rule max` labels an episode a success when its largest reward
+    /// reaches the threshold ("ever reached"), `--rule last` when its last frame's does.
+    Labels {
+        /// Dataset folder (the one holding meta/info.json).
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+        /// Reward column.
+        #[arg(long, default_value = "next.reward")]
+        reward: String,
+        /// `max` (peak reward over the episode) or `last` (reward of the last frame).
+        #[arg(long, default_value = "max", value_parser = ["max", "last"])]
+        rule: String,
+        /// Smallest reward that counts as success (a finite number).
+        #[arg(long)]
+        threshold: f64,
+        /// Labels file to write (CSV).
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
     },
 }
 
@@ -54,7 +77,46 @@ pub fn run(cmd: DataCommand) -> Result<()> {
             }
             Ok(())
         }
+        DataCommand::Labels {
+            dir,
+            reward,
+            rule,
+            threshold,
+            out,
+        } => labels(&dir, reward, &rule, threshold, &out),
     }
+}
+
+/// `data labels`: one row per episode of the metadata, in episode order.
+fn labels(dir: &Path, reward: String, rule: &str, threshold: f64, out: &Path) -> Result<()> {
+    if !threshold.is_finite() {
+        return Err(Usage(format!("--threshold {threshold} must be a finite number")).into());
+    }
+    let dataset = LeRobotDataset::open(dir)
+        .with_context(|| format!("cannot open LeRobot dataset {}", dir.display()))?;
+    let source = if rule == "last" {
+        SuccessSource::LastReward {
+            column: reward.clone(),
+            threshold,
+        }
+    } else {
+        SuccessSource::MaxReward {
+            column: reward.clone(),
+            threshold,
+        }
+    };
+    let labels = dataset.success_labels(&source)?;
+    let mut csv = String::from("episode_index,success\n");
+    for l in &labels {
+        let _ = writeln!(csv, "{},{}", l.episode_index, u8::from(l.success));
+    }
+    write_atomic(out, csv.as_bytes())?;
+    let successes = labels.iter().filter(|l| l.success).count();
+    write_stdout(&format!(
+        "{successes} of {} episodes succeed ({rule} {reward} >= {threshold}); wrote {}\n",
+        labels.len(),
+        out.display()
+    ))
 }
 
 /// Writes to stdout; a closed pipe (`… | head`) ends the output quietly instead of panicking.

@@ -5,19 +5,38 @@
 //! and a table on stdout; when ground truth is known (a `--run` folder from `fqe collect`, or
 //! `--ground-truth`) it also scores the estimates. `evaluate` (re)scores an existing `fqe.json`
 //! against ground truth without refitting.
+//!
+//! Frame features come from an `image` feature when the dataset has one (`--features auto`),
+//! else from a numeric vector column such as `observation.state` (standardized, then the same
+//! principal-component step): the real LeRobot datasets users hand us store their cameras as
+//! AV1 videos, which roboaudit does not decode. Without `--policy-actions` or a run folder the
+//! target is the behaviour policy itself (the dataset's actions, on-policy evaluation).
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use roboaudit_data::lerobot::{FeatureKind, LeRobotDataset, SuccessSource, read_policy_actions};
 use roboaudit_fqe::{
-    ActionTerms, DEFAULT_COVERAGE_THRESHOLD, Encoder, FitConfig, FqeError, FqeReport, GroundTruth,
-    LinearFqeConfig, LinearSolver, LoadOptions, NeuralFqeConfig, TargetPolicy,
-    align_target_actions, fit_all, load_lerobot, read_ground_truth, score,
+    ActionTerms, DEFAULT_COVERAGE_THRESHOLD, Encoder, FitConfig, FqeError, FqeReport,
+    FrameFeatures, GroundTruth, LinearFqeConfig, LinearSolver, LoadOptions, NeuralFqeConfig,
+    TargetPolicy, align_target_actions, behaviour_actions, fit_all_with_progress, fit_work,
+    load_lerobot_with_progress, read_ground_truth, score,
     summary::{render_markdown, render_table},
 };
 
-use crate::exit::InvalidInput;
+use crate::exit::{InvalidInput, Usage};
+
+/// Name of the behaviour policy when it is the target (no `--policy-actions`, no run folder).
+const BEHAVIOUR: &str = "behaviour";
+/// Most principal components: the raw-pixel encoder has 3,072 values, and more components than
+/// that, or than frames, only add round-off directions.
+const MAX_COMPONENTS: usize = 1024;
+/// Most neural gradient steps (10⁷ steps is days on a CPU: a typo, not a plan).
+const MAX_STEPS: usize = 10_000_000;
+/// Most mini-batch rows per step.
+const MAX_BATCH: usize = 65_536;
+/// Most training seeds.
+const MAX_SEEDS: usize = 100;
 use crate::output::{ensure_dir, write_atomic};
 
 /// FQE subcommands.
@@ -41,11 +60,18 @@ pub struct FitArgs {
     /// A LeRobot dataset (instead of, or overriding, RUN/dataset).
     #[arg(long, value_name = "DIR")]
     pub dataset: Option<PathBuf>,
-    /// A target policy as NAME=FILE (policy-actions file: `index`, `sample`, `action`); repeatable.
+    /// A target policy as NAME=FILE (policy-actions file: `index`, `sample`, `action`);
+    /// repeatable. Without any (and no run folder), the target is the behaviour policy: the
+    /// dataset's own actions (on-policy evaluation).
     #[arg(long = "policy-actions", value_name = "NAME=FILE")]
     pub policy_actions: Vec<String>,
-    /// Labels file (`episode_index`, `success`); default: the dataset's `next.success` column,
-    /// else the last `next.reward` (success when ≥ 0.5).
+    /// Also evaluate the behaviour policy (the dataset's own actions, on-policy) beside the
+    /// --policy-actions files; always on without them.
+    #[arg(long)]
+    pub behaviour: bool,
+    /// Labels file (`episode_index`, `success`; `roboaudit data labels` derives one from a dense
+    /// reward); default: the dataset's `next.success` column, else the last `next.reward`
+    /// (success when ≥ 0.5).
     #[arg(long, value_name = "FILE")]
     pub labels: Option<PathBuf>,
     /// Ground-truth file (`roboaudit.fqe.ground_truth.v1`); default RUN/ground_truth.json.
@@ -89,17 +115,21 @@ pub struct FitArgs {
     /// Linear FQE action terms: `linear` ([1, z(a)]) or `quadratic` ([1, z(a), z(a)²]).
     #[arg(long, default_value = "quadratic", value_parser = ["linear", "quadratic"])]
     pub action_terms: String,
-    /// Image feature to encode; "auto" takes the dataset's first `image` feature by name,
-    /// "none" uses no image part.
-    #[arg(long, default_value = "auto")]
-    pub image_feature: String,
-    /// Proprioception feature; "none" for none.
+    /// Frame features: `image:KEY` (an `image` feature, encoded and reduced to components),
+    /// `state:COLUMN` (a numeric vector column, standardized and reduced to components), a bare
+    /// KEY (by its declared kind), `none`, or `auto`: the first `image` feature by name, else
+    /// `state:` the --state-feature column (videos are not decoded).
+    #[arg(long, alias = "image-feature", default_value = "auto")]
+    pub features: String,
+    /// Proprioception feature, added raw beside the frame features unless they are this same
+    /// column; "none" for none.
     #[arg(long, default_value = "observation.state")]
     pub state_feature: String,
     /// Action feature.
     #[arg(long, default_value = "action")]
     pub action_feature: String,
-    /// Principal components kept of the raw-pixel (32×32) features.
+    /// Principal components kept of the frame features (raw 32×32 pixels or the standardized
+    /// vector column; at most its width), 1..=1024.
     #[arg(long, default_value_t = 64)]
     pub components: usize,
     /// Feature cache folder (default OUT/feature-cache).
@@ -133,14 +163,201 @@ pub fn run(cmd: FqeCommand) -> Result<()> {
     }
 }
 
-/// Input errors exit with code 3.
+/// Input errors exit with code 3, out-of-range settings (a usage error) with 2. The message
+/// keeps the whole cause chain (a Parquet decoder's reason is the useful part).
 fn classify(e: FqeError) -> anyhow::Error {
+    let mut text = e.to_string();
+    let mut cause = std::error::Error::source(&e);
+    while let Some(c) = cause {
+        let more = c.to_string();
+        if !text.contains(&more) {
+            text = format!("{text}: {more}");
+        }
+        cause = c.source();
+    }
     match e {
-        FqeError::Data(_)
-        | FqeError::InvalidInputs(_)
-        | FqeError::BadFile { .. }
-        | FqeError::InvalidConfig(_) => InvalidInput(format!("{e}")).into(),
+        FqeError::InvalidConfig(_) => Usage(text).into(),
+        FqeError::Data(_) | FqeError::InvalidInputs(_) | FqeError::BadFile { .. } => {
+            InvalidInput(text).into()
+        }
         other => other.into(),
+    }
+}
+
+/// Checks the numeric options before any file is read (exit code 2): a typo must not cost a
+/// dataset pass, and no option may ask for unbounded work or memory.
+fn check_options(args: &FitArgs) -> Result<()> {
+    let usage = |m: String| -> Result<()> { Err(Usage(m).into()) };
+    if !(1..=MAX_COMPONENTS).contains(&args.components) {
+        return usage(format!(
+            "--components {} is out of range 1..={MAX_COMPONENTS}",
+            args.components
+        ));
+    }
+    if let Some(g) = args.gamma
+        && !(0.0..=1.0).contains(&g)
+    {
+        return usage(format!("--gamma {g} is out of range [0, 1]"));
+    }
+    if args.seeds.is_empty() || args.seeds.len() > MAX_SEEDS {
+        return usage(format!(
+            "--seeds lists {} seeds; give 1..={MAX_SEEDS}",
+            args.seeds.len()
+        ));
+    }
+    if args.no_neural {
+        return check_linear(args);
+    }
+    if !(1..=MAX_STEPS).contains(&args.steps) {
+        return usage(format!(
+            "--steps {} is out of range 1..={MAX_STEPS}",
+            args.steps
+        ));
+    }
+    if !(1..=MAX_BATCH).contains(&args.batch_size) {
+        return usage(format!(
+            "--batch-size {} is out of range 1..={MAX_BATCH}",
+            args.batch_size
+        ));
+    }
+    if !(1..=MAX_STEPS).contains(&args.target_update) {
+        return usage(format!(
+            "--target-update {} is out of range 1..={MAX_STEPS}",
+            args.target_update
+        ));
+    }
+    if !(0.0..=1.0).contains(&args.target_tau) {
+        return usage(format!(
+            "--target-tau {} is out of range [0, 1]",
+            args.target_tau
+        ));
+    }
+    if !(args.learning_rate > 0.0 && args.learning_rate <= 1.0) {
+        return usage(format!(
+            "--learning-rate {} is out of range (0, 1]",
+            args.learning_rate
+        ));
+    }
+    check_linear(args)
+}
+
+fn check_linear(args: &FitArgs) -> Result<()> {
+    if !(args.ridge > 0.0 && args.ridge.is_finite()) {
+        return Err(Usage(format!(
+            "--ridge {} must be a finite number > 0",
+            args.ridge
+        ))
+        .into());
+    }
+    if !(args.coverage_threshold > 0.0 && args.coverage_threshold.is_finite()) {
+        return Err(Usage(format!(
+            "--coverage-threshold {} must be a finite number > 0",
+            args.coverage_threshold
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// The success labels: `--labels`, else `next.success`, else the last `next.reward` ≥ 0.5. A
+/// default source that labels no episode a success is refused: FQE would silently estimate 0
+/// for every policy (pusht's `next.success` is never true: its episodes stop short of the 0.95
+/// coverage the flag needs).
+fn labels_source(file: Option<&PathBuf>, ds: &LeRobotDataset) -> Result<SuccessSource> {
+    if let Some(f) = file {
+        return Ok(SuccessSource::File(f.clone()));
+    }
+    let hint = format!(
+        "pass --labels FILE (episode_index, success), e.g. derived from a dense reward with \
+         `roboaudit data labels {} --rule max --threshold T --out FILE`",
+        ds.root().display()
+    );
+    let source = if ds.feature("next.success").is_some() {
+        SuccessSource::Column("next.success".into())
+    } else if ds.feature("next.reward").is_some() {
+        SuccessSource::LastReward {
+            column: "next.reward".into(),
+            threshold: 0.5,
+        }
+    } else {
+        return Err(InvalidInput(format!(
+            "{} has no success label (neither \"next.success\" nor \"next.reward\"); {hint}",
+            ds.root().display()
+        ))
+        .into());
+    };
+    let labels = ds.success_labels(&source)?;
+    if !labels.iter().any(|l| l.success) {
+        let what = match &source {
+            SuccessSource::Column(c) => format!("\"{c}\" is never true"),
+            _ => "the last \"next.reward\" is below 0.5".to_owned(),
+        };
+        return Err(InvalidInput(format!(
+            "{what} in all {} episodes of {}: no usable success label; {hint}",
+            labels.len(),
+            ds.root().display()
+        ))
+        .into());
+    }
+    Ok(source)
+}
+
+/// The frame-feature source named by `--features` (see [`FitArgs::features`]).
+fn frame_features(
+    spec: &str,
+    ds: &LeRobotDataset,
+    state_feature: Option<&str>,
+) -> Result<FrameFeatures> {
+    if let Some(key) = spec.strip_prefix("image:") {
+        return Ok(FrameFeatures::Image(key.to_owned()));
+    }
+    if let Some(column) = spec.strip_prefix("state:") {
+        return Ok(FrameFeatures::Vector(column.to_owned()));
+    }
+    match spec {
+        "none" => return Ok(FrameFeatures::None),
+        "auto" => {}
+        key => {
+            return match ds.feature(key).map(|f| f.kind) {
+                Some(FeatureKind::Numeric) => Ok(FrameFeatures::Vector(key.to_owned())),
+                // Images, and videos (whose reader error says they need decoding).
+                Some(_) => Ok(FrameFeatures::Image(key.to_owned())),
+                None => Err(InvalidInput(format!(
+                    "--features {key}: no such feature in {}; declared features: {}",
+                    ds.root().join("meta/info.json").display(),
+                    ds.describe_features()
+                ))
+                .into()),
+            };
+        }
+    }
+    let mut images: Vec<&str> = ds
+        .features()
+        .iter()
+        .filter(|f| f.kind == FeatureKind::Image)
+        .map(|f| f.name.as_str())
+        .collect();
+    images.sort_unstable();
+    if let Some(first) = images.first() {
+        return Ok(FrameFeatures::Image((*first).to_owned()));
+    }
+    match state_feature {
+        Some(s)
+            if ds
+                .feature(s)
+                .is_some_and(|f| f.kind == FeatureKind::Numeric) =>
+        {
+            Ok(FrameFeatures::Vector(s.to_owned()))
+        }
+        _ => Err(InvalidInput(format!(
+            "--features auto: {} has no `image` feature (videos are not decoded) and no numeric \
+             state feature \"{}\"; pass --features state:COLUMN (and --state-feature, \
+             --action-feature for non-standard keys); declared features: {}",
+            ds.root().display(),
+            state_feature.unwrap_or("none"),
+            ds.describe_features()
+        ))
+        .into()),
     }
 }
 
@@ -162,9 +379,15 @@ fn policies(
 ) -> Result<Vec<(String, PathBuf)>> {
     let mut out = Vec::new();
     for spec in &args.policy_actions {
-        let (name, file) = spec.split_once('=').ok_or_else(|| {
-            InvalidInput(format!("--policy-actions wants NAME=FILE, got \"{spec}\""))
-        })?;
+        let (name, file) = spec
+            .split_once('=')
+            .ok_or_else(|| Usage(format!("--policy-actions wants NAME=FILE, got \"{spec}\"")))?;
+        if name == BEHAVIOUR {
+            return Err(Usage(format!(
+                "--policy-actions: the name \"{BEHAVIOUR}\" is reserved for the dataset's own actions"
+            ))
+            .into());
+        }
         out.push((name.to_owned(), PathBuf::from(file)));
     }
     if let (true, Some(gt), Some(dir)) = (out.is_empty(), truth, gt_dir) {
@@ -175,12 +398,6 @@ fn policies(
                 .unwrap_or_else(|| format!("policies/{}.parquet", p.policy));
             out.push((p.policy.clone(), dir.join(file)));
         }
-    }
-    if out.is_empty() {
-        return Err(InvalidInput(
-            "no target policy: pass --policy-actions NAME=FILE or --run DIR".into(),
-        )
-        .into());
     }
     Ok(out)
 }
@@ -199,7 +416,8 @@ fn fit(args: &FitArgs) -> Result<()> {
         .dataset
         .clone()
         .or_else(|| args.run.as_ref().map(|r| r.join("dataset")))
-        .ok_or_else(|| InvalidInput("pass --run DIR or --dataset DIR".into()))?;
+        .ok_or_else(|| Usage("pass --run DIR or --dataset DIR".into()))?;
+    check_options(args)?;
     let gt_path = ground_truth_path(args.run.as_deref(), args.ground_truth.as_ref());
     let truth = gt_path
         .as_deref()
@@ -210,33 +428,16 @@ fn fit(args: &FitArgs) -> Result<()> {
         .gamma
         .or(truth.as_ref().map(|t| t.gamma))
         .unwrap_or(0.99);
+    let gt_dir = gt_path.as_deref().and_then(Path::parent);
+    let policy_files = policies(args, truth.as_ref(), gt_dir)?;
     let ds = LeRobotDataset::open(&dataset_dir)
         .with_context(|| format!("cannot open LeRobot dataset {}", dataset_dir.display()))?;
-    let labels = match &args.labels {
-        Some(f) => SuccessSource::File(f.clone()),
-        None if ds.feature("next.success").is_some() => {
-            SuccessSource::Column("next.success".into())
-        }
-        None => SuccessSource::LastReward {
-            column: "next.reward".into(),
-            threshold: 0.5,
-        },
-    };
-    let image_feature = if args.image_feature == "auto" {
-        let mut images: Vec<&str> = ds
-            .features()
-            .iter()
-            .filter(|f| f.kind == FeatureKind::Image)
-            .map(|f| f.name.as_str())
-            .collect();
-        images.sort_unstable();
-        images.first().map(|s| (*s).to_owned())
-    } else {
-        optional(&args.image_feature)
-    };
+    let labels = labels_source(args.labels.as_ref(), &ds)?;
+    let state_feature = optional(&args.state_feature);
+    let features = frame_features(&args.features, &ds, state_feature.as_deref())?;
     let opts = LoadOptions {
-        image_feature,
-        state_feature: optional(&args.state_feature),
+        features,
+        state_feature,
         action_feature: args.action_feature.clone(),
         labels,
         encoder: Encoder::raw32(),
@@ -282,32 +483,65 @@ fn fit(args: &FitArgs) -> Result<()> {
     if let Some(neural) = &config.neural {
         neural.validate().map_err(classify)?;
     }
-    let gt_dir = gt_path.as_deref().and_then(Path::parent);
-    let policy_files = policies(args, truth.as_ref(), gt_dir)?;
-    let spinner = crate::progress::spinner("encoding frames");
-    let loaded = load_lerobot(&ds, &opts).map_err(classify)?;
-    spinner.finish_and_clear();
+    // Policy-actions files are read (and checked) before the encoding pass too.
+    let mut policy_actions = Vec::with_capacity(policy_files.len());
+    for (name, file) in &policy_files {
+        policy_actions.push((name.clone(), read_policy_actions(file)?));
+    }
+    let bar = crate::progress::bar(0, "encoding frames");
+    let loaded = load_lerobot_with_progress(&ds, &opts, &mut |done, total| {
+        if bar.length() != Some(total as u64) {
+            bar.set_length(total as u64);
+        }
+        bar.set_position(done as u64);
+    })
+    .map_err(classify)?;
+    bar.finish_and_clear();
     let mut targets = Vec::new();
-    for (name, file) in policy_files {
-        let actions = read_policy_actions(&file)?;
+    let only_behaviour = policy_files.is_empty();
+    if only_behaviour || args.behaviour {
+        targets.push(TargetPolicy {
+            name: BEHAVIOUR.to_owned(),
+            actions: behaviour_actions(&loaded.inputs),
+        });
+    }
+    for (name, actions) in policy_actions {
         targets.push(TargetPolicy {
             name,
             actions: align_target_actions(&loaded, &actions).map_err(classify)?,
         });
     }
-    let describe = serde_json::json!({ "load": loaded.summary, "parts": loaded.inputs.parts.iter().map(|p| (&p.name, p.width)).collect::<Vec<_>>() });
-    let spinner = crate::progress::spinner("fitting");
-    let mut report = fit_all(
+    let target = match (only_behaviour, args.behaviour) {
+        (true, _) => {
+            "behaviour policy: the dataset's own actions (on-policy evaluation; no --policy-actions given)"
+        }
+        (false, true) => {
+            "policy-actions files, and the behaviour policy: the dataset's own actions (on-policy)"
+        }
+        (false, false) => "policy-actions files",
+    };
+    let describe = serde_json::json!({
+        "load": loaded.summary,
+        "parts": loaded.inputs.parts.iter().map(|p| (&p.name, p.width)).collect::<Vec<_>>(),
+        "target": target,
+    });
+    if only_behaviour {
+        eprintln!(
+            "note: no --policy-actions: evaluating the behaviour policy (the dataset's own actions, on-policy)"
+        );
+    }
+    // One unit per neural gradient step of every (policy, seed) fit and one per linear fit.
+    let bar = crate::progress::bar(fit_work(targets.len(), &config), "fitting");
+    let mut report = fit_all_with_progress(
         &loaded.inputs,
         &targets,
         &config,
         describe,
-        &mut |p, what| {
-            spinner.set_message(format!("{p}: {what}"));
-        },
+        &mut |_, _| {},
+        &|k| bar.inc(k),
     )
     .map_err(classify)?;
-    spinner.finish_and_clear();
+    bar.finish_and_clear();
     if let Some(t) = &truth {
         score(&mut report, t).map_err(classify)?;
     }
@@ -320,10 +554,8 @@ fn evaluate(args: &EvaluateArgs) -> Result<()> {
         .with_context(|| format!("cannot read {}", file.display()))?;
     let mut report: FqeReport = serde_json::from_str(&text)
         .map_err(|e| InvalidInput(format!("{} is not an FQE report: {e}", file.display())))?;
-    let gt_path =
-        ground_truth_path(args.run.as_deref(), args.ground_truth.as_ref()).ok_or_else(|| {
-            InvalidInput("no ground truth: pass --run DIR or --ground-truth FILE".into())
-        })?;
+    let gt_path = ground_truth_path(args.run.as_deref(), args.ground_truth.as_ref())
+        .ok_or_else(|| Usage("no ground truth: pass --run DIR or --ground-truth FILE".into()))?;
     let truth = read_ground_truth(&gt_path).map_err(classify)?;
     score(&mut report, &truth).map_err(classify)?;
     write_outputs(&args.out, &report)

@@ -52,11 +52,21 @@ impl EpisodeFrames {
     }
 }
 
+fn shape_text(f: &super::Feature) -> String {
+    match f.kind {
+        FeatureKind::Numeric => format!("[{}]", f.width()),
+        _ => String::new(),
+    }
+}
+
 /// The error for a feature that cannot be read as `wanted` (`numbers` or `an image`).
 pub(crate) fn not_readable(ds: &LeRobotDataset, feature: &str, wanted: &str) -> DataError {
     let info_file = ds.root.join("meta/info.json");
     let message = match ds.feature(feature) {
-        None => format!("feature \"{feature}\" is not declared in meta/info.json"),
+        None => format!(
+            "feature \"{feature}\" is not declared in meta/info.json; declared features: {}",
+            ds.describe_features()
+        ),
         Some(f) if f.kind == FeatureKind::Video => format!(
             "feature \"{feature}\" is a video (MP4 files{}): its frames need video decoding, which roboaudit does not do; decode them to an `image` feature (PNG in Parquet) or precompute features",
             f.video
@@ -74,6 +84,30 @@ pub(crate) fn not_readable(ds: &LeRobotDataset, feature: &str, wanted: &str) -> 
 }
 
 impl LeRobotDataset {
+    /// The declared features as `name (dtype)`, comma-separated, for messages that name a
+    /// feature the dataset does not have (bookkeeping columns such as `index` left out).
+    pub fn describe_features(&self) -> String {
+        const BOOKKEEPING: [&str; 5] = [
+            "timestamp",
+            "frame_index",
+            "episode_index",
+            "index",
+            "task_index",
+        ];
+        let names: Vec<String> = self
+            .info
+            .features
+            .iter()
+            .filter(|f| !BOOKKEEPING.contains(&f.name.as_str()))
+            .map(|f| format!("{} ({}{})", f.name, f.dtype, shape_text(f)))
+            .collect();
+        if names.is_empty() {
+            "none".to_owned()
+        } else {
+            names.join(", ")
+        }
+    }
+
     fn check_numeric(&self, columns: &[&str]) -> Result<(), DataError> {
         for name in columns {
             if self.feature(name).map(|f| f.kind) != Some(FeatureKind::Numeric) {

@@ -1,12 +1,11 @@
 //! `image` features: PNG bytes stored in Parquet (`{bytes, path}` structs), decoded to RGB8.
 
 use std::io::Cursor;
+use std::ops::ControlFlow;
 
 use serde::Serialize;
 
-use super::info::FeatureKind;
-use super::table::ParquetTable;
-use super::{LeRobotDataset, frames::not_readable};
+use super::LeRobotDataset;
 use crate::DataError;
 
 /// A decoded image: 8-bit RGB, row-major, `pixels.len() == width * height * 3`.
@@ -80,7 +79,9 @@ pub(crate) fn decode_png(bytes: &[u8]) -> Result<Rgb8Image, String> {
 impl LeRobotDataset {
     /// Decodes frame `frame` (the `frame_index` value) of episode `episode` of the `image`
     /// feature `feature` to RGB8. Inline PNG bytes are used; when a row holds only a `path`,
-    /// it is read relative to the dataset root.
+    /// it is read relative to the dataset root. Only the episode's data file is streamed, up to
+    /// the frame; to read many frames, stream them with
+    /// [`for_each_image`](Self::for_each_image) instead.
     ///
     /// # Errors
     /// [`DataError::Invalid`] when the feature is not declared, is a `video` feature (its
@@ -94,42 +95,24 @@ impl LeRobotDataset {
         frame: i64,
         feature: &str,
     ) -> Result<Rgb8Image, DataError> {
-        let declared = self.feature(feature);
-        if declared.map(|f| f.kind) != Some(FeatureKind::Image) {
-            return Err(not_readable(self, feature, "an image"));
-        }
+        self.check_image(feature)?;
         let ep = self.episode_or_err(episode)?;
         let file = self.root.join(&ep.data_file);
-        let table = ParquetTable::read(&file, &|n| {
-            n == feature || n == "episode_index" || n == "frame_index"
+        let mut found = None;
+        self.stream_file::<DataError>(&file, feature, false, &mut |img| {
+            if img.episode_index == episode && img.frame_index == frame {
+                found = Some(img.decode()?);
+                return Ok(ControlFlow::Break(()));
+            }
+            Ok(ControlFlow::Continue(()))
         })?;
-        let episodes = table.ints("episode_index")?;
-        let frames = table.ints("frame_index")?;
-        let Some(k) = (0..table.rows).find(|&k| episodes[k] == episode && frames[k] == frame)
-        else {
-            return Err(DataError::invalid(
+        found.ok_or_else(|| {
+            DataError::invalid(
                 &file,
                 None,
                 Some("frame_index"),
                 format!("episode {episode} has no frame {frame}"),
-            ));
-        };
-        let cell = table.image_cell(feature, k)?;
-        let bytes = match (cell.bytes, cell.path) {
-            (Some(bytes), _) => bytes,
-            (None, Some(path)) => {
-                let image_file = self.root.join(&path);
-                std::fs::read(&image_file).map_err(|e| DataError::io(&image_file, "read", e))?
-            }
-            (None, None) => {
-                return Err(DataError::invalid(
-                    &file,
-                    Some(k + 1),
-                    Some(feature),
-                    "image has neither bytes nor a path",
-                ));
-            }
-        };
-        decode_png(&bytes).map_err(|m| DataError::invalid(&file, Some(k + 1), Some(feature), m))
+            )
+        })
     }
 }

@@ -26,6 +26,14 @@ pub enum SuccessSource {
         /// Smallest reward that counts as success.
         threshold: f64,
     },
+    /// The largest value over the episode's frames of a dense reward column such as pusht's
+    /// per-frame coverage `next.reward`: success when it is at least `threshold` ("ever reached").
+    MaxReward {
+        /// Reward column.
+        column: String,
+        /// Smallest peak reward that counts as success.
+        threshold: f64,
+    },
     /// A labels file (CSV, Parquet or JSONL) with columns `episode_index`, `success` (0/1 or
     /// true/false), one row per episode.
     File(PathBuf),
@@ -134,6 +142,21 @@ impl LeRobotDataset {
                             .and_then(<[Vec<f32>]>::last)
                             .and_then(|v| v.first())
                             .is_some_and(|r| f64::from(*r) >= *threshold),
+                    })
+                    .collect())
+            }
+            SuccessSource::MaxReward { column, threshold } => {
+                let frames = self.read_frames(&[column.as_str()])?;
+                Ok(frames
+                    .iter()
+                    .map(|ep| EpisodeLabel {
+                        episode_index: ep.episode_index,
+                        success: ep
+                            .column(column)
+                            .unwrap_or_default()
+                            .iter()
+                            .filter_map(|v| v.first())
+                            .any(|r| f64::from(*r) >= *threshold),
                     })
                     .collect())
             }

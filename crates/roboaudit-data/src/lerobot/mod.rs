@@ -24,6 +24,7 @@
 
 mod frames;
 mod image;
+mod image_stream;
 mod info;
 mod inspect;
 mod labels;
@@ -38,6 +39,7 @@ use std::path::{Path, PathBuf};
 
 pub use frames::{EpisodeFrames, NamedColumn};
 pub use image::Rgb8Image;
+pub use image_stream::ImageBytes;
 pub use info::{Feature, FeatureKind, ImageLayout, Info, LeRobotVersion, VideoInfo};
 pub use inspect::{FeatureSummary, InspectReport, LabelSummary, Problem};
 pub use labels::{EpisodeLabel, SuccessSource, read_labels_file};
