@@ -33,6 +33,9 @@ pub fn code_for(err: &anyhow::Error) -> i32 {
             || cause
                 .downcast_ref::<roboaudit_memory::MemoryError>()
                 .is_some_and(roboaudit_memory::MemoryError::is_invalid_input)
+            || cause
+                .downcast_ref::<roboaudit_report::ReportError>()
+                .is_some_and(roboaudit_report::ReportError::is_invalid_input)
     });
     if invalid { INVALID_INPUT } else { FAILURE }
 }

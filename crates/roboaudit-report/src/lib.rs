@@ -1,39 +1,93 @@
-//! One report for every roboaudit audit (scaffold; the report helper fills this in).
+//! One report for every roboaudit audit: the retrieval audit (SPEC.md §1), the counterfactual
+//! memory audit (§2) and fitted Q evaluation (§3).
+//!
+//! [`build_report`] reads any set of audit output folders — `audit.json` of `retrieval audit`,
+//! `memory audit` or `demo`, `fqe.json` of `fqe fit`, and retrieval run folders (for the
+//! transfer matrix) — into one serializable [`Report`] that keeps each audit's own report
+//! unchanged. [`write_report`] renders it to `report.json`, `report.md` and one self-contained
+//! `index.html` (inline CSS and SVG plots drawn with plotters, no scripts, no network), each
+//! written atomically.
+//!
+//! ```no_run
+//! use std::path::{Path, PathBuf};
+//! let report = roboaudit_report::build_report(&[PathBuf::from("roboaudit-demo")])?;
+//! for plot in report.plots.iter().filter(|p| !p.available) {
+//!     println!("skipped {}: {:?}", plot.id, plot.note);
+//! }
+//! roboaudit_report::write_report(&report, Path::new("report"))?;
+//! # Ok::<(), roboaudit_report::ReportError>(())
+//! ```
+
+mod detect;
+mod doc;
+mod error;
+mod html;
+mod markdown;
+mod model;
+mod plots;
+mod transfer;
+mod write;
+
+pub use error::ReportError;
+pub use model::{
+    FqeSection, MemorySection, PlotKind, PlotSpec, Report, RetrievalSection, SCHEMA, Source,
+    SourceKind, TransferMatrix,
+};
 
 use std::path::{Path, PathBuf};
 
-/// Errors of report building and rendering.
-#[derive(Debug, thiserror::Error)]
-pub enum ReportError {
-    /// A folder holds no audit output this crate knows.
-    #[error("{0}: no audit output found (expected audit.json, fqe.json or a memory audit report)")]
-    NoAudit(PathBuf),
-}
-
-/// The report of a set of audit output folders.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct Report {
-    /// Audit output folders, in the order given.
-    pub sources: Vec<PathBuf>,
-}
-
-/// Reads every audit output under `dirs` into one report.
+/// Reads every audit output under `dirs` (in order) into one report.
+///
+/// Each folder may hold `audit.json` (schema `roboaudit.retrieval.v1`, `roboaudit.demo.v1` or
+/// `roboaudit.memory.v1`; a memory audit's `control.json` and `interventions.json` beside it are
+/// included), `fqe.json` (`roboaudit.fqe.v1`), or be a retrieval run folder (scenes and
+/// executions), whose transfer matrix goes to the retrieval audit it reproduces. A retrieval
+/// audit without a run folder among `dirs` takes its matrix from its own folder or the parent
+/// (the demo's from `runs/<task>/`); otherwise its heat map is skipped with a note. An empty
+/// `dirs` gives an empty report.
 ///
 /// # Errors
-/// [`ReportError::NoAudit`] when a folder holds no known audit output.
+/// [`ReportError::NotAFolder`], [`ReportError::NoAudit`] for a folder with nothing known,
+/// [`ReportError::Json`] / [`ReportError::Schema`] for a malformed or foreign file (line and
+/// column named), [`ReportError::Data`] / [`ReportError::Matrix`] for a damaged run folder (file,
+/// row and column, or the missing cell named), [`ReportError::UnmatchedRun`] for a run folder no
+/// audit matches, [`ReportError::Read`] when a file cannot be read.
 pub fn build_report(dirs: &[PathBuf]) -> Result<Report, ReportError> {
-    match dirs.first() {
-        Some(d) => Err(ReportError::NoAudit(d.clone())),
-        None => Ok(Report {
-            sources: Vec::new(),
-        }),
-    }
+    detect::build(dirs)
 }
 
-/// Writes `report.json`, `report.md` and `index.html` into `out` (atomically, each file).
+/// Renders `report` as Markdown (the same tables as the HTML page; figures as captions).
+pub fn render_markdown(report: &Report) -> String {
+    markdown::render(report)
+}
+
+/// Renders `report` as one self-contained HTML page with inline SVG plots.
 ///
 /// # Errors
-/// Not yet implemented: always [`ReportError::NoAudit`].
-pub fn write_report(_report: &Report, out: &Path) -> Result<(), ReportError> {
-    Err(ReportError::NoAudit(out.to_path_buf()))
+/// [`ReportError::Plot`] when the SVG backend fails.
+pub fn render_html(report: &Report) -> Result<String, ReportError> {
+    html::render(report)
+}
+
+/// Writes `report.json`, `report.md` and `index.html` into `out` (created if missing), each
+/// atomically (temporary file in `out`, then rename): a failed render leaves `out` as it was.
+///
+/// # Errors
+/// [`ReportError::Plot`] when a plot cannot be drawn, [`ReportError::Write`] when `out` or a
+/// file cannot be written.
+pub fn write_report(report: &Report, out: &Path) -> Result<(), ReportError> {
+    let json = serde_json::to_vec_pretty(report).map_err(|e| ReportError::Write {
+        path: out.join("report.json"),
+        source: std::io::Error::other(e),
+    })?;
+    let markdown = markdown::render(report);
+    let html = html::render(report)?;
+    std::fs::create_dir_all(out).map_err(|source| ReportError::Write {
+        path: out.to_path_buf(),
+        source,
+    })?;
+    write::atomic(&out.join("report.json"), &json)?;
+    write::atomic(&out.join("report.md"), markdown.as_bytes())?;
+    write::atomic(&out.join("index.html"), html.as_bytes())?;
+    Ok(())
 }

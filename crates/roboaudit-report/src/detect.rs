@@ -1,0 +1,276 @@
+//! Reads input folders: detects what each holds, loads the audits and the retrieval matrices.
+
+use crate::model::{
+    FqeSection, MemorySection, Report, RetrievalSection, SCHEMA, Source, SourceKind,
+};
+use crate::transfer::{self, Loaded};
+use crate::{ReportError, plots};
+use roboaudit_fqe::FqeReport;
+use roboaudit_memory::MemoryAudit;
+use roboaudit_retrieval::AuditReport;
+use serde::Deserialize;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+const RETRIEVAL_SCHEMA: &str = roboaudit_retrieval::SCHEMA;
+const DEMO_SCHEMA: &str = "roboaudit.demo.v1";
+const MEMORY_SCHEMA: &str = roboaudit_memory::SCHEMA;
+const FQE_SCHEMA: &str = roboaudit_fqe::SCHEMA;
+
+/// The part of the demo's `audit.json` the report reads (other fields are ignored).
+#[derive(Deserialize)]
+struct DemoFile {
+    tasks: Vec<DemoTask>,
+}
+
+#[derive(Deserialize)]
+struct DemoTask {
+    task: String,
+    run_dir: String,
+    audit: AuditReport,
+}
+
+#[derive(Deserialize)]
+struct Tagged {
+    #[serde(default)]
+    schema: String,
+}
+
+fn read_text(path: &Path) -> Result<String, ReportError> {
+    std::fs::read_to_string(path).map_err(|source| ReportError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn parse<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> Result<T, ReportError> {
+    serde_json::from_str(text).map_err(|source| ReportError::Json {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn folder_name(dir: &Path) -> String {
+    dir.canonicalize()
+        .ok()
+        .as_deref()
+        .unwrap_or(dir)
+        .file_name()
+        .map_or_else(|| "output".to_owned(), |n| n.to_string_lossy().into_owned())
+}
+
+/// A lowercase `[a-z0-9-]` slug of `name` made unique within `taken`.
+fn unique_id(prefix: &str, name: &str, taken: &mut BTreeSet<String>) -> String {
+    let slug: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let base = format!("{prefix}-{}", slug.trim_matches('-'));
+    let mut id = base.clone();
+    let mut k = 2;
+    while taken.contains(&id) {
+        id = format!("{base}-{k}");
+        k += 1;
+    }
+    taken.insert(id.clone());
+    id
+}
+
+/// Reads every folder in `dirs` into one report (see [`crate::build_report`]).
+pub(crate) fn build(dirs: &[PathBuf]) -> Result<Report, ReportError> {
+    let mut report = Report {
+        schema: SCHEMA.to_owned(),
+        sources: Vec::new(),
+        retrieval: Vec::new(),
+        memory: Vec::new(),
+        fqe: Vec::new(),
+        plots: Vec::new(),
+    };
+    let mut ids = BTreeSet::new();
+    let mut runs = Vec::new();
+    for dir in dirs {
+        if !dir.is_dir() {
+            return Err(ReportError::NotAFolder(dir.clone()));
+        }
+        let mut kinds = Vec::new();
+        let audit_path = dir.join("audit.json");
+        if audit_path.is_file() {
+            kinds.push(read_audit_json(dir, &audit_path, &mut report, &mut ids)?);
+        }
+        let fqe_path = dir.join("fqe.json");
+        if fqe_path.is_file() {
+            let text = read_text(&fqe_path)?;
+            check_schema(&fqe_path, &text, &[FQE_SCHEMA])?;
+            let fqe: FqeReport = parse(&fqe_path, &text)?;
+            report.fqe.push(FqeSection {
+                name: folder_name(dir),
+                id: unique_id("fqe", &folder_name(dir), &mut ids),
+                file: fqe_path,
+                report: fqe,
+            });
+            kinds.push(SourceKind::Fqe);
+        }
+        if kinds.is_empty() && transfer::is_run_dir(dir) {
+            runs.push(dir.clone());
+            kinds.push(SourceKind::RetrievalRun);
+        }
+        if kinds.is_empty() {
+            return Err(ReportError::NoAudit(dir.clone()));
+        }
+        report.sources.push(Source {
+            path: dir.clone(),
+            kinds,
+        });
+    }
+    attach_runs(&mut report, &runs)?;
+    report.plots = plots::catalogue(&report);
+    Ok(report)
+}
+
+fn check_schema(path: &Path, text: &str, accepted: &[&str]) -> Result<String, ReportError> {
+    let tag: Tagged = parse(path, text)?;
+    if accepted.contains(&tag.schema.as_str()) {
+        Ok(tag.schema)
+    } else {
+        Err(ReportError::Schema {
+            path: path.to_path_buf(),
+            found: tag.schema,
+            expected: accepted.join(", "),
+        })
+    }
+}
+
+fn read_audit_json(
+    dir: &Path,
+    path: &Path,
+    report: &mut Report,
+    ids: &mut BTreeSet<String>,
+) -> Result<SourceKind, ReportError> {
+    let text = read_text(path)?;
+    let schema = check_schema(path, &text, &[RETRIEVAL_SCHEMA, DEMO_SCHEMA, MEMORY_SCHEMA])?;
+    let name = folder_name(dir);
+    match schema.as_str() {
+        RETRIEVAL_SCHEMA => {
+            let audit: AuditReport = parse(path, &text)?;
+            report.retrieval.push(RetrievalSection {
+                id: unique_id("retrieval", &name, ids),
+                name,
+                audit_file: path.to_path_buf(),
+                run_dir: None,
+                transfer: None,
+                transfer_note: None,
+                audit,
+            });
+            Ok(SourceKind::RetrievalAudit)
+        }
+        DEMO_SCHEMA => {
+            let demo: DemoFile = parse(path, &text)?;
+            for task in demo.tasks {
+                let run = dir.join(&task.run_dir);
+                let mut section = RetrievalSection {
+                    id: unique_id("retrieval", &task.task, ids),
+                    name: task.task,
+                    audit_file: path.to_path_buf(),
+                    run_dir: None,
+                    transfer: None,
+                    transfer_note: None,
+                    audit: task.audit,
+                };
+                if transfer::is_run_dir(&run) {
+                    attach(&mut section, &run)?;
+                } else {
+                    section.transfer_note = Some(format!(
+                        "run folder {} not found next to audit.json",
+                        task.run_dir
+                    ));
+                }
+                report.retrieval.push(section);
+            }
+            Ok(SourceKind::Demo)
+        }
+        _ => {
+            let audit: MemoryAudit = parse(path, &text)?;
+            let optional = |file: &str| -> Result<Option<serde_json::Value>, ReportError> {
+                let p = dir.join(file);
+                if p.is_file() {
+                    parse(&p, &read_text(&p)?).map(Some)
+                } else {
+                    Ok(None)
+                }
+            };
+            report.memory.push(MemorySection {
+                id: unique_id("memory", &name, ids),
+                name,
+                audit_file: path.to_path_buf(),
+                control: optional("control.json")?,
+                interventions: optional("interventions.json")?,
+                audit,
+            });
+            Ok(SourceKind::MemoryAudit)
+        }
+    }
+}
+
+/// Loads `run` into `section`; a run of another audit leaves a note instead.
+fn attach(section: &mut RetrievalSection, run: &Path) -> Result<bool, ReportError> {
+    match transfer::load(run, &section.audit)? {
+        Loaded::Matrix(m) => {
+            section.transfer = Some(m);
+            section.run_dir = Some(run.to_path_buf());
+            section.transfer_note = None;
+            Ok(true)
+        }
+        Loaded::Mismatch(why) => {
+            section.transfer_note = Some(format!("run folder {} skipped: {why}", run.display()));
+            Ok(false)
+        }
+    }
+}
+
+/// Gives each plain retrieval audit its matrix: first from the run folders given as inputs, then
+/// from the audit folder itself or its parent (`retrieval collect` suggests `--out RUN/audit`).
+fn attach_runs(report: &mut Report, runs: &[PathBuf]) -> Result<(), ReportError> {
+    for run in runs {
+        let mut matched = false;
+        for section in report.retrieval.iter_mut().filter(|s| s.transfer.is_none()) {
+            if attach(section, run)? {
+                matched = true;
+                break;
+            }
+        }
+        if !matched {
+            return Err(ReportError::UnmatchedRun(run.clone()));
+        }
+    }
+    for section in report.retrieval.iter_mut().filter(|s| s.transfer.is_none()) {
+        if section.transfer_note.is_some() {
+            continue;
+        }
+        let audit_dir = section.audit_file.parent().unwrap_or(Path::new("."));
+        let candidates = [Some(audit_dir), audit_dir.parent()];
+        let found = candidates
+            .into_iter()
+            .flatten()
+            .filter(|d| !d.as_os_str().is_empty())
+            .find(|d| transfer::is_run_dir(d))
+            .map(Path::to_path_buf);
+        match found {
+            Some(run) => {
+                attach(section, &run)?;
+            }
+            None => {
+                section.transfer_note = Some(
+                    "no run folder found beside the audit; give the run folder as another DIR"
+                        .to_owned(),
+                );
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,102 @@
+//! Blocks of one fitted Q evaluation (SPEC.md §3).
+
+use super::{Block, figures, heading, num, table};
+use crate::model::{FqeSection, Report};
+
+pub(super) fn blocks(report: &Report, s: &FqeSection) -> Vec<Block> {
+    let r = &s.report;
+    let mut out = vec![
+        heading(2, &s.id, format!("Fitted Q evaluation: {}", s.name)),
+        Block::Para(format!(
+            "{} target policies on {} tasks, γ = {}, neural training seeds {:?}, coverage threshold {}. Report: {}.",
+            r.policies.len(),
+            r.tasks.len(),
+            r.gamma,
+            r.seeds,
+            r.coverage_threshold,
+            s.file.display(),
+        )),
+        heading(3, &format!("{}-estimates", s.id), "Estimates"),
+    ];
+    let mut rows = Vec::new();
+    for p in &r.policies {
+        for c in &p.tasks {
+            rows.push(vec![
+                p.policy.clone(),
+                c.task.clone(),
+                c.dataset_episodes.to_string(),
+                c.neural.as_ref().map_or_else(
+                    || "–".to_owned(),
+                    |n| match n.std {
+                        Some(sd) => format!("{:.3} ± {sd:.3}", n.mean),
+                        None => format!("{:.3}", n.mean),
+                    },
+                ),
+                num(c.linear),
+                num(c.naive),
+                num(c.truth.as_ref().map(|t| t.v_pi)),
+                num(c.truth.as_ref().map(|t| t.success_rate)),
+                if c.coverage.out_of_support {
+                    "out of support"
+                } else {
+                    ""
+                }
+                .to_owned(),
+            ]);
+        }
+    }
+    out.push(table(
+        &[
+            "policy",
+            "task",
+            "episodes",
+            "neural (mean ± sd over seeds)",
+            "linear",
+            "naive",
+            "truth V^π",
+            "truth SR",
+            "coverage",
+        ],
+        rows,
+    ));
+    if r.metrics.is_empty() {
+        out.push(Block::Note(
+            "No ground truth: estimates are not scored.".to_owned(),
+        ));
+    } else {
+        out.push(heading(
+            3,
+            &format!("{}-metrics", s.id),
+            "Metrics against ground truth",
+        ));
+        out.push(table(
+            &[
+                "estimator",
+                "median ARE",
+                "Pearson r (V^π)",
+                "Spearman ρ (V^π)",
+                "Spearman ρ (SR)",
+                "regret@1 (V^π)",
+                "MMRV (V^π)",
+            ],
+            r.metrics
+                .iter()
+                .map(|m| {
+                    let s = &m.suite;
+                    vec![
+                        m.estimator.clone(),
+                        num(s.median_are),
+                        num(s.pearson_v),
+                        num(s.spearman_v),
+                        num(s.spearman_sr),
+                        num(s.regret_at_1_v),
+                        num(s.mmrv_v),
+                    ]
+                })
+                .collect(),
+        ));
+    }
+    out.push(heading(3, &format!("{}-plots", s.id), "Plots"));
+    out.extend(figures(report, &s.id));
+    out
+}
