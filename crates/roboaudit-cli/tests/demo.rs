@@ -1,28 +1,42 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-//! `roboaudit demo`: writes audit.json (both tasks), summary.md and a self-contained index.html.
+//! `roboaudit demo --scale small`: all three audits on the testbed, one report; a rerun into the
+//! same folder reuses the finished stages and writes the same bytes.
 
-use std::process::Command;
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
 
-#[test]
-fn demo_writes_reports_for_both_tasks() {
-    let tmp = tempfile::tempdir().unwrap();
-    let out_dir = tmp.path().join("demo");
-    let out = Command::new(env!("CARGO_BIN_EXE_roboaudit"))
-        .args(["demo", "--out"])
-        .arg(&out_dir)
+fn demo(out_dir: &Path, scale: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_roboaudit"))
+        .args(["demo", "--scale", scale, "--out"])
+        .arg(out_dir)
         .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("index.html"), "{stdout}");
+        .unwrap()
+}
 
-    let audit: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out_dir.join("audit.json")).unwrap()).unwrap();
-    assert_eq!(audit["schema"], "roboaudit.demo.v1");
+fn json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// Files whose bytes must not change on a rerun with the same settings.
+const STABLE: [&str; 9] = [
+    "audit.json",
+    "index.html",
+    "retrieval/audit.json",
+    "memory/bank/audit.json",
+    "memory/bank/records.parquet",
+    "memory/faithful/audit.json",
+    "memory/control/control.json",
+    "fqe/fqe.json",
+    "fqe/run/ground_truth.json",
+];
+
+fn check_retrieval(out_dir: &Path, audit: &Value) {
     let tasks: Vec<&str> = audit["tasks"]
         .as_array()
         .unwrap()
@@ -31,23 +45,188 @@ fn demo_writes_reports_for_both_tasks() {
         .collect();
     assert_eq!(tasks, ["stack", "door"]);
     for t in audit["tasks"].as_array().unwrap() {
-        assert_eq!(t["audit"]["n_experiences"], 10);
-        assert_eq!(t["audit"]["n_scenes"], 20);
-        // The oracle is never below random or best-fixed.
+        assert_eq!(t["audit"]["n_experiences"], 6);
+        assert_eq!(t["audit"]["n_scenes"], 10);
+        assert!(out_dir.join(t["run_dir"].as_str().unwrap()).is_dir());
         let r = &t["audit"]["reference"];
-        let (random, oracle, best) = (
-            r["random"].as_f64().unwrap(),
-            r["oracle"].as_f64().unwrap(),
-            r["best_fixed"].as_f64().unwrap(),
-        );
-        assert!(random <= best + 1e-12 && best <= oracle + 1e-12);
+        let (random, oracle, best) = (f(&r["random"]), f(&r["oracle"]), f(&r["best_fixed"]));
+        // Random is the mean over experiences, best-fixed their maximum, the oracle the per-scene maximum.
+        assert!(random <= best + 1e-12 && best <= oracle + 1e-12, "{r}");
+        for rule in t["audit"]["rules"].as_array().unwrap() {
+            assert!(f(&rule["success"]) <= oracle + 1e-12, "{}", rule["name"]);
+        }
     }
-    let summary = std::fs::read_to_string(out_dir.join("summary.md")).unwrap();
-    assert!(summary.contains("# Task: stack") && summary.contains("# Task: door"));
+    // The retrieval folder is a demo audit of its own, its run folders relative to it.
+    let own = json(&out_dir.join("retrieval/audit.json"));
+    assert_eq!(own["schema"], "roboaudit.demo.v1");
+    assert_eq!(own["tasks"][0]["run_dir"], "runs/stack");
+    assert!(out_dir.join("retrieval/runs/door/executions").is_dir());
+}
+
+fn check_memory(out_dir: &Path, audit: &Value) {
+    let memory = audit["memory"].as_array().unwrap();
+    let by = |name: &str| memory.iter().find(|m| m["policy"] == name).unwrap();
+    for m in memory {
+        let own = json(&out_dir.join(m["dir"].as_str().unwrap()).join("audit.json"));
+        assert_eq!(own["schema"], "roboaudit.memory.v1");
+        assert_eq!(own["faithfulness"]["value"], m["faithfulness"]["value"]);
+    }
+    let (faithful, blind) = (by("faithful"), by("blind"));
+    // Known answers (SPEC §2 calibration): the faithful policy always takes the warranted branch
+    // (F = 1), the blind one takes the same branch for both memories (F = 0, half right).
+    assert_eq!(f(&faithful["correct_choice_rate"]), 1.0);
+    assert_eq!(f(&faithful["faithfulness"]["value"]), 1.0);
+    assert_eq!(f(&blind["faithfulness"]["value"]), 0.0);
+    assert!(f(&faithful["correct_choice_rate"]) > f(&blind["correct_choice_rate"]));
+    assert_eq!(faithful["positive_rule"], true);
+    assert_eq!(blind["positive_rule"], false);
+    let bank_f = f(&by("bank")["faithfulness"]["value"]);
+    assert!(bank_f > 0.0 && bank_f < 1.0, "bank F = {bank_f}");
+    let control = json(&out_dir.join("memory/control/control.json"));
+    assert_eq!(control["routes"], serde_json::json!(["left", "right"]));
+    assert_eq!(audit["memory_control"]["passed"], control["passed"]);
+}
+
+fn check_fqe(out_dir: &Path, audit: &Value) {
+    let fqe = json(&out_dir.join("fqe/fqe.json"));
+    assert_eq!(fqe["schema"], "roboaudit.fqe.v1");
+    let policies = fqe["policies"].as_array().unwrap();
+    let truth = json(&out_dir.join("fqe/run/ground_truth.json"));
+    assert_eq!(policies.len(), truth["policies"].as_array().unwrap().len());
+    for p in policies {
+        for c in p["tasks"].as_array().unwrap() {
+            let v = f(&c["truth"]["v_pi"]);
+            let sr = f(&c["truth"]["success_rate"]);
+            // V^π = E[γ^{T−1} success] ≤ SR ≤ 1.
+            assert!(
+                (0.0..=1.0).contains(&sr) && v >= 0.0 && v <= sr + 1e-12,
+                "{c}"
+            );
+            if let Some(naive) = c["naive"].as_f64() {
+                assert!((0.0..=1.0).contains(&naive), "naive {naive}");
+            }
+        }
+        // One seed, a point every 10 steps up to the 60th: the learning-curve plot has data.
+        let curve = p["curves"][0].as_array().unwrap();
+        assert_eq!(curve.len(), 6, "{}", p["policy"]);
+        assert_eq!(curve.last().unwrap()["step"], 60);
+    }
+    let estimators: Vec<&str> = audit["fqe"]["estimators"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["estimator"].as_str().unwrap())
+        .collect();
+    assert_eq!(estimators, ["neural", "linear", "naive"]);
+    for e in audit["fqe"]["estimators"].as_array().unwrap() {
+        if let Some(r) = e["regret_at_1_v"].as_f64() {
+            assert!((0.0..=1.0).contains(&r));
+        }
+    }
+}
+
+fn check_report(out_dir: &Path, audit: &Value) {
     let html = std::fs::read_to_string(out_dir.join("index.html")).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>") && html.contains("<style>"));
-    assert!(!html.contains("<script") && !html.contains("http://") && !html.contains("https://"));
-    assert!(html.contains("<h2>stack</h2>") && html.contains("<h2>door</h2>"));
+    // Namespace names of inline SVG are identifiers, not fetched; any other URL would be.
+    let fetched = html
+        .replace("http://www.w3.org/2000/svg", "")
+        .replace("http://www.w3.org/1999/xlink", "");
+    assert!(!html.contains("<script"));
+    assert!(!fetched.contains("http://") && !fetched.contains("https://"));
+    assert_eq!(audit["report"]["kind"], "report");
+    let shared: Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join("report.json")).unwrap()).unwrap();
+    assert!(out_dir.join("report.md").is_file());
+    // Stack and Door, three memory policies plus the route control, one FQE fit.
+    assert_eq!(shared["retrieval"].as_array().unwrap().len(), 2);
+    assert_eq!(shared["memory"].as_array().unwrap().len(), 4);
+    assert_eq!(shared["fqe"].as_array().unwrap().len(), 1);
+    // Every plot the report model marks available is drawn in the page as a figure with its id.
+    let plots = shared["plots"].as_array().unwrap();
+    let drawn: Vec<&str> = plots
+        .iter()
+        .filter(|p| p["available"] == true)
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    assert!(drawn.len() >= 15, "only {} plots drawn", drawn.len());
+    for id in drawn {
+        assert!(
+            html.contains(&format!("id=\"{id}\"")),
+            "plot {id} missing from index.html"
+        );
+    }
+    let sources: Vec<&str> = audit["report"]["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        sources,
+        [
+            "retrieval",
+            "memory/bank",
+            "memory/faithful",
+            "memory/blind",
+            "memory/control",
+            "fqe"
+        ]
+    );
+}
+
+#[test]
+fn small_demo_runs_three_audits_and_a_rerun_writes_the_same_bytes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("demo");
+    let out = demo(&out_dir, "small");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("index.html"), "{stdout}");
+    for headline in ["retrieval audit", "memory audit", "fitted Q evaluation"] {
+        assert!(stdout.contains(headline), "{stdout}");
+    }
+
+    let audit = json(&out_dir.join("audit.json"));
+    assert_eq!(audit["schema"], "roboaudit.demo.v1");
+    assert_eq!(audit["scale"], "small");
+    check_retrieval(&out_dir, &audit);
+    check_memory(&out_dir, &audit);
+    check_fqe(&out_dir, &audit);
+    check_report(&out_dir, &audit);
+
+    let before: Vec<Vec<u8>> = STABLE
+        .iter()
+        .map(|p| std::fs::read(out_dir.join(p)).unwrap())
+        .collect();
+    let stamp = std::fs::metadata(out_dir.join("fqe/run/ground_truth.json"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    let again = demo(&out_dir, "small");
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    for (p, bytes) in STABLE.iter().zip(&before) {
+        assert!(
+            std::fs::read(out_dir.join(p)).unwrap() == *bytes,
+            "{p} changed on rerun"
+        );
+    }
+    // The FQE collection was reused, not redone.
+    let stamp_again = std::fs::metadata(out_dir.join("fqe/run/ground_truth.json"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(stamp, stamp_again);
+
+    // Another scale cannot reuse these runs: refused before any work.
+    let other = demo(&out_dir, "standard");
+    assert_eq!(other.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&other.stderr).contains("--scale small"));
 }
 
 #[test]

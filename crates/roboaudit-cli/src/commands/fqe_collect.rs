@@ -6,7 +6,9 @@
 
 use crate::exit::Usage;
 use anyhow::Context;
-use roboaudit_fqe_collect::{CollectConfig, CollectError, Stage, collect};
+use roboaudit_fqe_collect::{
+    CheckedConfig, CollectConfig, CollectError, CollectSummary, Stage, collect,
+};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -86,6 +88,35 @@ fn check_out(out: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Runs the collection into `dir` with a progress bar per stage (episodes, then ground-truth
+/// rollouts; rate and ETA, hidden in pipes and CI) whose message starts with `label`.
+pub(crate) fn collect_with_progress(
+    cfg: &CheckedConfig,
+    dir: &Path,
+    label: &str,
+) -> Result<CollectSummary, CollectError> {
+    let pb = crate::progress::bar(0, "");
+    // Progress arrives from worker threads; the lock keeps the stage switches and positions ordered.
+    let last = Mutex::new((None::<Stage>, 0usize));
+    let summary = collect(cfg, dir, &|stage, done, total| {
+        if let Ok(mut l) = last.lock() {
+            if l.0 != Some(stage) {
+                *l = (Some(stage), 0);
+                pb.set_length(total as u64);
+                pb.set_position(0);
+                pb.reset_eta();
+                pb.set_message(format!("{label}: {}", stage_name(stage)));
+            }
+            if done >= l.1 {
+                l.1 = done;
+                pb.set_position(done as u64);
+            }
+        }
+    });
+    pb.finish_and_clear();
+    summary
+}
+
 /// Runs the collection.
 pub fn run(args: &CollectArgs) -> anyhow::Result<()> {
     let cfg = args.config().check().map_err(|e| match e {
@@ -103,19 +134,8 @@ pub fn run(args: &CollectArgs) -> anyhow::Result<()> {
         .prefix(".fqe-collect-")
         .tempdir_in(parent)
         .with_context(|| format!("cannot create a temporary folder in {}", parent.display()))?;
-    let pb = crate::progress::spinner("fqe collect");
     let started = Instant::now();
-    // Progress arrives from worker threads; the lock keeps the message updates ordered.
-    let last = Mutex::new((Stage::Dataset, 0usize));
-    let summary = collect(&cfg, tmp.path(), &|stage, done, total| {
-        if let Ok(mut l) = last.lock()
-            && (l.0 != stage || done >= l.1)
-        {
-            *l = (stage, done);
-            pb.set_message(format!("{} {done}/{total}", stage_name(stage)));
-        }
-    })?;
-    pb.finish_and_clear();
+    let summary = collect_with_progress(&cfg, tmp.path(), "fqe collect")?;
     let elapsed = started.elapsed().as_secs_f64();
     // An empty existing folder is replaced by the finished one in one rename.
     if args.out.exists() {

@@ -3,12 +3,10 @@
 use crate::{output, progress};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use roboaudit_data::RetrievalPaths;
 use roboaudit_retrieval_collect::{
     AuditTask, CollectConfig, CollectError, CollectOutcome, Mechanism, Progress, RunOptions,
 };
-use std::io::IsTerminal;
 use std::path::Path;
 use std::path::PathBuf;
 
@@ -243,14 +241,6 @@ fn collect(args: &CollectArgs) -> Result<()> {
     Ok(())
 }
 
-/// True when a progress bar should be drawn (both streams are terminals and `CI` is unset), as in
-/// [`crate::progress`].
-fn interactive() -> bool {
-    std::io::stdout().is_terminal()
-        && std::io::stderr().is_terminal()
-        && std::env::var_os("CI").is_none()
-}
-
 /// Runs (or resumes) a collection with a progress bar showing rate and ETA on a terminal.
 /// Configuration and resume errors become usage and invalid-input errors.
 pub(crate) fn collect_run(
@@ -258,19 +248,7 @@ pub(crate) fn collect_run(
     dir: &Path,
     options: &RunOptions,
 ) -> Result<CollectOutcome> {
-    let target = if interactive() {
-        ProgressDrawTarget::stderr()
-    } else {
-        ProgressDrawTarget::hidden()
-    };
-    let bar = ProgressBar::with_draw_target(None, target);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{msg} [{bar:30}] {pos}/{len} executions, {per_sec}, ETA {eta}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> "),
-    );
+    let bar = progress::bar(0, "");
     let task = config.task.name();
     bar.set_message(format!("{task}: recording the library"));
     bar.enable_steady_tick(std::time::Duration::from_millis(200));

@@ -23,15 +23,9 @@ pub fn run(
     roboaudit_memory::check_output_plan(out, &hash)?;
     let records = roboaudit_data::read_memory_records(records_path)?;
     roboaudit_memory::check_records_plan(&records, &hash, records_path)?;
-    let audit = roboaudit_memory::analyze(&records, &plan).context("memory audit failed")?;
-
-    let json = serde_json::to_vec_pretty(&audit).context("cannot serialize the audit")?;
-    let summary = roboaudit_memory::render_summary_markdown(&audit);
-    output::ensure_dir(out)?;
+    let audit = audit_into(&records, &plan, out)?;
     let audit_path = out.join(roboaudit_memory::AUDIT_FILE);
     let summary_path = out.join("summary.md");
-    output::write_atomic(&audit_path, &json)?;
-    output::write_atomic(&summary_path, summary.as_bytes())?;
     println!("{}", roboaudit_memory::render_compact_table(&audit));
     if audit.plan_source == PlanSource::Defaults {
         println!("note: no --plan given; the defaults of SPEC §2 apply (plan {hash})");
@@ -42,4 +36,21 @@ pub fn run(
         summary_path.display()
     );
     Ok(())
+}
+
+/// Audits `records` under `plan` and writes `out/audit.json` and `out/summary.md` (refusing a
+/// folder whose audit ran under another plan).
+pub(crate) fn audit_into(
+    records: &[roboaudit_data::MemoryRecord],
+    plan: &Plan,
+    out: &Path,
+) -> Result<roboaudit_memory::MemoryAudit> {
+    roboaudit_memory::check_output_plan(out, &plan.hash())?;
+    let audit = roboaudit_memory::analyze(records, plan).context("memory audit failed")?;
+    let json = serde_json::to_vec_pretty(&audit).context("cannot serialize the audit")?;
+    let summary = roboaudit_memory::render_summary_markdown(&audit);
+    output::ensure_dir(out)?;
+    output::write_atomic(&out.join(roboaudit_memory::AUDIT_FILE), &json)?;
+    output::write_atomic(&out.join("summary.md"), summary.as_bytes())?;
+    Ok(audit)
 }

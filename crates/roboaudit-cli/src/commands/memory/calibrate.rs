@@ -38,12 +38,17 @@ pub fn run(args: &CalibrateArgs) -> Result<()> {
         .config(args.pairs, (0..args.seeds as u64).collect())?;
     cfg.validate().map_err(usage_or)?;
     let params = args.harness.params(vec![1.0], 0);
-    let spinner = progress::spinner("calibrating");
+    let bar = progress::bar(0, "");
     let cal = calibrate(&cfg, &params, &plan, &mut |c, done, total| {
-        spinner.set_message(format!("calibrating {}: pair {done}/{total}", c.name()));
+        if bar.length() != Some(total as u64) || done <= 1 {
+            bar.set_length(total as u64);
+            bar.reset_eta();
+            bar.set_message(format!("calibrating {}: pairs", c.name()));
+        }
+        bar.set_position(done as u64);
     })
     .map_err(usage_or)?;
-    spinner.finish_and_clear();
+    bar.finish_and_clear();
 
     println!(
         "{:<10} {:<20} {:>10} {:>12}  ok",

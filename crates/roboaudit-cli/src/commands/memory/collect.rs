@@ -180,12 +180,7 @@ pub fn run(args: &CollectArgs) -> Result<()> {
     refuse_existing(&records_path)?;
 
     let started = Instant::now();
-    let spinner = progress::spinner("crossing histories");
-    let run = collect(&cfg, &mut policy, &mut |done, total| {
-        spinner.set_message(format!("crossing histories: pair {done}/{total}"));
-    })
-    .map_err(usage_or)?;
-    spinner.finish_and_clear();
+    let run = collect_with_progress(&cfg, &mut policy, "crossing histories")?;
     let seconds = started.elapsed().as_secs_f64();
 
     output::ensure_dir(&args.out)?;
@@ -212,6 +207,21 @@ pub fn run(args: &CollectArgs) -> Result<()> {
         manifest_path.display()
     );
     Ok(())
+}
+
+/// Runs the harness with a progress bar over pairs (rate and ETA; hidden in pipes and CI) whose
+/// message starts with `label`. Configuration errors become usage errors.
+pub(crate) fn collect_with_progress(
+    cfg: &CollectConfig,
+    policy: &mut BuiltinPolicy,
+    label: &str,
+) -> Result<roboaudit_memory_harness::Collection> {
+    let total = cfg.pairs * cfg.routes.len().max(1);
+    let bar = progress::bar(total as u64, "");
+    bar.set_message(format!("{label}: pairs"));
+    let run = collect(cfg, policy, &mut |done, _| bar.set_position(done as u64)).map_err(usage_or);
+    bar.finish_and_clear();
+    run
 }
 
 fn refuse_existing(path: &Path) -> Result<()> {

@@ -15,7 +15,7 @@ pub fn run(records_path: &Path, plan_path: Option<&Path>, out: &Path) -> Result<
     };
     let records = roboaudit_data::read_memory_records(records_path)?;
     roboaudit_memory::check_records_plan(&records, &plan.hash(), records_path)?;
-    let c = route_control(&records, &plan).map_err(usage_or)?;
+    let c = control_into(&records, &plan, out)?;
     for s in &c.semantic {
         let ci = s
             .faithfulness
@@ -55,10 +55,22 @@ pub fn run(records_path: &Path, plan_path: Option<&Path>, out: &Path) -> Result<
         );
     }
     println!("control {}", if c.passed { "passed" } else { "failed" });
-    output::ensure_dir(out)?;
-    let path = out.join("control.json");
-    let json = serde_json::to_vec_pretty(&c).context("cannot serialize the control")?;
-    output::write_atomic(&path, &json)?;
-    println!("wrote {}", path.display());
+    println!("wrote {}", out.join(CONTROL_FILE).display());
     Ok(())
+}
+
+/// File name of the control inside its output folder.
+pub(crate) const CONTROL_FILE: &str = "control.json";
+
+/// Runs the control on routed `records` and writes `out/control.json`.
+pub(crate) fn control_into(
+    records: &[roboaudit_data::MemoryRecord],
+    plan: &Plan,
+    out: &Path,
+) -> Result<roboaudit_memory_harness::RouteControl> {
+    let c = route_control(records, plan).map_err(usage_or)?;
+    output::ensure_dir(out)?;
+    let json = serde_json::to_vec_pretty(&c).context("cannot serialize the control")?;
+    output::write_atomic(&out.join(CONTROL_FILE), &json)?;
+    Ok(c)
 }

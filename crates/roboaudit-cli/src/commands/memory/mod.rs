@@ -1,10 +1,10 @@
 //! `roboaudit memory …`: the counterfactual memory audit (SPEC §2): collect crossed-history
 //! records on the testbed, audit records from any harness, calibrate against known answers.
 
-mod audit;
+pub(crate) mod audit;
 mod calibrate;
-mod collect;
-mod control;
+pub(crate) mod collect;
+pub(crate) mod control;
 mod intervene;
 
 use anyhow::Result;
