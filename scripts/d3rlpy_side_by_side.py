@@ -1,0 +1,222 @@
+"""roboaudit's FQE estimators beside d3rlpy's FQE on the Meta-World bridge's dataset (not CI).
+
+Pinned: d3rlpy 2.8.1 (torch 2.15.0 from PyPI, CPU use only), numpy, scipy, pyarrow as installed by
+scripts/d3rlpy_side_by_side.sh in its own virtual environment (d3rlpy pins gymnasium 1.0.0,
+which conflicts with metaworld's).
+
+Input: a folder written by `python -m roboaudit_metaworld fqe` (dataset/, policies/,
+ground_truth.json). Features: every estimator in the main rows sees the same state: Meta-World's
+39-value observation (`observation.state`); roboaudit also gets the task (its task embedding),
+d3rlpy gets a one-hot task appended to the observation. roboaudit is additionally run with its
+default image + state features (raw 32×32 pixels, 64 principal components) for the linear
+estimator. Metrics follow roboaudit (SPEC.md §3): suite Spearman across policies of the
+task-averaged estimate against the task-averaged V^π; median ARE |V̂ − V|/V over (policy, task)
+cells with V > 0.
+
+d3rlpy's FQE takes a deterministic policy `π(s')` for the target; a stochastic target is given as
+a lookup of the policy-actions file that returns one of the frame's M samples at random each time
+(an unbiased sample of the expected next value). Terminal flags: every episode's last frame
+(success or horizon), as in roboaudit.
+
+Usage: python scripts/d3rlpy_side_by_side.py --run DIR --roboaudit target/debug/roboaudit
+       --out DIR [--steps 5000] [--seed 0] [--target-update 100]
+
+Both neural estimators get the same gradient steps, batch (256), target-copy period and seed;
+otherwise each keeps its own defaults (roboaudit: AdamW 1e-3 decayed, 256 hidden units and its
+input embeddings; d3rlpy: Adam 1e-4, a 256-256 MLP encoder).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+from scipy.stats import spearmanr
+
+
+def load(run: Path):
+    data = pq.read_table(
+        run / "dataset/data/chunk-000/file-000.parquet",
+        columns=["observation.state", "action", "next.success", "episode_index", "task_index", "index"],
+    )
+    state = np.array(data.column("observation.state").to_pylist(), dtype=np.float32)
+    action = np.array(data.column("action").to_pylist(), dtype=np.float32)
+    success = np.array(data.column("next.success").to_pylist(), dtype=bool)
+    episode = data.column("episode_index").to_numpy()
+    task = data.column("task_index").to_numpy()
+    index = data.column("index").to_numpy()
+    assert (index == np.arange(len(index))).all(), "frames must be in global index order"
+    truth = json.loads((run / "ground_truth.json").read_text())
+    return state, action, success, episode, task, truth
+
+
+def policy_file(run: Path, name: str, n: int) -> np.ndarray:
+    t = pq.read_table(run / f"policies/{name}.parquet")
+    idx = t.column("index").to_numpy()
+    acts = np.array(t.column("action").to_pylist(), dtype=np.float32)
+    m = len(idx) // n
+    assert m * n == len(idx) and (idx == np.repeat(np.arange(n), m)).all()
+    return acts.reshape(n, m, -1)
+
+
+def metrics(est: dict, truth: dict) -> dict:
+    """est[(policy, task_index)] → V̂; roboaudit's suite Spearman and median ARE."""
+    suite_e, suite_v, ares = [], [], []
+    for p in truth["policies"]:
+        cells = [(est[(p["policy"], t["task_index"])], t["v_pi"]) for t in p["tasks"]]
+        suite_e.append(np.mean([c[0] for c in cells]))
+        suite_v.append(np.mean([c[1] for c in cells]))
+        ares += [abs(e - v) / v for e, v in cells if v > 0]
+    rho = spearmanr(suite_e, suite_v).statistic if np.std(suite_e) > 0 else float("nan")
+    return {"spearman": float(rho), "median_are": float(np.median(ares)), "suite_estimates": [float(x) for x in suite_e]}
+
+
+def roboaudit(bin_: str, run: Path, out: Path, extra: list[str], reuse: bool = False) -> tuple[dict, float]:
+    """Runs `roboaudit fqe fit` (single-threaded) into `out`, or with `reuse` reads a finished
+    fit there (fqe.json and the wall time it took, wall_s.txt)."""
+    if not (reuse and (out / "wall_s.txt").is_file()):
+        t0 = time.time()
+        out.mkdir(parents=True, exist_ok=True)
+        with (out / "stdout.txt").open("w") as log:
+            subprocess.run([bin_, "fqe", "fit", "--run", str(run), "--out", str(out), *extra], check=True,
+                           stdout=log, env={"RAYON_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"})
+        (out / "wall_s.txt").write_text(f"{time.time() - t0:.3f}\n")
+    wall = float((out / "wall_s.txt").read_text())
+    rep = json.loads((out / "fqe.json").read_text())
+    est = {}
+    for p in rep["policies"]:
+        for c in p["tasks"]:
+            for k in ("neural", "linear", "naive"):
+                v = c.get(k)
+                if isinstance(v, dict):
+                    v = v.get("mean")
+                if v is not None:
+                    est.setdefault(k, {})[(p["policy"], c["task_index"])] = float(v)
+    return est, wall
+
+
+def d3rlpy_fqe(
+    run: Path, out: Path, truth: dict, steps: int, seed: int, target_update: int
+) -> tuple[dict, float]:
+    import logging
+
+    import d3rlpy
+    import structlog
+    import torch
+
+    os.chdir(out)  # d3rlpy writes a d3rlpy_logs/ folder into the working directory
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    torch.set_num_threads(1)
+    state, action, success, episode, task, _ = load(run)
+    n_tasks = int(task.max()) + 1
+    obs = np.concatenate([state, np.eye(n_tasks, dtype=np.float32)[task]], axis=1)
+    # Standardized here rather than by d3rlpy's scaler: the policy lookup needs the exact float32
+    # rows that reach `predict_best_action` (d3rlpy scales batches before that call).
+    mu, sd = obs.mean(0), obs.std(0)
+    obs = ((obs - mu) / np.where(sd > 1e-6, sd, 1.0)).astype(np.float32)
+    last = np.append(episode[1:] != episode[:-1], True)
+    dataset = d3rlpy.dataset.MDPDataset(
+        observations=obs, actions=action, rewards=success.astype(np.float32),
+        terminals=last.astype(np.float32),
+    )
+    lookup = {row.tobytes(): g for g, row in enumerate(obs)}
+    firsts = np.flatnonzero(np.insert(episode[1:] != episode[:-1], 0, True))
+    est: dict = {}
+    calls = {"rows": 0, "missed": 0}
+    t0 = time.time()
+    for p in truth["policies"]:
+        acts = policy_file(run, p["policy"], len(obs))
+        rng = np.random.default_rng([seed, len(est)])
+
+        def pi(x, acts=acts, rng=rng):
+            rows = x.detach().cpu().numpy().astype(np.float32)
+            out = np.zeros((len(rows), acts.shape[2]), dtype=np.float32)
+            calls["rows"] += len(rows)
+            for k, r in enumerate(rows):
+                g = lookup.get(r.tobytes())
+                if g is None:  # the next state of a terminal transition (masked)
+                    calls["missed"] += 1
+                else:
+                    out[k] = acts[g, rng.integers(acts.shape[1])]
+            return torch.from_numpy(out).to(x.device)
+
+        d3rlpy.seed(seed)
+        algo = d3rlpy.algos.DDPGConfig().create(device="cpu:0")
+        algo.build_with_dataset(dataset)
+        algo.impl.predict_best_action = pi
+        fqe = d3rlpy.ope.FQE(
+            algo=algo,
+            config=d3rlpy.ope.FQEConfig(
+                gamma=truth["gamma"], batch_size=256, target_update_interval=target_update,
+            ),
+            device="cpu:0",
+        )
+        fqe.fit(dataset, n_steps=steps, n_steps_per_epoch=steps, show_progress=False,
+                save_interval=10**9, with_timestamp=False,
+                logger_adapter=d3rlpy.logging.NoopAdapterFactory())
+        for k in range(n_tasks):
+            f = firsts[task[firsts] == k]
+            q = [fqe.predict_value(obs[f], acts[f, j]) for j in range(acts.shape[1])]
+            est[(p["policy"], k)] = float(np.mean(q))
+    terminal_share = float(last.mean())
+    print(f"d3rlpy target lookups: {calls['missed']} of {calls['rows']} rows unknown "
+          f"(terminal transitions are {terminal_share:.1%} of the data)")
+    if calls["missed"] > 3 * terminal_share * calls["rows"] + 100:
+        raise SystemExit("policy lookup failed: next observations do not match dataset rows")
+    return est, time.time() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--run", type=Path, required=True)
+    ap.add_argument("--roboaudit", type=lambda p: str(Path(p).resolve()), default="target/debug/roboaudit")
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--steps", type=int, default=5000, help="gradient steps of both neural FQEs")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--reuse-linear", action="store_true",
+                    help="reuse finished linear fits in OUT/ra-linear-* (they do not depend on the neural settings)")
+    ap.add_argument("--target-update", type=int, default=100,
+                    help="target-network copy period of both neural FQEs (steps)")
+    a = ap.parse_args()
+    a.run, a.out = a.run.resolve(), a.out.resolve()
+    a.out.mkdir(parents=True, exist_ok=True)
+    truth = json.loads((a.run / "ground_truth.json").read_text())
+    rows = []
+    lin, t_lin = roboaudit(a.roboaudit, a.run, a.out / "ra-linear-state",
+                           ["--no-neural", "--image-feature", "none"], a.reuse_linear)
+    rows.append(("roboaudit linear FQE (state)", lin["linear"], t_lin))
+    # The naive average comes from the same run (its wall time is that run's).
+    rows.append(("naive average", lin["naive"], t_lin))
+    img, t_img = roboaudit(a.roboaudit, a.run, a.out / "ra-linear-image", ["--no-neural"], a.reuse_linear)
+    rows.append(("roboaudit linear FQE (image+state)", img["linear"], t_img))
+    neu, t_neu = roboaudit(a.roboaudit, a.run, a.out / "ra-neural-state",
+                           ["--image-feature", "none", "--steps", str(a.steps), "--seeds", str(a.seed),
+                            "--target-update", str(a.target_update)])
+    rows.append(("roboaudit neural FQE (state)", neu["neural"], t_neu))
+    d3, t_d3 = d3rlpy_fqe(a.run, a.out, truth, a.steps, a.seed, a.target_update)
+    rows.append(("d3rlpy FQE (state + task one-hot)", d3, t_d3))
+    table = []
+    print(f"\n{'estimator':38s} {'Spearman':>9s} {'median ARE':>11s} {'wall s':>8s}   suite estimates")
+    for name, est, wall in rows:
+        m = metrics(est, truth)
+        table.append({"estimator": name, "wall_s": wall, **m})
+        rho = "—" if np.isnan(m["spearman"]) else f"{m['spearman']:.3f}"
+        print(f"{name:38s} {rho:>9s} {m['median_are']:11.3f} {wall:8.1f}   "
+              + " ".join(f"{x:.3f}" for x in m["suite_estimates"]))
+    print("ground truth V (suite):                                                "
+          + " ".join(f"{p['suite_v_pi']:.3f}" for p in truth["policies"]))
+    (a.out / "side_by_side.json").write_text(json.dumps(
+        {"run": str(a.run), "steps": a.steps, "seed": a.seed, "target_update": a.target_update,
+         "rows": table,
+         "truth": [{"policy": p["policy"], "suite_v_pi": p["suite_v_pi"]} for p in truth["policies"]]},
+        indent=2))
+
+
+if __name__ == "__main__":
+    main()
