@@ -1,0 +1,13 @@
+//! The one build script of every package that links MuJoCo (the testbed and the packages whose tests,
+//! benches, examples or binaries run it): adds an rpath to the MuJoCo library directory so they run
+//! without LD_LIBRARY_PATH. A link-arg only reaches the package's own targets, hence one script shared
+//! through `build = "../../build-support/mujoco_rpath.rs"` in each of those Cargo.toml files.
+//! `MUJOCO_DYNAMIC_LINK_DIR` comes from the user's environment or, by default, from
+//! `.cargo/config.toml` (filled by `scripts/setup_mujoco.sh`).
+
+fn main() {
+    println!("cargo::rerun-if-env-changed=MUJOCO_DYNAMIC_LINK_DIR");
+    if let Ok(dir) = std::env::var("MUJOCO_DYNAMIC_LINK_DIR") {
+        println!("cargo::rustc-link-arg=-Wl,-rpath,{dir}");
+    }
+}
