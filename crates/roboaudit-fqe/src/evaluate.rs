@@ -257,6 +257,7 @@ pub fn fit_all_with_progress(
         policies: out,
         metrics: Vec::new(),
         coverage_flags: flags,
+        notes: Vec::new(),
     })
 }
 

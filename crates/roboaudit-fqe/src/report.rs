@@ -152,4 +152,8 @@ pub struct FqeReport {
     pub metrics: Vec<EstimatorMetrics>,
     /// `(policy, task)` cells flagged out of support.
     pub coverage_flags: Vec<(String, String)>,
+    /// Warnings a reader must see beside the numbers (e.g. a neural fit too short to converge, estimates
+    /// outside `[0, 1]`); absent in older reports.
+    #[serde(default)]
+    pub notes: Vec<String>,
 }

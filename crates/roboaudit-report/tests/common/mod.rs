@@ -205,6 +205,7 @@ pub fn fqe_fixture(dir: &Path) {
         ],
         metrics: Vec::new(),
         coverage_flags: Vec::new(),
+        notes: Vec::new(),
     };
     let task = |i: usize, v: f64| TruthTask {
         task: format!("push {}", ["left", "right"][i]),
