@@ -153,6 +153,7 @@ pub fn run_audit(
     };
     let (appearance, appearance_reason) = subset(SceneSet::Appearance, "appearance");
     let (layout, layout_reason) = subset(SceneSet::Layout, "layout");
+    let (fresh, _) = subset(SceneSet::Fresh, "fresh");
     let reference = reference_points(&t, &lib, &all, cfg.unstable_threshold);
     let shares = variance_shares(&t);
     let (own_base_spearman, own_base_spearman_reason, own_base_n) = own_base(&t)?;
@@ -170,6 +171,7 @@ pub fn run_audit(
             appearance_reason,
             layout,
             layout_reason,
+            fresh,
         },
         reference,
         variance_share: VarianceShare {

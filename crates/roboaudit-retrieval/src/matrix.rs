@@ -10,6 +10,7 @@ pub(crate) enum SceneSet {
     All,
     Appearance,
     Layout,
+    Fresh,
 }
 
 /// `P[e,s]` for the whole library × query scenes, plus what the rules need from the log.
@@ -140,6 +141,7 @@ impl Transfer {
                 SceneSet::All => true,
                 SceneSet::Appearance => self.perturbation[s] == Perturbation::Appearance,
                 SceneSet::Layout => self.perturbation[s] == Perturbation::Layout,
+                SceneSet::Fresh => self.perturbation[s] == Perturbation::Fresh,
             })
             .collect()
     }

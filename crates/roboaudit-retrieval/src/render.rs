@@ -115,6 +115,9 @@ pub fn render_summary_markdown(report: &AuditReport) -> String {
     if let Some(r) = &sets.layout {
         reference_row(&mut out, "layout", r);
     }
+    if let Some(r) = &sets.fresh {
+        reference_row(&mut out, "fresh", r);
+    }
     let _ = writeln!(out, "\n## 3. Rules\n");
     let _ = writeln!(
         out,

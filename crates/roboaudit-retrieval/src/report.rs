@@ -74,7 +74,7 @@ pub struct ReferencePoints {
     pub oracle_top_pick_share: f64,
 }
 
-/// Reference points on all, appearance-perturbed and layout-perturbed scenes.
+/// Reference points on all, appearance-perturbed, layout-perturbed and fresh scenes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReferenceBySet {
     /// All query scenes.
@@ -89,6 +89,10 @@ pub struct ReferenceBySet {
     /// Why `layout` is null.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub layout_reason: Option<String>,
+    /// Fresh scenes (new layout and appearance), SPEC.md §1 "per scene set"; absent from the JSON when
+    /// the query set has none (and in reports written before it was added).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub fresh: Option<ReferencePoints>,
 }
 
 /// Variance shares of `P` (SPEC.md §1), each in [0, 1]; null when `P` is constant.

@@ -406,6 +406,7 @@ fn scene_sets_follow_perturbations() {
     let t = Transfer::build(&from_matrix(&dominant(), 1, &perts, &[])).unwrap();
     assert_eq!(t.scenes_of(SceneSet::Appearance), vec![0, 3]);
     assert_eq!(t.scenes_of(SceneSet::Layout), vec![1]);
+    assert_eq!(t.scenes_of(SceneSet::Fresh), vec![2]);
     assert_eq!(t.scenes_of(SceneSet::All), vec![0, 1, 2, 3]);
 }
 

@@ -290,3 +290,28 @@ fn structural_user_log_and_skipped_recency() {
     };
     assert!(run_audit(&inputs, &missing.check().unwrap()).is_err());
 }
+
+/// Reference points per scene set include the fresh scenes (SPEC.md §1 "per scene set").
+/// P = e0 [1, 0, 1, 0], e1 [0, 1, .5, 1] over scenes appearance, layout, fresh, fresh:
+/// fresh scenes s2, s3 give q = (1/2, 3/4), R = 5/8, O = 1, BF = 3/4 (e1).
+#[test]
+fn fresh_scenes_have_their_own_reference_points() {
+    let p = vec![vec![1.0, 0.0, 1.0, 0.0], vec![0.0, 1.0, 0.5, 1.0]];
+    let perts = [
+        Perturbation::Appearance,
+        Perturbation::Layout,
+        Perturbation::Fresh,
+        Perturbation::Fresh,
+    ];
+    let report = run_audit(&from_matrix(&p, 2, &perts, &[]), &config().check().unwrap()).unwrap();
+    let fresh = report.reference_by_set.fresh.as_ref().unwrap();
+    close(fresh.random, 5.0 / 8.0);
+    close(fresh.oracle, 1.0);
+    close(fresh.best_fixed, 0.75);
+    assert_eq!(fresh.best_fixed_experience, "e1");
+    // Without fresh scenes the field stays out of the JSON (the contract of older reports).
+    let none = audit(&p, 2, &[]);
+    assert!(none.reference_by_set.fresh.is_none());
+    let json = serde_json::to_value(&none).unwrap();
+    assert!(json["reference_by_set"].get("fresh").is_none());
+}
