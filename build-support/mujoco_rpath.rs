@@ -5,6 +5,9 @@
 //! `MUJOCO_DYNAMIC_LINK_DIR` comes from the user's environment or, by default, from
 //! `.cargo/config.toml` (filled by `scripts/setup_mujoco.sh`).
 
+// Cargo reads build-script instructions from stdout; clippy exempts only scripts named build.rs.
+#![allow(clippy::print_stdout)]
+
 fn main() {
     println!("cargo::rerun-if-env-changed=MUJOCO_DYNAMIC_LINK_DIR");
     if let Ok(dir) = std::env::var("MUJOCO_DYNAMIC_LINK_DIR") {

@@ -121,3 +121,135 @@ fn report_fails_with_code_1_when_the_output_cannot_be_written() {
         text(&o)
     );
 }
+
+/// Every `id="..."` of the page, in order.
+fn html_ids(html: &str) -> Vec<String> {
+    html.split("id=\"")
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn report_html_ids_are_unique() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("report");
+    let o = roboaudit(&[
+        "report",
+        &fixture("retrieval/run/audit"),
+        &fixture("memory"),
+        &fixture("fqe"),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let ids = html_ids(&std::fs::read_to_string(out.join("index.html")).unwrap());
+    assert!(ids.len() > 20, "{ids:?}");
+    let mut seen = std::collections::BTreeSet::new();
+    for id in &ids {
+        assert!(seen.insert(id.clone()), "duplicate id {id}");
+    }
+}
+
+#[test]
+fn report_of_a_demo_root_reads_its_listed_sources() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("demo");
+    std::fs::create_dir_all(&root).unwrap();
+    let audit = serde_json::json!({
+        "schema": "roboaudit.demo.v1",
+        "tasks": [],
+        "memory": {"ignored": true},
+        "report": {"sources": [fixture("memory"), fixture("fqe")]},
+    });
+    std::fs::write(root.join("audit.json"), audit.to_string()).unwrap();
+    let out = tmp.path().join("report");
+    let o = roboaudit(&[
+        "report",
+        root.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("0 retrieval, 1 memory, 1 FQE section(s)"),
+        "{stdout}"
+    );
+
+    // Without `report.sources`, the parts that are not read are named, not dropped silently.
+    let bare = serde_json::json!({"schema": "roboaudit.demo.v1", "tasks": [], "fqe": {}});
+    std::fs::write(root.join("audit.json"), bare.to_string()).unwrap();
+    let o = roboaudit(&[
+        "report",
+        root.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("`fqe` ignored"), "{stderr}");
+}
+
+#[test]
+fn report_reads_a_folder_given_twice_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("report");
+    let o = roboaudit(&[
+        "report",
+        &fixture("fqe"),
+        &fixture("fqe"),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("0 retrieval, 0 memory, 1 FQE section(s)"),
+        "{}",
+        text(&o)
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("given more than once"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn report_refuses_an_out_file_with_code_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("file");
+    std::fs::write(&file, "x").unwrap();
+    let o = roboaudit(&[
+        "report",
+        tmp.path().join("missing").to_str().unwrap(),
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("exists and is not a folder"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn report_names_a_missing_schema_field() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("a");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("audit.json"), "{\"tasks\": []}").unwrap();
+    let o = roboaudit(&[
+        "report",
+        dir.to_str().unwrap(),
+        "--out",
+        tmp.path().join("r").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("no `schema` field"),
+        "{}",
+        text(&o)
+    );
+}

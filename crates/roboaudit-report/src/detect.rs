@@ -17,10 +17,22 @@ const DEMO_SCHEMA: &str = "roboaudit.demo.v1";
 const MEMORY_SCHEMA: &str = roboaudit_memory::SCHEMA;
 const FQE_SCHEMA: &str = roboaudit_fqe::SCHEMA;
 
-/// The part of the demo's `audit.json` the report reads (other fields are ignored).
+/// The part of the demo's `audit.json` the report reads; other fields are listed in a note.
 #[derive(Deserialize)]
 struct DemoFile {
     tasks: Vec<DemoTask>,
+    #[serde(default)]
+    report: Option<DemoReport>,
+    #[serde(flatten)]
+    rest: serde_json::Map<String, serde_json::Value>,
+}
+
+/// `report.sources` of the demo's `audit.json`: the folders (relative to the demo folder) that
+/// together hold every audit the demo ran.
+#[derive(Deserialize)]
+struct DemoReport {
+    #[serde(default)]
+    sources: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -33,7 +45,7 @@ struct DemoTask {
 #[derive(Deserialize)]
 struct Tagged {
     #[serde(default)]
-    schema: String,
+    schema: Option<String>,
 }
 
 fn read_text(path: &Path) -> Result<String, ReportError> {
@@ -71,7 +83,14 @@ fn unique_id(prefix: &str, name: &str, taken: &mut BTreeSet<String>) -> String {
             }
         })
         .collect();
-    let base = format!("{prefix}-{}", slug.trim_matches('-'));
+    // Runs of dashes collapse so that `--` stays reserved for sub-headings (`{section}--{part}`).
+    let mut collapsed = String::with_capacity(slug.len());
+    for c in slug.chars() {
+        if !(c == '-' && collapsed.ends_with('-')) {
+            collapsed.push(c);
+        }
+    }
+    let base = format!("{prefix}-{}", collapsed.trim_matches('-'));
     let mut id = base.clone();
     let mut k = 2;
     while taken.contains(&id) {
@@ -91,17 +110,40 @@ pub(crate) fn build(dirs: &[PathBuf]) -> Result<Report, ReportError> {
         memory: Vec::new(),
         fqe: Vec::new(),
         plots: Vec::new(),
+        notes: Vec::new(),
     };
     let mut ids = BTreeSet::new();
     let mut runs = Vec::new();
-    for dir in dirs {
+    let mut seen = BTreeSet::new();
+    let mut queue: std::collections::VecDeque<PathBuf> = dirs.iter().cloned().collect();
+    while let Some(dir) = queue.pop_front() {
+        let dir = &dir;
         if !dir.is_dir() {
             return Err(ReportError::NotAFolder(dir.clone()));
+        }
+        // The same folder given twice (or reached twice through a demo's sources) is read once.
+        let key = dir.canonicalize().unwrap_or_else(|_| dir.clone());
+        if !seen.insert(key) {
+            report.notes.push(format!(
+                "{} was given more than once; it is reported once",
+                dir.display()
+            ));
+            continue;
         }
         let mut kinds = Vec::new();
         let audit_path = dir.join("audit.json");
         if audit_path.is_file() {
-            kinds.push(read_audit_json(dir, &audit_path, &mut report, &mut ids)?);
+            match read_audit_json(dir, &audit_path, &mut report, &mut ids)? {
+                Read::Kind(kind) => kinds.push(kind),
+                Read::Sources(sources) => {
+                    // The demo's own list replaces its root: every audit it ran, in its order,
+                    // before the folders given after it.
+                    for (i, s) in sources.into_iter().enumerate() {
+                        queue.insert(i, s);
+                    }
+                    kinds.push(SourceKind::Demo);
+                }
+            }
         }
         let fqe_path = dir.join("fqe.json");
         if fqe_path.is_file() {
@@ -135,15 +177,24 @@ pub(crate) fn build(dirs: &[PathBuf]) -> Result<Report, ReportError> {
 
 fn check_schema(path: &Path, text: &str, accepted: &[&str]) -> Result<String, ReportError> {
     let tag: Tagged = parse(path, text)?;
-    if accepted.contains(&tag.schema.as_str()) {
-        Ok(tag.schema)
-    } else {
-        Err(ReportError::Schema {
+    match tag.schema {
+        Some(schema) if accepted.contains(&schema.as_str()) => Ok(schema),
+        Some(found) => Err(ReportError::Schema {
             path: path.to_path_buf(),
-            found: tag.schema,
+            found,
             expected: accepted.join(", "),
-        })
+        }),
+        None => Err(ReportError::NoSchema {
+            path: path.to_path_buf(),
+            expected: accepted.join(", "),
+        }),
     }
+}
+
+/// What one `audit.json` gave: a section of one kind, or (a demo root) the folders to read.
+enum Read {
+    Kind(SourceKind),
+    Sources(Vec<PathBuf>),
 }
 
 fn read_audit_json(
@@ -151,7 +202,7 @@ fn read_audit_json(
     path: &Path,
     report: &mut Report,
     ids: &mut BTreeSet<String>,
-) -> Result<SourceKind, ReportError> {
+) -> Result<Read, ReportError> {
     let text = read_text(path)?;
     let schema = check_schema(path, &text, &[RETRIEVAL_SCHEMA, DEMO_SCHEMA, MEMORY_SCHEMA])?;
     let name = folder_name(dir);
@@ -167,10 +218,29 @@ fn read_audit_json(
                 transfer_note: None,
                 audit,
             });
-            Ok(SourceKind::RetrievalAudit)
+            Ok(Read::Kind(SourceKind::RetrievalAudit))
         }
         DEMO_SCHEMA => {
             let demo: DemoFile = parse(path, &text)?;
+            if let Some(sources) = demo.report.filter(|r| !r.sources.is_empty()) {
+                return Ok(Read::Sources(
+                    sources.sources.iter().map(|s| dir.join(s)).collect(),
+                ));
+            }
+            let ignored: Vec<&str> = demo
+                .rest
+                .keys()
+                .map(String::as_str)
+                .filter(|k| !matches!(*k, "schema" | "scale"))
+                .collect();
+            if !ignored.is_empty() {
+                report.notes.push(format!(
+                    "{}: only the retrieval tasks were read; `{}` ignored (no `report.sources` \
+                     list; give the memory and FQE folders as further DIRs)",
+                    path.display(),
+                    ignored.join("`, `")
+                ));
+            }
             for task in demo.tasks {
                 let run = dir.join(&task.run_dir);
                 let mut section = RetrievalSection {
@@ -192,7 +262,7 @@ fn read_audit_json(
                 }
                 report.retrieval.push(section);
             }
-            Ok(SourceKind::Demo)
+            Ok(Read::Kind(SourceKind::Demo))
         }
         _ => {
             let audit: MemoryAudit = parse(path, &text)?;
@@ -212,7 +282,7 @@ fn read_audit_json(
                 interventions: optional("interventions.json")?,
                 audit,
             });
-            Ok(SourceKind::MemoryAudit)
+            Ok(Read::Kind(SourceKind::MemoryAudit))
         }
     }
 }

@@ -36,8 +36,16 @@ pub enum ReportError {
     Schema {
         /// The file.
         path: PathBuf,
-        /// The schema found (empty when absent).
+        /// The schema found.
         found: String,
+        /// The schemas accepted there.
+        expected: String,
+    },
+    /// A JSON file has no `schema` field.
+    #[error("no `schema` field (expected {expected}), in {}", path.display())]
+    NoSchema {
+        /// The file.
+        path: PathBuf,
         /// The schemas accepted there.
         expected: String,
     },
@@ -89,6 +97,7 @@ impl ReportError {
             | Self::NoAudit(_)
             | Self::Json { .. }
             | Self::Schema { .. }
+            | Self::NoSchema { .. }
             | Self::Data(_)
             | Self::Matrix { .. }
             | Self::UnmatchedRun(_) => true,

@@ -19,6 +19,7 @@ nav.toc ul{margin:.2em 0;padding-left:1.2em}nav.toc li{margin:.1em 0}\
 figure{margin:1.4em 0;padding:0}figure svg{display:block;max-width:100%;height:auto;border:1px solid #eee;border-radius:4px}\
 figcaption{font-size:.88em;color:#444;margin-top:.4em}figcaption .axes{color:#777}\
 .skipped{color:#8a6d3b;background:#fcf8e3;border:1px solid #faebcc;border-radius:4px;padding:.4em .7em;font-size:.88em}\
+.warning{color:#7a4b00;background:#fff4e0;border:1px solid #f0c36d;border-left:5px solid #e09b1a;border-radius:4px;padding:.5em .8em;margin:.8em 0;font-size:.92em}\
 a{color:#2b5d8c}footer{margin-top:3em;color:#777;font-size:.85em}";
 
 fn esc(s: &str) -> String {
@@ -83,6 +84,9 @@ pub(crate) fn render(report: &Report) -> Result<String, ReportError> {
             }
             Block::Note(t) => {
                 let _ = writeln!(o, "<p class=\"note\">{}</p>", esc(t));
+            }
+            Block::Warning(t) => {
+                let _ = writeln!(o, "<div class=\"warning\" role=\"note\">⚠ {}</div>", esc(t));
             }
             Block::Table { header, rows } => {
                 o.push_str("<div class=\"scroll\"><table><thead><tr>");

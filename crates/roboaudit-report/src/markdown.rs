@@ -23,6 +23,9 @@ pub(crate) fn render(report: &Report) -> String {
             Block::Note(t) => {
                 let _ = writeln!(o, "*{t}*\n");
             }
+            Block::Warning(t) => {
+                let _ = writeln!(o, "> **Warning:** {}\n", t.replace('\n', " "));
+            }
             Block::Table { header, rows } => {
                 let _ = writeln!(
                     o,

@@ -25,6 +25,10 @@ pub struct Report {
     pub fqe: Vec<FqeSection>,
     /// Every plot the report can draw, with whether its data is present (see [`PlotSpec`]).
     pub plots: Vec<PlotSpec>,
+    /// What the reader should know about the inputs: folders given twice, parts of a recognised
+    /// file that were not read. Printed to stderr by `roboaudit report` and shown on the page.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// What an input folder held.

@@ -16,13 +16,25 @@ pub struct ReportArgs {
     pub out: PathBuf,
 }
 
-/// Runs `roboaudit report`: input errors exit with code 3, write errors with 1.
+/// Runs `roboaudit report`: an `--out` that exists and is not a folder exits with code 2 before
+/// anything is read, input errors with 3, write errors with 1. A folder given twice is reported
+/// once, with a note on stderr.
 pub fn run(args: &ReportArgs) -> Result<()> {
+    if args.out.exists() && !args.out.is_dir() {
+        return Err(crate::exit::Usage(format!(
+            "--out {} exists and is not a folder",
+            args.out.display()
+        ))
+        .into());
+    }
     let spinner = progress::spinner("reading audit outputs");
     let report = roboaudit_report::build_report(&args.dirs)?;
     spinner.set_message("drawing plots");
     roboaudit_report::write_report(&report, &args.out)?;
     spinner.finish_and_clear();
+    for note in &report.notes {
+        eprintln!("note: {note}");
+    }
     let drawn = report.plots.iter().filter(|p| p.available).count();
     for p in report.plots.iter().filter(|p| !p.available) {
         eprintln!(

@@ -16,8 +16,15 @@ pub(super) fn blocks(report: &Report, s: &FqeSection) -> Vec<Block> {
             r.coverage_threshold,
             s.file.display(),
         )),
-        heading(3, &format!("{}-estimates", s.id), "Estimates"),
     ];
+    // The estimator's own warnings come first, where a reader cannot miss them.
+    out.extend(r.notes.iter().map(|n| Block::Warning(n.clone())));
+    out.push(heading(3, &format!("{}--estimates", s.id), "Estimates"));
+    let neural_header = if r.seeds.len() > 1 {
+        format!("neural (mean ± sd over {} seeds)", r.seeds.len())
+    } else {
+        "neural (one seed)".to_owned()
+    };
     let mut rows = Vec::new();
     for p in &r.policies {
         for c in &p.tasks {
@@ -28,8 +35,10 @@ pub(super) fn blocks(report: &Report, s: &FqeSection) -> Vec<Block> {
                 c.neural.as_ref().map_or_else(
                     || "–".to_owned(),
                     |n| match n.std {
-                        Some(sd) => format!("{:.3} ± {sd:.3}", n.mean),
-                        None => format!("{:.3}", n.mean),
+                        Some(sd) if r.seeds.len() > 1 => {
+                            format!("{} ± {}", super::fixed3(n.mean), super::fixed3(sd))
+                        }
+                        _ => super::fixed3(n.mean),
                     },
                 ),
                 num(c.linear),
@@ -50,7 +59,7 @@ pub(super) fn blocks(report: &Report, s: &FqeSection) -> Vec<Block> {
             "policy",
             "task",
             "episodes",
-            "neural (mean ± sd over seeds)",
+            &neural_header,
             "linear",
             "naive",
             "truth V^π",
@@ -59,6 +68,11 @@ pub(super) fn blocks(report: &Report, s: &FqeSection) -> Vec<Block> {
         ],
         rows,
     ));
+    out.push(Block::Note(
+        "truth V^π: discounted return in ground-truth rollouts of the policy; truth SR: success \
+         rate in ground-truth rollouts (fraction of rollouts that reach the goal)."
+            .to_owned(),
+    ));
     if r.metrics.is_empty() {
         out.push(Block::Note(
             "No ground truth: estimates are not scored.".to_owned(),
@@ -66,7 +80,7 @@ pub(super) fn blocks(report: &Report, s: &FqeSection) -> Vec<Block> {
     } else {
         out.push(heading(
             3,
-            &format!("{}-metrics", s.id),
+            &format!("{}--metrics", s.id),
             "Metrics against ground truth",
         ));
         out.push(table(
@@ -96,7 +110,7 @@ pub(super) fn blocks(report: &Report, s: &FqeSection) -> Vec<Block> {
                 .collect(),
         ));
     }
-    out.push(heading(3, &format!("{}-plots", s.id), "Plots"));
+    out.push(heading(3, &format!("{}--plots", s.id), "Plots"));
     out.extend(figures(report, &s.id));
     out
 }

@@ -41,11 +41,121 @@ fn side_file(name: &str, v: &serde_json::Value) -> String {
     }
 }
 
+fn verdict(v: Option<bool>, yes: &str, no: &str) -> String {
+    match v {
+        Some(true) => yes.to_owned(),
+        Some(false) => no.to_owned(),
+        None => "–".to_owned(),
+    }
+}
+
+/// One equivalence test of `control.json` (`nuisance` or `interaction`): estimate, interval,
+/// margin and verdict.
+fn equivalence_row(name: &str, v: Option<&serde_json::Value>) -> Vec<String> {
+    let f = |k: &str| v.and_then(|x| x.get(k)).and_then(serde_json::Value::as_f64);
+    let ci = v
+        .and_then(|x| x.get("ci"))
+        .and_then(serde_json::Value::as_array)
+        .and_then(|a| Some([a.first()?.as_f64()?, a.get(1)?.as_f64()?]));
+    vec![
+        name.to_owned(),
+        num(f("estimate")),
+        format!(
+            "{} ({})",
+            interval(ci),
+            f("level").map_or_else(|| "–".to_owned(), |l| format!("{:.0} %", l * 100.0))
+        ),
+        f("margin").map_or_else(|| "–".to_owned(), |m| format!("± {}", super::fixed3(m))),
+        verdict(
+            v.and_then(|x| x.get("equivalent"))
+                .and_then(serde_json::Value::as_bool),
+            "equivalent (passed)",
+            "not equivalent (failed)",
+        ),
+    ]
+}
+
+/// The route control's own result (`control.json`, SPEC.md §2 controls) as a table: the
+/// nuisance and interaction equivalence tests and the per-route semantic checks.
+fn control_blocks(id: &str, c: &serde_json::Value) -> Vec<Block> {
+    let passed = c.get("passed").and_then(serde_json::Value::as_bool);
+    let mut out = vec![
+        heading(3, &format!("{id}--control"), "Control result"),
+        Block::Para(format!(
+            "This audit is the irrelevant-history / route control: the history's irrelevant part (the route) is varied and must not change the action. Control {}.",
+            verdict(passed, "passed", "failed")
+        )),
+        table(
+            &[
+                "test",
+                "estimate",
+                "interval",
+                "equivalence margin",
+                "verdict",
+            ],
+            vec![
+                equivalence_row("nuisance (route effect)", c.get("nuisance")),
+                equivalence_row("interaction (route × memory)", c.get("interaction")),
+            ],
+        ),
+    ];
+    if let Some(sem) = c.get("semantic").and_then(serde_json::Value::as_array) {
+        let rows = sem
+            .iter()
+            .map(|r| {
+                let fa = r.get("faithfulness");
+                let ci = fa
+                    .and_then(|x| x.get("ci"))
+                    .and_then(serde_json::Value::as_array)
+                    .and_then(|a| Some([a.first()?.as_f64()?, a.get(1)?.as_f64()?]));
+                vec![
+                    r.get("name")
+                        .and_then(serde_json::Value::as_str)
+                        .unwrap_or("?")
+                        .to_owned(),
+                    r.get("n_pairs")
+                        .and_then(serde_json::Value::as_u64)
+                        .map_or_else(|| "–".to_owned(), |n| n.to_string()),
+                    num(fa
+                        .and_then(|x| x.get("value"))
+                        .and_then(serde_json::Value::as_f64)),
+                    interval(ci),
+                    verdict(
+                        r.get("positive_rule")
+                            .and_then(|p| p.get("passed"))
+                            .and_then(serde_json::Value::as_bool),
+                        "passed",
+                        "failed",
+                    ),
+                ]
+            })
+            .collect();
+        out.push(table(
+            &["route", "pairs", "F", "F interval", "positive rule"],
+            rows,
+        ));
+    }
+    if let Some(src) = c.get("margin_source").and_then(serde_json::Value::as_str) {
+        out.push(Block::Note(format!(
+            "Equivalence margin source: {src}. The full control result is in report.json."
+        )));
+    }
+    out
+}
+
 pub(super) fn blocks(report: &Report, s: &MemorySection) -> Vec<Block> {
     let a = &s.audit;
     let rel = &a.reliable_pairs;
+    let title = if s.control.is_some() {
+        format!(
+            "Memory audit: {} — irrelevant-history / route control",
+            s.name
+        )
+    } else {
+        format!("Memory audit: {}", s.name)
+    };
     let mut out = vec![
-        heading(2, &s.id, format!("Memory audit: {}", s.name)),
+        heading(2, &s.id, title),
         Block::Para(format!(
             "{} eligible pairs ({} excluded), {} action seeds, plan {} ({}). Audit: {}.",
             a.n_pairs,
@@ -59,12 +169,15 @@ pub(super) fn blocks(report: &Report, s: &MemorySection) -> Vec<Block> {
             s.audit_file.display(),
         )),
     ];
+    if let Some(c) = &s.control {
+        out.extend(control_blocks(&s.id, c));
+    }
     if let Some(why) = &a.undefined_reason {
         out.push(Block::Note(format!("Metrics undefined: {why}.")));
     }
     out.push(heading(
         3,
-        &format!("{}-metrics", s.id),
+        &format!("{}--metrics", s.id),
         "Faithfulness and value",
     ));
     out.push(table(
@@ -102,7 +215,7 @@ pub(super) fn blocks(report: &Report, s: &MemorySection) -> Vec<Block> {
             vec!["memory B".to_owned(), num(v.BA), num(v.BB)],
         ],
     ));
-    out.push(heading(3, &format!("{}-reliability", s.id), "Reliability"));
+    out.push(heading(3, &format!("{}--reliability", s.id), "Reliability"));
     let mut rows = vec![
         vec![
             "both memories, every seed".to_owned(),
@@ -131,19 +244,13 @@ pub(super) fn blocks(report: &Report, s: &MemorySection) -> Vec<Block> {
             a.pairs.len()
         )));
     }
-    if let Some(c) = &s.control {
-        out.push(Block::Note(side_file(
-            "Irrelevant-history control (control.json)",
-            c,
-        )));
-    }
     if let Some(i) = &s.interventions {
         out.push(Block::Note(side_file(
             "Native interventions (interventions.json)",
             i,
         )));
     }
-    out.push(heading(3, &format!("{}-plots", s.id), "Plots"));
+    out.push(heading(3, &format!("{}--plots", s.id), "Plots"));
     out.extend(figures(report, &s.id));
     out
 }

@@ -20,18 +20,29 @@ pub(crate) enum Block {
         header: Vec<String>,
         rows: Vec<Vec<String>>,
     },
+    /// A warning the reader must see (a box in HTML, a blockquote in Markdown).
+    Warning(String),
     /// The plot `report.plots[index]`.
     Figure(usize),
 }
 
+/// `x` with 3 decimals; a value that rounds to zero prints `0.000`, never `-0.000`.
+pub(crate) fn fixed3(x: f64) -> String {
+    let s = format!("{x:.3}");
+    if s == "-0.000" { "0.000".to_owned() } else { s }
+}
+
 /// `0.123`, or `–` when undefined.
 pub(crate) fn num(v: Option<f64>) -> String {
-    v.map_or_else(|| "–".to_owned(), |x| format!("{x:.3}"))
+    v.map_or_else(|| "–".to_owned(), fixed3)
 }
 
 /// `[0.100, 0.300]`, or `–`.
 pub(crate) fn interval(ci: Option<[f64; 2]>) -> String {
-    ci.map_or_else(|| "–".to_owned(), |[lo, hi]| format!("[{lo:.3}, {hi:.3}]"))
+    ci.map_or_else(
+        || "–".to_owned(),
+        |[lo, hi]| format!("[{}, {}]", fixed3(lo), fixed3(hi)),
+    )
 }
 
 /// `12.5 %`.
@@ -105,6 +116,7 @@ pub(crate) fn document(report: &Report) -> Vec<Block> {
                 .collect(),
         ),
     ];
+    out.extend(report.notes.iter().map(|n| Block::Warning(n.clone())));
     for s in &report.retrieval {
         out.extend(retrieval::blocks(report, s));
     }

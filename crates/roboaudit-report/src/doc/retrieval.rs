@@ -4,6 +4,16 @@ use super::{Block, figures, heading, interval, num, pct, table};
 use crate::model::{Report, RetrievalSection};
 use roboaudit_retrieval::{ReferencePoints, RuleReport};
 
+/// `+0.123` / `-0.123`; a value that rounds to zero prints `0.000` (no sign).
+fn signed3(x: f64) -> String {
+    let s = super::fixed3(x);
+    if s == "0.000" || s.starts_with('-') {
+        s
+    } else {
+        format!("+{s}")
+    }
+}
+
 fn unstable(flag: bool) -> &'static str {
     if flag { " (unstable)" } else { "" }
 }
@@ -27,16 +37,90 @@ fn reference_row(set: &str, r: &ReferencePoints) -> Vec<String> {
     vec![
         set.to_owned(),
         r.n_scenes.to_string(),
-        format!("{:.3}", r.random),
-        format!("{:.3}", r.oracle),
-        format!("{:.3}", r.best_fixed),
-        format!("{:.3}", r.headroom),
+        super::fixed3(r.random),
+        super::fixed3(r.oracle),
+        super::fixed3(r.best_fixed),
+        super::fixed3(r.headroom),
         format!(
             "{}{}",
             num(r.best_fixed_advantage),
             unstable(r.advantage_unstable)
         ),
     ]
+}
+
+/// Selection concentration per rule (SPEC.md §1): `T`, `C = T / T_O` and the effective number.
+/// `T_O` is one number per library, so it is stated once in the note, not on every row.
+fn concentration_table(s: &RetrievalSection) -> Block {
+    table(
+        &[
+            "rule",
+            "most-selected experiences",
+            "top-pick share T",
+            "concentration C = T / T_O",
+            "effective number",
+        ],
+        s.audit
+            .rules
+            .iter()
+            .map(|rule| {
+                let name = if rule.name == "oracle" {
+                    "oracle (rule) †".to_owned()
+                } else {
+                    rule.name.clone()
+                };
+                vec![
+                    name,
+                    top_shares(rule),
+                    pct(rule.top_pick_share),
+                    format!("{:.2}", rule.concentration),
+                    format!("{:.1}", rule.effective_number),
+                ]
+            })
+            .collect(),
+    )
+}
+
+/// Scenes on which at least two experiences tie at the best `P` (where the oracle rule's
+/// lowest-index tie-break and `T_O`'s split ties disagree); `None` without a transfer matrix.
+fn tied_scenes(s: &RetrievalSection) -> Option<(usize, usize)> {
+    let m = s.transfer.as_ref()?;
+    let n_scenes = m.scenes.len();
+    let tied = (0..n_scenes)
+        .filter(|&j| {
+            let col: Vec<f64> = m
+                .success
+                .iter()
+                .filter_map(|row| row.get(j).copied())
+                .collect();
+            let best = col.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            col.iter().filter(|&&v| v == best).count() > 1
+        })
+        .count();
+    Some((tied, n_scenes))
+}
+
+fn concentration_note(s: &RetrievalSection) -> String {
+    let a = &s.audit;
+    let mut note = format!(
+        "T_O, the oracle's top-pick share with tied maxima split equally (SPEC.md §1), is {} on this library (reference.oracle_top_pick_share); C > 1 means a rule concentrates its picks more than the oracle does.",
+        pct(a.reference.oracle_top_pick_share)
+    );
+    if let Some(o) = a.rules.iter().find(|r| r.name == "oracle") {
+        note.push_str(&format!(
+            " † The oracle rule's own row is not T_O: as a rule it breaks ties at the lowest library index, so on tied scenes it keeps picking the same experience — top pick {} with {} (C = {:.2})",
+            o.top_pick,
+            pct(o.top_pick_share),
+            o.concentration
+        ));
+        match tied_scenes(s) {
+            Some((tied, n)) => note.push_str(&format!(
+                "; {tied} of {n} scenes have tied best experiences. Its C ≠ 1 is this tie-break, not a finding about the oracle.",
+            )),
+            None => note.push_str(". Its C ≠ 1 is this tie-break, not a finding about the oracle."),
+        }
+    }
+    note
 }
 
 pub(super) fn blocks(report: &Report, s: &RetrievalSection) -> Vec<Block> {
@@ -55,37 +139,23 @@ pub(super) fn blocks(report: &Report, s: &RetrievalSection) -> Vec<Block> {
                 |d| d.display().to_string()
             ),
         )),
-        heading(3, &format!("{}-cheap", s.id), "Two reports every study can give"),
+        heading(3, &format!("{}--cheap", s.id), "Two reports every study can give"),
         Block::Note(
-            "Seed 000 §VIII: the selection distribution (compared with the oracle's, not a uniform one) and the success of the best single experience chosen in hindsight need no exhaustive execution.".to_owned(),
+            "From “Beyond End-Task Success: How to Audit Visual Experience Retrieval in Robotics” (arXiv 2609.26567), §VIII: the selection distribution (compared with the oracle's, not a uniform one) and the success of the best single experience chosen in hindsight need no exhaustive execution.".to_owned(),
         ),
         table(
             &["best-fixed success", "best-fixed experience", "random", "oracle", "share of the random → oracle gap"],
             vec![vec![
-                format!("{:.3}", r.best_fixed),
+                super::fixed3(r.best_fixed),
                 r.best_fixed_experience.clone(),
-                format!("{:.3}", r.random),
-                format!("{:.3}", r.oracle),
+                super::fixed3(r.random),
+                super::fixed3(r.oracle),
                 format!("{}{}", num(r.best_fixed_advantage), unstable(r.advantage_unstable)),
             ]],
         ),
-        table(
-            &["rule", "most-selected experiences", "top-pick share", "oracle's top share", "concentration C", "effective number"],
-            a.rules
-                .iter()
-                .map(|rule| {
-                    vec![
-                        rule.name.clone(),
-                        top_shares(rule),
-                        pct(rule.top_pick_share),
-                        pct(rule.oracle_top_pick_share),
-                        format!("{:.2}", rule.concentration),
-                        format!("{:.1}", rule.effective_number),
-                    ]
-                })
-                .collect(),
-        ),
-        heading(3, &format!("{}-reference", s.id), "Reference points"),
+        concentration_table(s),
+        Block::Note(concentration_note(s)),
+        heading(3, &format!("{}--reference", s.id), "Reference points"),
     ];
     let mut rows = vec![reference_row("all", &a.reference_by_set.all)];
     if let Some(p) = &a.reference_by_set.appearance {
@@ -107,13 +177,16 @@ pub(super) fn blocks(report: &Report, s: &RetrievalSection) -> Vec<Block> {
         rows,
     ));
     out.push(Block::Note(format!(
-        "Share of the variance of P explained by scene difficulty: {}; by experience quality: {}. Own-base Spearman ρ: {} over {} experiences.",
+        "Share of the variance of P explained by scene difficulty: {}; by experience quality: {}. Own-base Spearman ρ: {}.",
         num(a.variance_share.scene),
         num(a.variance_share.experience),
-        num(a.own_base_spearman),
-        a.own_base_n,
+        match (a.own_base_spearman, &a.own_base_spearman_reason) {
+            (Some(rho), _) => format!("{} over {} experiences", super::fixed3(rho), a.own_base_n),
+            (None, Some(why)) => format!("not defined over {} experiences ({why})", a.own_base_n),
+            (None, None) => format!("not defined over {} experiences", a.own_base_n),
+        },
     )));
-    out.push(heading(3, &format!("{}-rules", s.id), "Selection rules"));
+    out.push(heading(3, &format!("{}--rules", s.id), "Selection rules"));
     out.push(table(
         &[
             "rule",
@@ -121,24 +194,22 @@ pub(super) fn blocks(report: &Report, s: &RetrievalSection) -> Vec<Block> {
             "advantage",
             "gap G",
             "gap 95 % CI",
-            "shuffle envelope",
-            "pooled AUROC",
-            "within-query AUROC",
+            "shuffle envelope (SR inside/outside)",
         ],
         a.rules
             .iter()
             .map(|rule| {
                 vec![
                     rule.name.clone(),
-                    format!("{:.3}", rule.success),
+                    super::fixed3(rule.success),
                     format!(
                         "{}{}",
                         num(rule.advantage),
                         unstable(rule.advantage_unstable)
                     ),
                     format!(
-                        "{:+.3}{}",
-                        rule.gap,
+                        "{}{}",
+                        signed3(rule.gap),
                         if rule.gap_significant == Some(true) {
                             " *"
                         } else {
@@ -155,6 +226,19 @@ pub(super) fn blocks(report: &Report, s: &RetrievalSection) -> Vec<Block> {
                             "outside"
                         }
                     ),
+                ]
+            })
+            .collect(),
+    ));
+    // AUROC in its own table so the rules table fits the page width.
+    out.push(table(
+        &["rule", "pooled AUROC", "within-query AUROC"],
+        a.rules
+            .iter()
+            .filter(|rule| rule.pooled_auroc.is_some() || rule.within_query_auroc.is_some())
+            .map(|rule| {
+                vec![
+                    rule.name.clone(),
                     num(rule.pooled_auroc),
                     match rule.within_query_eligible {
                         Some(n) if rule.within_query_auroc.is_some() => {
@@ -179,7 +263,7 @@ pub(super) fn blocks(report: &Report, s: &RetrievalSection) -> Vec<Block> {
     out.push(Block::Note(
         "Advantage = (success − R)/(O − R); gap G = success − Σ f(e) q(e), * when its scene-bootstrap interval excludes 0; unstable when O − R < 0.05.".to_owned(),
     ));
-    out.push(heading(3, &format!("{}-plots", s.id), "Plots"));
+    out.push(heading(3, &format!("{}--plots", s.id), "Plots"));
     out.extend(figures(report, &s.id));
     out
 }

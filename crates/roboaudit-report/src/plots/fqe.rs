@@ -65,6 +65,11 @@ fn points(s: &FqeSection) -> Vec<Point> {
 }
 
 fn estimates(s: &FqeSection, title: &str, labels: (&str, &str)) -> Result<String, String> {
+    let neural_label = if s.report.seeds.len() > 1 {
+        "neural FQE (seed mean, min–max)"
+    } else {
+        "neural FQE (one seed)"
+    };
     let pts = points(s);
     let values = pts.iter().flat_map(|p| {
         let n = p
@@ -131,7 +136,7 @@ fn estimates(s: &FqeSection, title: &str, labels: (&str, &str)) -> Result<String
                 }),
             )
             .map_err(err)?
-            .label("neural FQE (seed mean, min–max)")
+            .label(neural_label)
             .legend(move |(x, y)| Circle::new((x + 8, y), 4, c0.filled()));
         let c1 = series(1);
         chart
@@ -162,7 +167,7 @@ fn estimates(s: &FqeSection, title: &str, labels: (&str, &str)) -> Result<String
         let text_style = font(11).pos(Pos::new(HPos::Left, VPos::Center));
         let entries = [
             "exact (V̂ = V)",
-            "neural FQE (seed mean, min–max)",
+            neural_label,
             "linear FQE",
             "naive dataset average",
         ];

@@ -94,7 +94,8 @@ fn kind_slug(kind: PlotKind) -> &'static str {
 fn spec(section: &str, kind: PlotKind, missing: Option<String>) -> PlotSpec {
     let t = text(kind);
     PlotSpec {
-        id: format!("{section}-{}", kind_slug(kind)),
+        // `fig-` keeps figure ids apart from section headings (`{section}--{part}`).
+        id: format!("fig-{section}-{}", kind_slug(kind)),
         kind,
         section: section.to_owned(),
         title: t.title.to_owned(),
