@@ -367,17 +367,18 @@ fn inconsistent_files_are_reported_with_file_row_and_column() {
     );
     assert!(e.contains(s(&bad_labels)), "{e}");
 
-    // A feature key the dataset does not have: the message lists the declared ones.
+    // A feature key the dataset does not have: a wrong option (2); the message lists the
+    // declared ones.
     let o = fit(
         &data,
         &labels,
         &out,
         &["--no-neural", "--features", "state:observation.velocity"],
     );
-    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let e = stderr(&o);
     assert!(
-        e.contains("\"observation.velocity\" is not declared")
+        e.contains("declares no feature \"observation.velocity\"")
             && e.contains("observation.state (float32[2])")
             && e.contains("observation.image (video)"),
         "{e}"
@@ -491,4 +492,87 @@ fn without_a_labels_file_an_unusable_success_label_is_refused() {
         stderr(&o)
     );
     assert!(!out.exists());
+}
+
+/// Copies a fixture dataset (its `meta/` and `data/` trees) into `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn options_naming_unsuitable_columns_are_usage_errors() {
+    let ds = fixtures().join("pusht_v30");
+    let dir = tempfile::tempdir().unwrap();
+    // pusht's `action` is 2 wide: not a reward.
+    let labels = dir.path().join("labels.csv");
+    let o = roboaudit(&[
+        "data",
+        "labels",
+        s(&ds),
+        "--reward",
+        "action",
+        "--threshold",
+        "0.5",
+        "--out",
+        s(&labels),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("column \"action\"") && e.contains("width 2"),
+        "{e}"
+    );
+    assert!(e.contains("meta/info.json"), "{e}");
+    assert!(!labels.exists());
+
+    // A frame-feature key the dataset does not declare: the option is wrong, not the dataset.
+    let o = roboaudit(&[
+        "data",
+        "labels",
+        s(&ds),
+        "--threshold",
+        "0.9",
+        "--out",
+        s(&labels),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = fit(
+        &ds,
+        &labels,
+        &dir.path().join("fit"),
+        &["--no-neural", "--features", "state:nope"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("declares no feature \"nope\""), "{e}");
+    assert!(
+        e.contains("observation.state"),
+        "the declared features are listed: {e}"
+    );
+}
+
+#[test]
+fn an_unreadable_data_file_is_a_data_error_with_its_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let ds = dir.path().join("pusht");
+    copy_tree(&fixtures().join("pusht_v30"), &ds);
+    let data = ds.join("data/chunk-000/file-000.parquet");
+    let bytes = std::fs::read(&data).unwrap();
+    std::fs::write(&data, &bytes[..bytes.len() / 2]).unwrap();
+    let o = roboaudit(&["data", "inspect", s(&ds)]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("episode(s) cannot be checked"), "{out}");
+    // The reader's reason is kept, and the per-episode follow-on problems are not listed.
+    assert!(out.to_lowercase().contains("footer"), "{out}");
+    assert!(!out.contains("has no rows"), "{out}");
 }

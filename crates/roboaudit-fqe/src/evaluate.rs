@@ -241,7 +241,7 @@ pub fn fit_all_with_progress(
             linear_iterations: lin.iterations,
         });
     }
-    Ok(FqeReport {
+    let mut report = FqeReport {
         schema: SCHEMA.to_owned(),
         gamma,
         seeds: if config.neural.is_some() {
@@ -258,7 +258,9 @@ pub fn fit_all_with_progress(
         metrics: Vec::new(),
         coverage_flags: flags,
         notes: Vec::new(),
-    })
+    };
+    report.notes = crate::notes::reliability_notes(&report);
+    Ok(report)
 }
 
 fn are(estimate: Option<f64>, v: f64) -> Option<f64> {

@@ -40,6 +40,7 @@ pub mod load;
 pub mod metrics;
 pub mod naive;
 pub mod neural;
+pub mod notes;
 pub mod pca;
 pub mod report;
 pub mod summary;

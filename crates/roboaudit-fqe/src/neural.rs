@@ -43,7 +43,9 @@ pub struct NeuralFqeConfig {
     pub final_lr_fraction: f64,
     /// AdamW decoupled weight decay.
     pub weight_decay: f64,
-    /// Target network copy period `N` in steps (used when `target_tau` is 0).
+    /// Target network copy period `N` in steps (used when `target_tau` is 0). The bootstrapped
+    /// target is used as SPEC §3 defines it, not clipped to `[0, 1]`; estimates outside that
+    /// range are reported in [`crate::FqeReport::notes`] instead.
     pub target_update_every: usize,
     /// Polyak rate `τ ∈ [0, 1]`: when > 0 the target network moves every step,
     /// `θ̄ ← (1 − τ) θ̄ + τ θ`, instead of being copied every `target_update_every` steps. Absent in

@@ -12,27 +12,48 @@ fn pct(v: Option<f64>) -> String {
     v.map_or_else(|| "—".to_owned(), |x| format!("{:.1}%", 100.0 * x))
 }
 
+/// Width of the task column of [`render_table`]; longer task texts end in "…".
+pub const TASK_WIDTH: usize = 40;
+
+/// `text` cut to at most `width` characters, the last one "…" when it was cut.
+pub fn ellipsize(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_owned();
+    }
+    let mut s: String = text.chars().take(width.saturating_sub(1)).collect();
+    s.push('…');
+    s
+}
+
 /// A compact table: one row per (policy, task) with each estimator, the truth and the coverage
 /// flag, then one line of suite metrics per estimator.
 pub fn render_table(r: &FqeReport) -> String {
     let mut s = String::new();
+    // The spread column only when there is a spread: one seed has none.
+    let neural_head = if r.seeds.len() > 1 {
+        "neural±sd"
+    } else {
+        "neural"
+    };
     let _ = writeln!(
         s,
-        "{:<16} {:<24} {:>14} {:>7} {:>7} {:>7} {:>6} {:>5}",
-        "policy", "task", "neural±sd", "linear", "naive", "V^π", "SR", "cover"
+        "{:<16} {:<TASK_WIDTH$} {:>14} {:>7} {:>7} {:>7} {:>6} {:>5}",
+        "policy", "task", neural_head, "linear", "naive", "V^π", "SR", "cover"
     );
     for p in &r.policies {
         for c in &p.tasks {
             let neural = c.neural.as_ref().map_or_else(
                 || "—".to_owned(),
-                |n| format!("{:.3}±{:.3}", n.mean, n.std.unwrap_or(0.0)),
+                |n| match n.std {
+                    Some(sd) => format!("{:.3}±{sd:.3}", n.mean),
+                    None => format!("{:.3}", n.mean),
+                },
             );
-            let task: String = c.task.chars().take(24).collect();
             let _ = writeln!(
                 s,
-                "{:<16} {:<24} {:>14} {:>7} {:>7} {:>7} {:>6} {:>5}",
-                p.policy.chars().take(16).collect::<String>(),
-                task,
+                "{:<16} {:<TASK_WIDTH$} {:>14} {:>7} {:>7} {:>7} {:>6} {:>5}",
+                ellipsize(&p.policy, 16),
+                ellipsize(&c.task, TASK_WIDTH),
                 neural,
                 f(c.linear),
                 f(c.naive),
@@ -77,6 +98,13 @@ pub fn render_markdown(r: &FqeReport) -> String {
         "γ = {}, neural seeds {:?}, coverage threshold {} (standardized action distance). Schema `{}`.\n",
         r.gamma, r.seeds, r.coverage_threshold, r.schema
     );
+    if !r.notes.is_empty() {
+        let _ = writeln!(s, "## Warnings\n");
+        for n in &r.notes {
+            let _ = writeln!(s, "- {n}");
+        }
+        let _ = writeln!(s);
+    }
     let _ = writeln!(s, "## Estimates\n\n```\n{}```\n", render_table(r));
     let _ = writeln!(
         s,

@@ -4,7 +4,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use roboaudit_data::lerobot::{LeRobotDataset, read_policy_actions};
+use roboaudit_fqe::notes::reliability_notes;
+use roboaudit_fqe::report::SeedSpread;
 use roboaudit_fqe::synthetic::{ChainRun, chain_truth, write_chain_run};
+use roboaudit_fqe::{CurvePoint, NeuralFqeConfig};
 use roboaudit_fqe::{
     FitConfig, FrameFeatures, LinearFqeConfig, LoadOptions, TargetPolicy, align_target_actions,
     behaviour_actions, fit_all, load_lerobot, read_ground_truth, score,
@@ -131,6 +134,32 @@ fn linear_fqe_ranks_the_chain_policies_and_beats_the_naive_average() {
     assert!((best.truth.as_ref().unwrap().v_pi - v_best).abs() < 1e-12);
     let json = serde_json::to_string(&report).unwrap();
     assert!(json.contains("\"schema\":\"roboaudit.fqe.v1\""));
+
+    // A converged linear fit inside [0, 1] carries no warning; values outside it do.
+    assert!(report.notes.is_empty(), "{:?}", report.notes);
+    report.policies[1].tasks[0].linear = Some(-15.2);
+    let notes = reliability_notes(&report);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].starts_with("linear FQE: 1 estimates outside [0, 1]"));
+    assert!(notes[0].contains("-15.200"), "{}", notes[0]);
+    // A neural fit whose value still climbs over the last quarter of its curve, and an
+    // estimate of 420: two neural warnings, before the linear one.
+    report.neural_config = Some(NeuralFqeConfig::default());
+    report.seeds = vec![0];
+    let climbing: Vec<CurvePoint> = (0u32..=6)
+        .map(|k| CurvePoint {
+            step: 100 * usize::try_from(k).unwrap(),
+            loss: 0.01,
+            mean_value: 0.1 * f64::from(k),
+        })
+        .collect();
+    report.policies[0].curves = vec![climbing];
+    report.policies[0].tasks[0].neural = SeedSpread::of(&[420.0]);
+    let notes = reliability_notes(&report);
+    assert_eq!(notes.len(), 3, "{notes:?}");
+    assert!(notes[0].contains("1 seed: the learning curve has not flattened for 1 of"));
+    assert!(notes[1].starts_with("neural FQE: 1 estimates outside [0, 1]"));
+    assert!(notes[1].contains("420.000"), "{}", notes[1]);
 }
 
 #[test]

@@ -35,7 +35,8 @@ pub enum DataCommand {
         /// Dataset folder (the one holding meta/info.json).
         #[arg(value_name = "DIR")]
         dir: PathBuf,
-        /// Reward column.
+        /// Reward column: a scalar column (a declared column of another width is refused as a
+        /// wrong option, exit code 2).
         #[arg(long, default_value = "next.reward")]
         reward: String,
         /// `max` (peak reward over the episode) or `last` (reward of the last frame).
@@ -67,6 +68,15 @@ pub fn run(cmd: DataCommand) -> Result<()> {
                 render_inspect(&report)
             };
             write_stdout(&text)?;
+            // A data file that cannot be read at all is not a warning: the dataset is unusable.
+            if report.unreadable_data_files > 0 {
+                return Err(InvalidInput(format!(
+                    "{} data file(s) in {} cannot be read (see the problems above)",
+                    report.unreadable_data_files,
+                    dir.display()
+                ))
+                .into());
+            }
             if strict && !report.problems.is_empty() {
                 return Err(InvalidInput(format!(
                     "{} problem(s) found in {} (--strict)",
@@ -94,6 +104,19 @@ fn labels(dir: &Path, reward: String, rule: &str, threshold: f64, out: &Path) ->
     }
     let dataset = LeRobotDataset::open(dir)
         .with_context(|| format!("cannot open LeRobot dataset {}", dir.display()))?;
+    // The column is named by an option: a declared but non-scalar column is a wrong option
+    // (exit 2, like an undeclared `fqe fit --features` key), not a damaged dataset.
+    if let Some(f) = dataset.feature(&reward) {
+        let width: usize = f.shape.iter().product();
+        if width != 1 {
+            return Err(Usage(format!(
+                "--reward {reward}: {} declares column \"{reward}\" with shape {:?} (width {width}); a reward must be a scalar column (shape [1])",
+                dataset.root().join("meta/info.json").display(),
+                f.shape
+            ))
+            .into());
+        }
+    }
     let source = if rule == "last" {
         SuccessSource::LastReward {
             column: reward.clone(),

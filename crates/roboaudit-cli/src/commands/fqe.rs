@@ -308,10 +308,26 @@ fn frame_features(
     ds: &LeRobotDataset,
     state_feature: Option<&str>,
 ) -> Result<FrameFeatures> {
+    // A key the dataset does not declare is a wrong option (exit 2), not a bad dataset: the
+    // message names the option and lists what the dataset declares.
+    let undeclared = |key: &str| -> anyhow::Error {
+        Usage(format!(
+            "--features {spec}: the dataset {} declares no feature \"{key}\"; declared features: {}",
+            ds.root().display(),
+            ds.describe_features()
+        ))
+        .into()
+    };
     if let Some(key) = spec.strip_prefix("image:") {
+        if ds.feature(key).is_none() {
+            return Err(undeclared(key));
+        }
         return Ok(FrameFeatures::Image(key.to_owned()));
     }
     if let Some(column) = spec.strip_prefix("state:") {
+        if ds.feature(column).is_none() {
+            return Err(undeclared(column));
+        }
         return Ok(FrameFeatures::Vector(column.to_owned()));
     }
     match spec {
@@ -322,12 +338,7 @@ fn frame_features(
                 Some(FeatureKind::Numeric) => Ok(FrameFeatures::Vector(key.to_owned())),
                 // Images, and videos (whose reader error says they need decoding).
                 Some(_) => Ok(FrameFeatures::Image(key.to_owned())),
-                None => Err(InvalidInput(format!(
-                    "--features {key}: no such feature in {}; declared features: {}",
-                    ds.root().join("meta/info.json").display(),
-                    ds.describe_features()
-                ))
-                .into()),
+                None => Err(undeclared(key)),
             };
         }
     }
@@ -408,6 +419,9 @@ fn write_outputs(out: &Path, report: &FqeReport) -> Result<()> {
     write_atomic(&out.join("fqe.json"), &json)?;
     write_atomic(&out.join("summary.md"), render_markdown(report).as_bytes())?;
     print!("{}", render_table(report));
+    for n in &report.notes {
+        println!("warning: {n}");
+    }
     Ok(())
 }
 

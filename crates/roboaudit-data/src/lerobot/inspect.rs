@@ -127,6 +127,9 @@ pub struct InspectReport {
     pub labels: LabelSummary,
     /// Inconsistencies, in the order found (repeats of one kind are summarised after 5).
     pub problems: Vec<Problem>,
+    /// Data files that exist but cannot be read at all (a corrupt or truncated Parquet file):
+    /// the dataset cannot be used, so `data inspect` exits with a data error (3).
+    pub unreadable_data_files: usize,
 }
 
 /// Collects problems, keeping the first few of each kind and counting the rest.
@@ -253,6 +256,7 @@ impl LeRobotDataset {
             videos,
             labels,
             problems: problems.finish(),
+            unreadable_data_files: scanned.unreadable.len(),
         })
     }
 

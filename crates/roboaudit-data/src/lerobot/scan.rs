@@ -20,6 +20,9 @@ pub(crate) struct Scanned {
     pub rows: usize,
     pub files: usize,
     pub unreadable_files: usize,
+    /// Data files (relative) that exist but cannot be read at all: their episodes are not
+    /// checked one by one (one problem per file says how many episodes it holds).
+    pub unreadable: HashSet<std::path::PathBuf>,
     pub episodes: BTreeMap<i64, EpisodeScan>,
     pub storage: HashMap<String, String>,
     pub notes: HashMap<String, String>,
@@ -95,12 +98,26 @@ pub(crate) fn scan_data(ds: &LeRobotDataset, problems: &mut Problems) -> Scanned
             Ok(t) => t,
             Err(e) => {
                 out.unreadable_files += 1;
+                out.unreadable.insert(rel.to_path_buf());
+                // The reader's reason sits in the source chain ("Corrupt footer", ...).
+                let mut reason = e.to_string();
+                let mut cause = std::error::Error::source(&e);
+                while let Some(c) = cause {
+                    let more = c.to_string();
+                    if !reason.contains(&more) {
+                        reason = format!("{reason}: {more}");
+                    }
+                    cause = c.source();
+                }
                 problems.push(
                     "unreadable data file",
                     rel,
                     None,
                     None,
-                    format!("cannot read: {e}"),
+                    format!(
+                        "cannot read: {reason}; its {} episode(s) cannot be checked",
+                        eps.len()
+                    ),
                 );
                 continue;
             }
@@ -415,7 +432,7 @@ fn check_episodes(
     let readable: HashSet<&Path> = files
         .keys()
         .copied()
-        .filter(|f| ds.root().join(f).is_file())
+        .filter(|f| ds.root().join(f).is_file() && !scanned.unreadable.contains(*f))
         .collect();
     for ep in ds.episodes() {
         let Some(scan) = scanned.episodes.get(&ep.index) else {

@@ -44,6 +44,9 @@ pub(crate) struct FqeSummary {
     pub truth: Vec<(String, f64)>,
     /// Per estimator.
     pub estimators: Vec<EstimatorHeadline>,
+    /// The report's warnings ([`FqeReport::notes`]): a neural fit too short to converge,
+    /// estimates outside `[0, 1]`.
+    pub notes: Vec<String>,
 }
 
 impl FqeSummary {
@@ -61,14 +64,24 @@ impl FqeSummary {
             .collect();
         println!("  ground-truth V^pi: {}", truth.join(", "));
         for e in &self.estimators {
+            // An estimator with a warning is not presented as a bare number.
+            let prefix = format!("{} FQE:", e.estimator);
+            let flag = if self.notes.iter().any(|n| n.starts_with(&prefix)) {
+                "  [unreliable: see warning]"
+            } else {
+                ""
+            };
             println!(
-                "  {:7} Spearman(V^pi) {:>6}  regret@1 {:>5}  median ARE {:>6}  MMRV {:>5}",
+                "  {:7} Spearman(V^pi) {:>6}  regret@1 {:>5}  median ARE {:>6}  MMRV {:>5}{flag}",
                 e.estimator,
                 opt(e.spearman_v),
                 opt(e.regret_at_1_v),
                 opt(e.median_are),
                 opt(e.mmrv_v)
             );
+        }
+        for n in &self.notes {
+            println!("  warning: {n}");
         }
     }
 }
@@ -112,6 +125,25 @@ fn sizes(scale: Scale) -> Sizes {
     }
 }
 
+/// Removes folders `parent/PREFIX*` left by an interrupted run of this stage (Ctrl-C skips the
+/// temporary folder's clean-up). Only folders with exactly this prefix, directly in `parent`;
+/// a folder that cannot be removed is left (the stage still runs in a fresh one).
+pub(super) fn remove_stale_temps(parent: &Path, prefix: &str) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let stale = e
+            .file_name()
+            .to_str()
+            .is_some_and(|n| n.starts_with(prefix))
+            && e.file_type().is_ok_and(|t| t.is_dir());
+        if stale {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
 /// Collects into `DIR/fqe/run/` unless a finished collection with the same settings is there.
 fn collect_run(run_dir: &Path, cfg: &CollectConfig) -> Result<()> {
     let settings = serde_json::json!({ "collect": cfg });
@@ -121,6 +153,7 @@ fn collect_run(run_dir: &Path, cfg: &CollectConfig) -> Result<()> {
     let checked = cfg.check()?;
     let parent = run_dir.parent().unwrap_or(Path::new("."));
     output::ensure_dir(parent)?;
+    remove_stale_temps(parent, ".run-");
     let tmp = tempfile::Builder::new()
         .prefix(".run-")
         .tempdir_in(parent)
@@ -277,5 +310,7 @@ fn summarize(r: &FqeReport, s: &Sizes) -> FqeSummary {
                 mmrv_v: m.suite.mmrv_v,
             })
             .collect(),
+        // Recomputed so that a report cached by an older version gets its warnings too.
+        notes: roboaudit_fqe::notes::reliability_notes(r),
     }
 }

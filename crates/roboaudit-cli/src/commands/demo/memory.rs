@@ -83,10 +83,20 @@ impl PolicySummary {
 
     /// One line of the demo's closing summary.
     pub(super) fn print(&self) {
+        // The same count as the progress lines (pairs asked for), with the exclusions named.
+        let pairs = if self.n_excluded > 0 {
+            format!(
+                "{} of {} pairs ({} excluded by the present check)",
+                self.n_pairs,
+                self.n_pairs + self.n_excluded,
+                self.n_excluded
+            )
+        } else {
+            format!("{} pairs", self.n_pairs)
+        };
         println!(
-            "  {:8} {} pairs × {} seeds: warranted choice {}  F {}  U1 {}  fully reliable {}/{}  F > 0: {}",
+            "  {:8} {pairs} × {} seeds: warranted choice {}  F {}  U1 {}  fully reliable {}/{}  F > 0: {}",
             self.policy,
-            self.n_pairs,
             self.seeds,
             self.correct_choice_rate
                 .map_or_else(|| "undefined".to_owned(), |v| format!("{v:.3}")),

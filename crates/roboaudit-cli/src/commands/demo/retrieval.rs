@@ -128,11 +128,17 @@ pub(super) fn print_headline(t: &DemoTask) {
         .max_by(|x, y| x.success.total_cmp(&y.success));
     if let Some(b) = deployable {
         println!(
-            "        best deployable rule {}: success {:.3}, advantage {}, top-pick share {:.2} (concentration {:.2}), shuffle gap {:+.3}{}",
+            "        best deployable rule {}: success {:.3}, advantage {}{}, top-pick share {:.2} (concentration {:.2}), shuffle gap {:+.3}{}",
             b.name,
             b.success,
             b.advantage
                 .map_or_else(|| "undefined".to_owned(), |v| format!("{v:.2}")),
+            // As the audit report: a ratio over oracle − random < 0.05 is noise-dominated.
+            if b.advantage_unstable && b.advantage.is_some() {
+                " (unstable)"
+            } else {
+                ""
+            },
             b.top_pick_share,
             b.concentration,
             b.gap,

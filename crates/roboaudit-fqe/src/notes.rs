@@ -1,0 +1,160 @@
+//! Warnings a reader must see beside the estimates ([`FqeReport::notes`]): a neural fit whose
+//! learning curve has not flattened, and estimates outside `[0, 1]`.
+//!
+//! The return is a terminal success `r_i ∈ {0, 1}` discounted by `γ ∈ [0, 1]` (SPEC §3), so every
+//! true `Q` and `V^π` lies in `[0, 1]`: an estimate outside it is an estimator failure (divergence,
+//! extrapolation off the data), not a value. The SPEC fixes the bootstrapped target exactly, so the
+//! estimators do not clip it; these notes say so instead.
+
+use crate::neural::CurvePoint;
+use crate::report::FqeReport;
+
+/// Slack on `[0, 1]` before an estimate is called out of range (rounding of a converged fit).
+pub const RANGE_SLACK: f64 = 0.02;
+
+/// Change of the curve's mean value over its last quarter, as `abs + rel · |value|`, beyond which
+/// the neural fit is called not converged.
+const FLAT_ABS: f64 = 0.05;
+const FLAT_REL: f64 = 0.1;
+
+/// Loss growth over the last quarter beyond which the Bellman loss is called diverging.
+const LOSS_GROWTH: f64 = 2.0;
+
+/// Prefix of every note about neural FQE.
+pub const NEURAL_PREFIX: &str = "neural FQE:";
+/// Prefix of every note about linear FQE.
+pub const LINEAR_PREFIX: &str = "linear FQE:";
+
+fn out_of_range(v: f64) -> bool {
+    !(-RANGE_SLACK..=1.0 + RANGE_SLACK).contains(&v)
+}
+
+/// Whether a learning curve has not flattened: over its last quarter the mean value moved by more
+/// than `0.05 + 0.1·|value|`, or the Bellman loss more than doubled. A curve of fewer than 3
+/// points is not judged (`false`).
+pub fn curve_unsettled(curve: &[CurvePoint]) -> bool {
+    if curve.len() < 3 {
+        return false;
+    }
+    let last = &curve[curve.len() - 1];
+    let back = &curve[(curve.len() - 1) * 3 / 4];
+    let moved = (last.mean_value - back.mean_value).abs();
+    let value_moving = moved > FLAT_ABS + FLAT_REL * back.mean_value.abs();
+    let loss_growing = back.loss > 0.0 && last.loss > LOSS_GROWTH * back.loss;
+    value_moving || loss_growing || !last.mean_value.is_finite()
+}
+
+/// `policy/task` labels of the cells where `value` is out of `[0, 1]` (beyond [`RANGE_SLACK`]),
+/// with the value.
+fn outside(r: &FqeReport, value: impl Fn(&crate::report::Cell) -> Option<f64>) -> Vec<String> {
+    r.policies
+        .iter()
+        .flat_map(|p| {
+            p.tasks.iter().filter_map(|c| {
+                value(c)
+                    .filter(|v| out_of_range(*v))
+                    .map(|v| format!("{} / {} = {v:.3}", p.policy, c.task))
+            })
+        })
+        .collect()
+}
+
+fn listing(cells: &[String]) -> String {
+    const SHOWN: usize = 3;
+    let mut s = cells
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join("; ");
+    if cells.len() > SHOWN {
+        s.push_str(&format!("; … {} more", cells.len() - SHOWN));
+    }
+    s
+}
+
+/// The notes of a fitted report, in order: neural fit not converged, neural estimates outside
+/// `[0, 1]`, linear estimates outside `[0, 1]`. Every note starts with [`NEURAL_PREFIX`] or
+/// [`LINEAR_PREFIX`]. Empty when nothing is wrong.
+pub fn reliability_notes(r: &FqeReport) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(n) = &r.neural_config {
+        let unsettled: Vec<&str> = r
+            .policies
+            .iter()
+            .filter(|p| p.curves.iter().any(|c| curve_unsettled(c)))
+            .map(|p| p.policy.as_str())
+            .collect();
+        let seeds = r.seeds.len();
+        let plural = if seeds == 1 { "" } else { "s" };
+        if !unsettled.is_empty() {
+            notes.push(format!(
+                "{NEURAL_PREFIX} {} steps, {seeds} seed{plural}: the learning curve has not \
+                 flattened for {} of {} policies ({}); too short to converge: read it for its \
+                 learning curve, not as an estimate",
+                n.steps,
+                unsettled.len(),
+                r.policies.len(),
+                unsettled.join(", ")
+            ));
+        }
+        let cells = outside(r, |c| c.neural.as_ref().map(|s| s.mean));
+        if !cells.is_empty() {
+            notes.push(format!(
+                "{NEURAL_PREFIX} {} estimates outside [0, 1], where every true value lies \
+                 (terminal success in {{0, 1}}, discounted): {}",
+                cells.len(),
+                listing(&cells)
+            ));
+        }
+    }
+    let cells = outside(r, |c| c.linear);
+    if !cells.is_empty() {
+        notes.push(format!(
+            "{LINEAR_PREFIX} {} estimates outside [0, 1], where every true value lies (terminal \
+             success in {{0, 1}}, discounted; extrapolation off the data): {}",
+            cells.len(),
+            listing(&cells)
+        ));
+    }
+    notes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pt(step: usize, loss: f64, mean_value: f64) -> CurvePoint {
+        CurvePoint {
+            step,
+            loss,
+            mean_value,
+        }
+    }
+
+    #[test]
+    fn flat_curve_is_settled_and_moving_or_diverging_is_not() {
+        let flat: Vec<_> = (0..9).map(|k| pt(k * 10, 0.01, 0.5)).collect();
+        assert!(!curve_unsettled(&flat));
+        let mut rising = flat.clone();
+        rising[8].mean_value = 0.62;
+        assert!(curve_unsettled(&rising));
+        let mut diverging = flat.clone();
+        diverging[8].loss = 0.03;
+        assert!(curve_unsettled(&diverging));
+        // Within 0.05 + 0.1·0.5 = 0.1: still flat.
+        let mut drift = flat;
+        drift[8].mean_value = 0.59;
+        assert!(!curve_unsettled(&drift));
+        assert!(!curve_unsettled(&rising[..2]));
+    }
+
+    #[test]
+    fn range_has_slack() {
+        assert!(!out_of_range(1.01));
+        assert!(!out_of_range(-0.01));
+        assert!(out_of_range(1.03));
+        assert!(out_of_range(-15.2));
+        assert!(out_of_range(f64::NAN));
+    }
+}
