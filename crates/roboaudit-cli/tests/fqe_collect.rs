@@ -1,14 +1,8 @@
 //! `roboaudit fqe collect`: the small preset end to end, refusal to overwrite, configuration errors.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::Command;
-
-fn roboaudit(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_roboaudit"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+mod common;
+use common::roboaudit;
 
 #[test]
 fn small_collect_writes_the_layout_and_refuses_to_overwrite() {

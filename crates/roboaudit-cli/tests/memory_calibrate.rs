@@ -2,14 +2,8 @@
 //! calibrator with expected and obtained values when one is not.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::Command;
-
-fn roboaudit(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_roboaudit"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+mod common;
+use common::roboaudit;
 
 #[test]
 fn every_calibrator_is_recovered() {

@@ -1,22 +1,8 @@
 //! `roboaudit memory collect`: records the audit reads, exclusion counts, plan hash, refusals.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::Command;
-
-fn roboaudit(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_roboaudit"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn text(o: &std::process::Output) -> String {
-    format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+mod common;
+use common::{roboaudit, text};
 
 #[test]
 fn collect_then_audit_recovers_the_faithful_answer() {

@@ -2,22 +2,8 @@
 //! Markdown, reproducible with the bootstrap seed; swap refused with its reason.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::Command;
-
-fn roboaudit(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_roboaudit"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn text(o: &std::process::Output) -> String {
-    format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+mod common;
+use common::{roboaudit, text};
 
 fn restoration(out: &std::path::Path, bootstrap_seed: &str) -> serde_json::Value {
     let o = roboaudit(&[

@@ -2,23 +2,10 @@
 //! folders with exit code 3 and a message naming the folder or file.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+use common::{roboaudit, text};
+
 use std::path::PathBuf;
-use std::process::Command;
-
-fn roboaudit(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_roboaudit"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn text(o: &std::process::Output) -> String {
-    format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 fn fixture(part: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
