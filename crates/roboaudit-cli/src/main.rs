@@ -52,7 +52,38 @@ enum Command {
     Demo(commands::demo::DemoArgs),
 }
 
+/// Gives rayon's global pool the thread count the user asked for (`RAYON_NUM_THREADS`, else one
+/// per core) and tells candle to run single-threaded.
+///
+/// candle reads `RAYON_NUM_THREADS` and `CANDLE_NUM_THREADS` at each matrix product and keeps a
+/// spinning pool of its own for element-wise ops. roboaudit parallelizes across independent fits
+/// and frames instead (one neural fit per thread), where candle's own splitting of such small
+/// products only adds synchronization: measured on 2 cores, 2 fits in parallel each ran 4× slower
+/// with candle's threading on than with it off.
+fn configure_threads() {
+    let requested = std::env::var("RAYON_NUM_THREADS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|n| *n > 0);
+    let threads = requested
+        .or_else(|| std::thread::available_parallelism().ok().map(usize::from))
+        .unwrap_or(1);
+    // SAFETY: called first thing in `main`, before this process has started any other thread
+    // (the rayon pool below is built afterwards), so nothing can read the environment while it
+    // is written.
+    #[allow(unsafe_code)]
+    unsafe {
+        std::env::set_var("RAYON_NUM_THREADS", "1");
+        std::env::set_var("CANDLE_NUM_THREADS", "1");
+    }
+    // Fails only when a global pool already exists, which it cannot this early.
+    let _ = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build_global();
+}
+
 fn main() {
+    configure_threads();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Retrieval(cmd) => commands::retrieval::run(cmd),

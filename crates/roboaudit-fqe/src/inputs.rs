@@ -92,6 +92,22 @@ impl FqeInputs {
         &self.actions[k * self.action_dim..(k + 1) * self.action_dim]
     }
 
+    /// The smallest and largest dataset action in each dimension (`action_dim` values each).
+    /// The estimators clip target actions into this box before they reach a model: nothing in
+    /// the data says what an action outside it does (the coverage diagnostics report how far
+    /// outside a policy goes).
+    pub fn action_range(&self) -> (Vec<f32>, Vec<f32>) {
+        let mut lo = vec![f32::INFINITY; self.action_dim];
+        let mut hi = vec![f32::NEG_INFINITY; self.action_dim];
+        for row in self.actions.chunks_exact(self.action_dim.max(1)) {
+            for (j, v) in row.iter().enumerate() {
+                lo[j] = lo[j].min(*v);
+                hi[j] = hi[j].max(*v);
+            }
+        }
+        (lo, hi)
+    }
+
     /// Rows of the first frames of the episodes of task `l` (the initial inputs `x_0^i`).
     pub fn initial_frames(&self, task: usize) -> Vec<usize> {
         self.episodes

@@ -62,7 +62,8 @@ pub use load::{
 };
 pub use naive::naive_estimate;
 pub use neural::{
-    CurvePoint, NeuralFit, NeuralFqeConfig, PROGRESS_EVERY, fit_neural, fit_neural_with_progress,
+    CurvePoint, NeuralFit, NeuralFqeConfig, PROGRESS_EVERY, QHead, fit_neural,
+    fit_neural_with_progress,
 };
 pub use report::{FqeReport, SCHEMA};
 

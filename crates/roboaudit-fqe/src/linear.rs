@@ -120,6 +120,8 @@ struct Standardizer {
     x_std: Vec<f64>,
     a_mean: Vec<f64>,
     a_std: Vec<f64>,
+    a_lo: Vec<f32>,
+    a_hi: Vec<f32>,
     terms: ActionTerms,
 }
 
@@ -132,11 +134,14 @@ impl Standardizer {
         }
         let (x_mean, x_std) = column_stats(&x, dx);
         let (a_mean, a_std) = column_stats(&inputs.actions, inputs.action_dim);
+        let (a_lo, a_hi) = inputs.action_range();
         Self {
             x_mean,
             x_std,
             a_mean,
             a_std,
+            a_lo,
+            a_hi,
             terms,
         }
     }
@@ -164,7 +169,8 @@ impl Standardizer {
         out[0] += weight;
         let d = a.len();
         for (j, v) in a.iter().enumerate() {
-            let z = ((f64::from(*v) - self.a_mean[j]) / self.a_std[j]).clamp(-Z_CLIP, Z_CLIP);
+            let v = v.max(self.a_lo[j]).min(self.a_hi[j]);
+            let z = ((f64::from(v) - self.a_mean[j]) / self.a_std[j]).clamp(-Z_CLIP, Z_CLIP);
             out[1 + j] += weight * z;
             if self.terms == ActionTerms::Quadratic {
                 out[1 + d + j] += weight * z * z;
@@ -173,7 +179,8 @@ impl Standardizer {
     }
 }
 
-/// Standardized action values are clipped to ±`Z_CLIP` deviations: target actions far outside the
+/// Actions are clipped to the dataset's range per dimension ([`FqeInputs::action_range`]), then
+/// standardized values to ±`Z_CLIP` deviations: target actions far outside the
 /// data (or along action dimensions the data barely varies) would otherwise enter the quadratic
 /// features at thousands of deviations and make the fitted Bellman iteration expansive. Such
 /// actions are flagged by the coverage diagnostics instead.

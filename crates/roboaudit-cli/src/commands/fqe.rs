@@ -18,7 +18,7 @@ use anyhow::{Context, Result};
 use roboaudit_data::lerobot::{FeatureKind, LeRobotDataset, SuccessSource, read_policy_actions};
 use roboaudit_fqe::{
     ActionTerms, DEFAULT_COVERAGE_THRESHOLD, Encoder, FitConfig, FqeError, FqeReport,
-    FrameFeatures, GroundTruth, LinearFqeConfig, LinearSolver, LoadOptions, NeuralFqeConfig,
+    FrameFeatures, GroundTruth, LinearFqeConfig, LinearSolver, LoadOptions, NeuralFqeConfig, QHead,
     TargetPolicy, align_target_actions, behaviour_actions, fit_all_with_progress, fit_work,
     load_lerobot_with_progress, read_ground_truth, score,
     summary::{render_markdown, render_table},
@@ -102,6 +102,10 @@ pub struct FitArgs {
     /// Neural mini-batch size.
     #[arg(long, default_value_t = 256)]
     pub batch_size: usize,
+    /// Output head of the neural Q network: `sigmoid` (values in (0, 1), where every true value
+    /// of a terminal success lies) or `linear` (unbounded).
+    #[arg(long, default_value = "sigmoid", value_parser = ["sigmoid", "linear"])]
+    pub head: String,
     /// Skip neural FQE (linear and naive only).
     #[arg(long)]
     pub no_neural: bool,
@@ -473,6 +477,11 @@ fn fit(args: &FitArgs) -> Result<()> {
             target_tau: args.target_tau,
             learning_rate: args.learning_rate,
             batch_size: args.batch_size,
+            head: if args.head == "linear" {
+                QHead::Linear
+            } else {
+                QHead::Sigmoid
+            },
             ..NeuralFqeConfig::default()
         }),
         linear: LinearFqeConfig {

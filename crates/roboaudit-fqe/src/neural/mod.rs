@@ -2,120 +2,34 @@
 //!
 //! `Q(x, a, l)`: each input part of `x` (frozen image features, proprioception, …) and the action
 //! get their own learned linear embedding, the task its embedding row; the concatenation goes
-//! through two ReLU layers of width `hidden` to a scalar. Training minimizes the MSE to the Bellman
+//! through two ReLU layers of width `hidden` to a scalar, through a logistic output by default
+//! ([`QHead`]). Training minimizes the MSE to the Bellman
 //! target `y = r_t + γ (1 − done_t) mean_j Q_θ̄(x_{t+1}, a'_j, l)` over uniformly drawn
 //! mini-batches, with the target network `θ̄` copied from `θ` every `target_update_every` steps (or
 //! moved by a Polyak average with rate `target_tau` every step) and
 //! the learning rate decayed linearly to `final_lr_fraction × learning_rate`. The estimate is
 //! `V̂(π, l) = mean_{i ∈ l} mean_j Q_θ(x_0^i, a_j, l)`. Inputs and actions are standardized with the
-//! dataset's per-column mean and deviation. Every random draw comes from `seed`.
+//! dataset's per-column mean and deviation; target actions are first clipped to the range the
+//! dataset's actions span in each dimension ([`FqeInputs::action_range`]), because the network
+//! has seen nothing outside it (an action dimension the data barely moves would otherwise reach
+//! the network at a hundred deviations; the coverage diagnostics flag such policies). Every random
+//! draw comes from `seed`.
+
+mod config;
+mod net;
+
+pub use config::{NeuralFqeConfig, QHead};
 
 use candle_core::{D, DType, Device, Tensor, Var};
 use candle_nn::{AdamW, Optimizer, ParamsAdamW};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::inputs::{FqeInputs, TargetActions};
 use crate::linalg::column_stats;
 use crate::{FqeError, TaskEstimate};
-
-/// Neural FQE settings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct NeuralFqeConfig {
-    /// Discount `γ` in `[0, 1]`.
-    pub gamma: f64,
-    /// Gradient steps.
-    pub steps: usize,
-    /// Transitions per mini-batch.
-    pub batch_size: usize,
-    /// Width of the hidden layers.
-    pub hidden: usize,
-    /// Embedding width of each input part.
-    pub part_embedding: usize,
-    /// Embedding width of the action.
-    pub action_embedding: usize,
-    /// Embedding width of the task.
-    pub task_embedding: usize,
-    /// AdamW learning rate at step 0.
-    pub learning_rate: f64,
-    /// Learning rate at the last step as a fraction of `learning_rate` (linear decay), in `(0, 1]`.
-    pub final_lr_fraction: f64,
-    /// AdamW decoupled weight decay.
-    pub weight_decay: f64,
-    /// Target network copy period `N` in steps (used when `target_tau` is 0). The bootstrapped
-    /// target is used as SPEC §3 defines it, not clipped to `[0, 1]`; estimates outside that
-    /// range are reported in [`crate::FqeReport::notes`] instead.
-    pub target_update_every: usize,
-    /// Polyak rate `τ ∈ [0, 1]`: when > 0 the target network moves every step,
-    /// `θ̄ ← (1 − τ) θ̄ + τ θ`, instead of being copied every `target_update_every` steps. Absent in
-    /// older reports: 0.
-    #[serde(default)]
-    pub target_tau: f64,
-    /// Learning-curve point period in steps.
-    pub curve_every: usize,
-    /// Seed of initialization and mini-batch draws.
-    pub seed: u64,
-}
-
-impl Default for NeuralFqeConfig {
-    fn default() -> Self {
-        Self {
-            gamma: 0.99,
-            steps: 20_000,
-            batch_size: 256,
-            hidden: 256,
-            part_embedding: 64,
-            action_embedding: 32,
-            task_embedding: 16,
-            learning_rate: 1e-3,
-            final_lr_fraction: 0.05,
-            weight_decay: 1e-4,
-            target_update_every: 100,
-            target_tau: 0.0,
-            curve_every: 500,
-            seed: 0,
-        }
-    }
-}
-
-impl NeuralFqeConfig {
-    /// Checks ranges.
-    ///
-    /// # Errors
-    /// [`FqeError::InvalidConfig`] for `γ ∉ [0, 1]`, a zero size or period, a non-positive
-    /// learning rate, or `final_lr_fraction ∉ (0, 1]`.
-    pub fn validate(&self) -> Result<(), FqeError> {
-        let bad = |m: &str| Err(FqeError::InvalidConfig(m.to_owned()));
-        if !(0.0..=1.0).contains(&self.gamma) {
-            return bad("gamma must be in [0, 1]");
-        }
-        if self.steps == 0
-            || self.batch_size == 0
-            || self.hidden == 0
-            || self.part_embedding == 0
-            || self.action_embedding == 0
-            || self.task_embedding == 0
-            || self.target_update_every == 0
-            || self.curve_every == 0
-        {
-            return bad("steps, sizes and periods must be > 0");
-        }
-        if !(self.learning_rate > 0.0 && self.learning_rate.is_finite()) {
-            return bad("learning_rate must be > 0");
-        }
-        if !(self.final_lr_fraction > 0.0 && self.final_lr_fraction <= 1.0) {
-            return bad("final_lr_fraction must be in (0, 1]");
-        }
-        if !(0.0..=1.0).contains(&self.target_tau) {
-            return bad("target_tau must be in [0, 1]");
-        }
-        if self.weight_decay.is_nan() || self.weight_decay < 0.0 {
-            return bad("weight_decay must be >= 0");
-        }
-        Ok(())
-    }
-}
+use net::Net;
 
 /// One learning-curve point.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
@@ -137,85 +51,6 @@ pub struct NeuralFit {
     pub curve: Vec<CurvePoint>,
     /// The seed used.
     pub seed: u64,
-}
-
-/// Parameter layout: per part (W, b), action (W, b), task table, then three dense layers (W, b).
-struct Net {
-    part_widths: Vec<usize>,
-}
-
-impl Net {
-    fn forward(
-        &self,
-        p: &[Tensor],
-        x: &Tensor,
-        a: &Tensor,
-        task: &Tensor,
-    ) -> Result<Tensor, FqeError> {
-        let mut pieces = Vec::with_capacity(self.part_widths.len() + 2);
-        let mut offset = 0;
-        for (i, w) in self.part_widths.iter().enumerate() {
-            let xi = x.narrow(1, offset, *w)?;
-            pieces.push(xi.matmul(&p[2 * i])?.broadcast_add(&p[2 * i + 1])?);
-            offset += w;
-        }
-        let k = 2 * self.part_widths.len();
-        pieces.push(a.matmul(&p[k])?.broadcast_add(&p[k + 1])?);
-        pieces.push(p[k + 2].index_select(task, 0)?);
-        let h = Tensor::cat(&pieces, 1)?.relu()?;
-        let h = h.matmul(&p[k + 3])?.broadcast_add(&p[k + 4])?.relu()?;
-        let h = h.matmul(&p[k + 5])?.broadcast_add(&p[k + 6])?.relu()?;
-        Ok(h.matmul(&p[k + 7])?.broadcast_add(&p[k + 8])?.squeeze(1)?)
-    }
-}
-
-/// PyTorch's default `nn.Linear` initialization, `U(−1/√fan_in, 1/√fan_in)`, from a seeded stream.
-/// A `rows × cols` weight, or with `rows == 0` a bias vector of `cols`.
-fn uniform_var(
-    rng: &mut ChaCha8Rng,
-    rows: usize,
-    cols: usize,
-    fan_in: usize,
-) -> Result<Var, FqeError> {
-    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
-    let bound = (1.0 / (fan_in.max(1) as f64).sqrt()) as f32;
-    let v: Vec<f32> = (0..rows.max(1) * cols)
-        .map(|_| (rng.random::<f32>() * 2.0 - 1.0) * bound)
-        .collect();
-    let shape: Vec<usize> = if rows == 0 {
-        vec![cols]
-    } else {
-        vec![rows, cols]
-    };
-    Ok(Var::from_vec(v, shape, &Device::Cpu)?)
-}
-
-fn init_params(
-    rng: &mut ChaCha8Rng,
-    part_widths: &[usize],
-    action_dim: usize,
-    n_tasks: usize,
-    c: &NeuralFqeConfig,
-) -> Result<Vec<Var>, FqeError> {
-    let mut vars = Vec::new();
-    for w in part_widths {
-        vars.push(uniform_var(rng, *w, c.part_embedding, *w)?);
-        vars.push(uniform_var(rng, 0, c.part_embedding, *w)?);
-    }
-    vars.push(uniform_var(
-        rng,
-        action_dim,
-        c.action_embedding,
-        action_dim,
-    )?);
-    vars.push(uniform_var(rng, 0, c.action_embedding, action_dim)?);
-    vars.push(uniform_var(rng, n_tasks, c.task_embedding, 1)?);
-    let concat = part_widths.len() * c.part_embedding + c.action_embedding + c.task_embedding;
-    for (fan_in, out) in [(concat, c.hidden), (c.hidden, c.hidden), (c.hidden, 1)] {
-        vars.push(uniform_var(rng, fan_in, out, fan_in)?);
-        vars.push(uniform_var(rng, 0, out, fan_in)?);
-    }
-    Ok(vars)
 }
 
 /// Standardized copies of inputs, actions and target actions.
@@ -247,13 +82,14 @@ fn prepare(inputs: &FqeInputs, target: &TargetActions) -> Result<Prepared, FqeEr
     }
     let da = inputs.action_dim;
     let (am, asd) = column_stats(&inputs.actions, da);
+    let (lo, hi) = inputs.action_range();
     let z = |values: &[f32]| -> Vec<f32> {
         values
             .chunks_exact(da)
             .flat_map(|row| {
                 row.iter()
                     .enumerate()
-                    .map(|(j, v)| ((f64::from(*v) - am[j]) / asd[j]) as f32)
+                    .map(|(j, v)| ((f64::from(v.max(lo[j]).min(hi[j])) - am[j]) / asd[j]) as f32)
                     .collect::<Vec<_>>()
             })
             .collect()
@@ -277,23 +113,22 @@ fn prepare(inputs: &FqeInputs, target: &TargetActions) -> Result<Prepared, FqeEr
     })
 }
 
-/// `(x, a', task)` tensors for `rows`, each repeated over the `M` target-action samples.
+/// `(x, a', task)` tensors for `rows`: one input and task per row, its `M` target-action
+/// samples (`rows·M × da`).
 fn target_inputs(p: &Prepared, rows: &[usize]) -> Result<(Tensor, Tensor, Tensor), FqeError> {
     let (dx, da, m) = (p.dx, p.da, p.m);
-    let mut x = Vec::with_capacity(rows.len() * m * dx);
+    let mut x = Vec::with_capacity(rows.len() * dx);
     let mut a = Vec::with_capacity(rows.len() * m * da);
-    let mut t = Vec::with_capacity(rows.len() * m);
+    let mut t = Vec::with_capacity(rows.len());
     for &k in rows {
-        for j in 0..m {
-            x.extend_from_slice(&p.x[k * dx..(k + 1) * dx]);
-            a.extend_from_slice(&p.target[(k * m + j) * da..(k * m + j + 1) * da]);
-            t.push(p.task[k]);
-        }
+        x.extend_from_slice(&p.x[k * dx..(k + 1) * dx]);
+        a.extend_from_slice(&p.target[k * m * da..(k + 1) * m * da]);
+        t.push(p.task[k]);
     }
-    let n = rows.len() * m;
+    let n = rows.len();
     Ok((
         Tensor::from_vec(x, (n, dx), &Device::Cpu)?,
-        Tensor::from_vec(a, (n, da), &Device::Cpu)?,
+        Tensor::from_vec(a, (n * m, da), &Device::Cpu)?,
         Tensor::from_vec(t, n, &Device::Cpu)?,
     ))
 }
@@ -308,10 +143,7 @@ fn mean_q(
     let mut out = Vec::with_capacity(rows.len());
     for chunk in rows.chunks(1024) {
         let (x, a, t) = target_inputs(p, chunk)?;
-        let q = net
-            .forward(params, &x, &a, &t)?
-            .reshape((chunk.len(), p.m))?
-            .mean(D::Minus1)?;
+        let q = net.forward(params, &x, &a, &t, p.m)?.mean(D::Minus1)?;
         out.extend(q.to_vec1::<f32>()?);
     }
     Ok(out)
@@ -394,12 +226,30 @@ pub fn fit_neural_with_progress(
     config.validate()?;
     inputs.validate()?;
     inputs.validate_target(target)?;
+    // candle splits every matrix product and element-wise op over rayon's threads. For a network
+    // this small the splitting costs more than it saves, and inside `fit_all`, which already runs
+    // one fit per thread, it nests pools: each fit runs on a pool of its own single thread.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .map_err(|e| {
+            FqeError::Candle(candle_core::Error::Msg(format!(
+                "cannot start the training thread: {e}"
+            )))
+        })?;
+    pool.install(|| train(inputs, target, config, on_steps))
+}
+
+fn train(
+    inputs: &FqeInputs,
+    target: &TargetActions,
+    config: &NeuralFqeConfig,
+    on_steps: &(dyn Fn(usize) + Sync),
+) -> Result<NeuralFit, FqeError> {
     let p = prepare(inputs, target)?;
-    let net = Net {
-        part_widths: inputs.parts.iter().map(|q| q.width).collect(),
-    };
+    let net = Net::new(inputs.parts.iter().map(|q| q.width).collect(), config);
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
-    let vars = init_params(&mut rng, &net.part_widths, p.da, inputs.tasks.len(), config)?;
+    let vars = net.init(&mut rng, p.da, inputs.tasks.len())?;
     let mut opt = AdamW::new(
         vars.clone(),
         ParamsAdamW {
@@ -441,12 +291,15 @@ pub fn fit_neural_with_progress(
             tb.push(p.task[k]);
         }
         let online: Vec<Tensor> = vars.iter().map(|v| v.as_tensor().clone()).collect();
-        let q = net.forward(
-            &online,
-            &Tensor::from_vec(xb, (b, p.dx), &Device::Cpu)?,
-            &Tensor::from_vec(ab, (b, p.da), &Device::Cpu)?,
-            &Tensor::from_vec(tb, b, &Device::Cpu)?,
-        )?;
+        let q = net
+            .forward(
+                &online,
+                &Tensor::from_vec(xb, (b, p.dx), &Device::Cpu)?,
+                &Tensor::from_vec(ab, (b, p.da), &Device::Cpu)?,
+                &Tensor::from_vec(tb, b, &Device::Cpu)?,
+                1,
+            )?
+            .squeeze(1)?;
         let y = Tensor::from_vec(y, b, &Device::Cpu)?;
         let loss = candle_nn::loss::mse(&q, &y)?;
         let value = f64::from(loss.to_dtype(DType::F32)?.to_scalar::<f32>()?);

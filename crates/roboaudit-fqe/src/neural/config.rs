@@ -1,0 +1,123 @@
+//! Settings of neural FQE ([`NeuralFqeConfig`]) and the output head of the Q network.
+
+use serde::{Deserialize, Serialize};
+
+use crate::FqeError;
+
+/// The last layer of the Q network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QHead {
+    /// An unbounded linear output. The default of reports written before the head was a setting
+    /// (their fits used it).
+    #[default]
+    Linear,
+    /// A logistic output `σ(z) ∈ (0, 1)`. Every true `Q` of a terminal success reward discounted by
+    /// `γ ≤ 1` lies in `[0, 1]`, so this restricts the model class to values that can be right,
+    /// without touching the Bellman target of SPEC §3: where the target policy's actions leave
+    /// the data, a linear head extrapolates without bound and the bootstrapped targets feed the
+    /// error back (the push suite's `far_from_data` policy reached 10⁷), while a logistic head
+    /// cannot leave the range of returns.
+    Sigmoid,
+}
+
+/// Neural FQE settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NeuralFqeConfig {
+    /// Discount `γ` in `[0, 1]`.
+    pub gamma: f64,
+    /// Gradient steps.
+    pub steps: usize,
+    /// Transitions per mini-batch.
+    pub batch_size: usize,
+    /// Width of the hidden layers.
+    pub hidden: usize,
+    /// Embedding width of each input part.
+    pub part_embedding: usize,
+    /// Embedding width of the action.
+    pub action_embedding: usize,
+    /// Embedding width of the task.
+    pub task_embedding: usize,
+    /// AdamW learning rate at step 0.
+    pub learning_rate: f64,
+    /// Learning rate at the last step as a fraction of `learning_rate` (linear decay), in `(0, 1]`.
+    pub final_lr_fraction: f64,
+    /// AdamW decoupled weight decay.
+    pub weight_decay: f64,
+    /// Target network copy period `N` in steps (used when `target_tau` is 0). The bootstrapped
+    /// target is used as SPEC §3 defines it, not clipped to `[0, 1]`; estimates outside that
+    /// range are reported in [`crate::FqeReport::notes`] instead.
+    pub target_update_every: usize,
+    /// Polyak rate `τ ∈ [0, 1]`: when > 0 the target network moves every step,
+    /// `θ̄ ← (1 − τ) θ̄ + τ θ`, instead of being copied every `target_update_every` steps. Absent in
+    /// older reports: 0.
+    #[serde(default)]
+    pub target_tau: f64,
+    /// Learning-curve point period in steps.
+    pub curve_every: usize,
+    /// Seed of initialization and mini-batch draws.
+    pub seed: u64,
+    /// Output head of the Q network (absent in older reports: [`QHead::Linear`]).
+    #[serde(default)]
+    pub head: QHead,
+}
+
+impl Default for NeuralFqeConfig {
+    fn default() -> Self {
+        Self {
+            gamma: 0.99,
+            steps: 20_000,
+            batch_size: 256,
+            hidden: 256,
+            part_embedding: 64,
+            action_embedding: 32,
+            task_embedding: 16,
+            learning_rate: 1e-3,
+            final_lr_fraction: 0.05,
+            weight_decay: 1e-4,
+            target_update_every: 100,
+            target_tau: 0.0,
+            curve_every: 500,
+            seed: 0,
+            head: QHead::Sigmoid,
+        }
+    }
+}
+
+impl NeuralFqeConfig {
+    /// Checks ranges.
+    ///
+    /// # Errors
+    /// [`FqeError::InvalidConfig`] for `γ ∉ [0, 1]`, a zero size or period, a non-positive
+    /// learning rate, or `final_lr_fraction ∉ (0, 1]`.
+    pub fn validate(&self) -> Result<(), FqeError> {
+        let bad = |m: &str| Err(FqeError::InvalidConfig(m.to_owned()));
+        if !(0.0..=1.0).contains(&self.gamma) {
+            return bad("gamma must be in [0, 1]");
+        }
+        if self.steps == 0
+            || self.batch_size == 0
+            || self.hidden == 0
+            || self.part_embedding == 0
+            || self.action_embedding == 0
+            || self.task_embedding == 0
+            || self.target_update_every == 0
+            || self.curve_every == 0
+        {
+            return bad("steps, sizes and periods must be > 0");
+        }
+        if !(self.learning_rate > 0.0 && self.learning_rate.is_finite()) {
+            return bad("learning_rate must be > 0");
+        }
+        if !(self.final_lr_fraction > 0.0 && self.final_lr_fraction <= 1.0) {
+            return bad("final_lr_fraction must be in (0, 1]");
+        }
+        if !(0.0..=1.0).contains(&self.target_tau) {
+            return bad("target_tau must be in [0, 1]");
+        }
+        if self.weight_decay.is_nan() || self.weight_decay < 0.0 {
+            return bad("weight_decay must be >= 0");
+        }
+        Ok(())
+    }
+}
