@@ -6,6 +6,7 @@
 mod common;
 
 use std::path::Path;
+use std::process::Command;
 
 use common::{roboaudit, text};
 use roboaudit_fqe::dinov2::random::{RandomDinov2, write_random_dinov2};
@@ -139,5 +140,49 @@ fn bad_encoder_values_exit_2_before_any_file_is_read_and_bad_weights_exit_3() {
         text(&o).contains("dinov2:PATH[,side=N][,heads=N]"),
         "{}",
         text(&o)
+    );
+}
+
+#[test]
+fn features_do_not_depend_on_the_thread_count() {
+    let dir = setup();
+    let run = dir.path().join("run");
+    let weights = dir.path().join("w128.safetensors");
+    // Width 128 (2 heads by the default rule) at side 224: matrices large enough to be split
+    // across threads.
+    let spec = RandomDinov2 {
+        depth: 1,
+        width: 128,
+        seed: 5,
+    };
+    write_random_dinov2(&weights, &spec).unwrap();
+    let encoder = format!("dinov2:{},side=224", weights.display());
+    let mut caches = Vec::new();
+    for threads in ["1", "2"] {
+        let out = dir.path().join(format!("res{threads}"));
+        let o = Command::new(env!("CARGO_BIN_EXE_roboaudit"))
+            .args(["fqe", "fit", "--run", run.to_str().unwrap()])
+            .args(["--out", out.to_str().unwrap(), "--no-neural"])
+            .args(["--components", "4", "--encoder", &encoder])
+            .env("RAYON_NUM_THREADS", threads)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        let cache: Vec<_> = std::fs::read_dir(out.join("feature-cache"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(cache.len(), 1);
+        let id = report(&out)["inputs"]["load"]["encoder"]
+            .as_str()
+            .unwrap()
+            .replace(':', "-");
+        assert!(id.starts_with("dinov2-w128-224-"), "{id}");
+        assert!(cache[0].ends_with(format!("{id}.fqecache")), "{cache:?}");
+        caches.push(std::fs::read(&cache[0]).unwrap());
+    }
+    assert_eq!(
+        caches[0], caches[1],
+        "features differ between 1 and 2 threads"
     );
 }
