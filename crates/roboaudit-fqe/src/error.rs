@@ -33,6 +33,18 @@ pub enum FqeError {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// A pretrained encoder's weights file is not a usable checkpoint: not safetensors, a
+    /// tensor missing, of the wrong shape or type, or of another layout. The message names the
+    /// tensor where one is at fault; the file goes last.
+    #[error("{message}: {}", path.display())]
+    Weights {
+        /// The weights file.
+        path: PathBuf,
+        /// The tensor at fault, if one is.
+        tensor: Option<String>,
+        /// What is wrong.
+        message: String,
+    },
     /// A file has the wrong content (feature cache, ground truth, checkpoint).
     #[error("{message}: {}", path.display())]
     BadFile {

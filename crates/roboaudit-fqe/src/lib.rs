@@ -6,6 +6,9 @@
 //! neural FQE ([`neural::fit_neural`], candle, CPU), linear FQE ([`linear::fit_linear`], closed-form
 //! ridge iterated) and the naive dataset-return average ([`naive::naive_estimate`]). Coverage
 //! diagnostics ([`coverage`]) and metrics against ground truth ([`metrics`]) make the report.
+//! Image features come from a frozen [`Encoder`] — raw 32×32 pixels, or a pretrained DINOv2
+//! loaded from a local safetensors file ([`dinov2`], candle-transformers) — through an on-disk
+//! feature cache ([`cache`]) keyed by encoder id, weights hash and frame ([`load`]).
 //!
 //! ```
 //! use roboaudit_data::lerobot::{LeRobotDataset, read_policy_actions};
@@ -30,6 +33,7 @@ use serde::Serialize;
 
 pub mod cache;
 pub mod coverage;
+pub mod dinov2;
 pub mod encoder;
 pub mod error;
 pub mod evaluate;
@@ -48,6 +52,7 @@ pub mod synthetic;
 pub(crate) mod vector;
 
 pub use coverage::{DEFAULT_COVERAGE_THRESHOLD, SupportIndex, TaskCoverage, coverage};
+pub use dinov2::{Dinov2Encoder, Dinov2Options};
 pub use encoder::Encoder;
 pub use error::FqeError;
 pub use evaluate::{

@@ -4,10 +4,10 @@
 //! components in both cases; target actions from policy-actions files aligned on the global
 //! `index`, or the dataset's own actions (the behaviour policy, on-policy evaluation).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
-use roboaudit_data::lerobot::{LeRobotDataset, PolicyActions, SuccessSource};
+use roboaudit_data::lerobot::{LeRobotDataset, PolicyActions, Rgb8Image, SuccessSource};
 use serde::Serialize;
 
 use crate::FqeError;
@@ -132,8 +132,9 @@ pub fn load_lerobot(ds: &LeRobotDataset, opts: &LoadOptions) -> Result<LoadedDat
     load_lerobot_with_progress(ds, opts, &mut |_, _| {})
 }
 
-/// [`load_lerobot`], calling `progress(done, total)` after each image frame is encoded or found
-/// in the cache (`total` = frames; not called for vector features, which load in one pass).
+/// [`load_lerobot`], calling `progress(done, total)` after each image frame found in the cache
+/// and after each batch of up to 32 newly encoded frames (`total` = frames; not called for vector
+/// features, which load in one pass).
 ///
 /// # Errors
 /// As [`load_lerobot`].
@@ -311,6 +312,29 @@ pub fn behaviour_actions(inputs: &FqeInputs) -> TargetActions {
     }
 }
 
+/// Frames gathered before one [`Encoder::encode_batch`] call: enough to keep both cores busy
+/// with DINOv2, a few MB of decoded images.
+const ENCODE_BATCH: usize = 32;
+
+/// Decoded frames not yet in the cache, with their keys.
+#[derive(Default)]
+struct Pending {
+    frames: Vec<(u64, Rgb8Image)>,
+    keys: HashSet<u64>,
+}
+
+impl Pending {
+    /// Encodes the waiting frames into `cache`; returns how many there were.
+    fn encode_into(&mut self, enc: &Encoder, cache: &mut FeatureCache) -> Result<usize, FqeError> {
+        let (keys, images): (Vec<u64>, Vec<Rgb8Image>) = self.frames.drain(..).unzip();
+        self.keys.clear();
+        for (key, values) in keys.iter().zip(enc.encode_batch(&images)?) {
+            cache.put(*key, &values)?;
+        }
+        Ok(keys.len())
+    }
+}
+
 /// Encodes every frame (through the cache), fits the components on a strided subset, projects.
 fn image_part(
     ds: &LeRobotDataset,
@@ -332,22 +356,37 @@ fn image_part(
     let mut cache = FeatureCache::open(&dir, &enc.id(), &enc.weights_hash(), enc.dim())?;
     let mut key_of_row = vec![None; rows.len()];
     let (mut hits, mut encoded, mut done) = (0, 0, 0);
+    // Frames missing from the cache wait here and are encoded ENCODE_BATCH at a time; a frame
+    // whose PNG is already waiting counts as a hit, as it would once cached.
+    let mut pending = Pending::default();
     ds.for_each_image::<FqeError>(feature, &mut |f| {
         let Some(&row) = rows.get(&f.index) else {
             return Ok(());
         };
         let key = fnv1a64(f.bytes);
-        if cache.contains(key) {
-            hits += 1;
-        } else {
-            cache.put(key, &enc.encode(&f.decode()?)?)?;
-            encoded += 1;
-        }
         key_of_row[row] = Some(key);
-        done += 1;
-        progress(done, rows.len());
+        if cache.contains(key) || pending.keys.contains(&key) {
+            hits += 1;
+            done += 1;
+            progress(done, rows.len());
+            return Ok(());
+        }
+        pending.keys.insert(key);
+        pending.frames.push((key, f.decode()?));
+        if pending.frames.len() >= ENCODE_BATCH {
+            let n = pending.encode_into(enc, &mut cache)?;
+            encoded += n;
+            done += n;
+            progress(done, rows.len());
+        }
         Ok(())
     })?;
+    let n = pending.encode_into(enc, &mut cache)?;
+    encoded += n;
+    if n > 0 {
+        done += n;
+        progress(done, rows.len());
+    }
     cache.flush()?;
     let keys: Vec<u64> = key_of_row
         .iter()

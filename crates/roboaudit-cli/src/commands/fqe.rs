@@ -11,19 +11,26 @@
 //! principal-component step): the real LeRobot datasets users hand us store their cameras as
 //! AV1 videos, which roboaudit does not decode. Without `--policy-actions` or a run folder the
 //! target is the behaviour policy itself (the dataset's actions, on-policy evaluation).
+//!
+//! `--encoder` picks the frozen image encoder: `raw32` (raw pixels 32×32) or
+//! `dinov2:PATH[,side=N][,heads=N]`, a DINOv2 ViT/14 checkpoint read from a local safetensors
+//! file (nothing is downloaded). A malformed value is a usage error (exit 2) found before any
+//! file is read; a missing or invalid weights file is invalid input (exit 3) naming the file,
+//! found before the dataset is read.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use roboaudit_data::lerobot::{FeatureKind, LeRobotDataset, SuccessSource, read_policy_actions};
 use roboaudit_fqe::{
-    ActionTerms, DEFAULT_COVERAGE_THRESHOLD, Encoder, FitConfig, FqeError, FqeReport,
-    FrameFeatures, GroundTruth, LinearFqeConfig, LinearSolver, LoadOptions, NeuralFqeConfig, QHead,
-    TargetPolicy, align_target_actions, behaviour_actions, fit_all_with_progress, fit_work,
+    ActionTerms, DEFAULT_COVERAGE_THRESHOLD, FitConfig, FqeError, FqeReport, FrameFeatures,
+    GroundTruth, LinearFqeConfig, LinearSolver, LoadOptions, NeuralFqeConfig, QHead, TargetPolicy,
+    align_target_actions, behaviour_actions, fit_all_with_progress, fit_work,
     load_lerobot_with_progress, read_ground_truth, score,
     summary::{render_markdown, render_table},
 };
 
+use super::fqe_encoder::{EncoderSpec, encoder_spec, load_encoder};
 use crate::exit::{InvalidInput, Usage};
 
 /// Name of the behaviour policy when it is the target (no `--policy-actions`, no run folder).
@@ -132,10 +139,19 @@ pub struct FitArgs {
     /// Action feature.
     #[arg(long, default_value = "action")]
     pub action_feature: String,
-    /// Principal components kept of the frame features (raw 32×32 pixels or the standardized
-    /// vector column; at most its width), 1..=1024.
+    /// Principal components kept of the frame features (the encoder's output — 3,072 raw
+    /// pixels, or the DINOv2 width, 384 for ViT-S/14 — or the standardized vector column; at
+    /// most its width), 1..=1024.
     #[arg(long, default_value_t = 64)]
     pub components: usize,
+    /// Frozen image encoder for `image` features: `raw32` (raw pixels 32×32, area-resampled) or
+    /// `dinov2:PATH[,side=N][,heads=N]`: a DINOv2 ViT/14 checkpoint from a local safetensors
+    /// file in the torch-hub layout (e.g. dinov2_vits14 converted; PATH without commas), whose
+    /// final-norm class token is the feature; side = input pixels, a multiple of 14 in 14..=518
+    /// (default 224); heads = attention heads (default width / 64). Features are cached under
+    /// --cache, keyed by encoder, weights hash and frame.
+    #[arg(long, default_value = "raw32", value_name = "ENCODER")]
+    pub encoder: String,
     /// Feature cache folder (default OUT/feature-cache).
     #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
@@ -169,7 +185,7 @@ pub fn run(cmd: FqeCommand) -> Result<()> {
 
 /// Input errors exit with code 3, out-of-range settings (a usage error) with 2. The message
 /// keeps the whole cause chain (a Parquet decoder's reason is the useful part).
-fn classify(e: FqeError) -> anyhow::Error {
+pub(super) fn classify(e: FqeError) -> anyhow::Error {
     let mut text = e.to_string();
     let mut cause = std::error::Error::source(&e);
     while let Some(c) = cause {
@@ -181,9 +197,10 @@ fn classify(e: FqeError) -> anyhow::Error {
     }
     match e {
         FqeError::InvalidConfig(_) => Usage(text).into(),
-        FqeError::Data(_) | FqeError::InvalidInputs(_) | FqeError::BadFile { .. } => {
-            InvalidInput(text).into()
-        }
+        FqeError::Data(_)
+        | FqeError::InvalidInputs(_)
+        | FqeError::BadFile { .. }
+        | FqeError::Weights { .. } => InvalidInput(text).into(),
         other => other.into(),
     }
 }
@@ -436,6 +453,10 @@ fn fit(args: &FitArgs) -> Result<()> {
         .or_else(|| args.run.as_ref().map(|r| r.join("dataset")))
         .ok_or_else(|| Usage("pass --run DIR or --dataset DIR".into()))?;
     check_options(args)?;
+    let encoder_spec = encoder_spec(&args.encoder)?;
+    // The weights are read (and checked) before the dataset: a wrong file must not cost a
+    // dataset pass.
+    let encoder = load_encoder(&encoder_spec)?;
     let gt_path = ground_truth_path(args.run.as_deref(), args.ground_truth.as_ref());
     let truth = gt_path
         .as_deref()
@@ -453,12 +474,19 @@ fn fit(args: &FitArgs) -> Result<()> {
     let labels = labels_source(args.labels.as_ref(), &ds)?;
     let state_feature = optional(&args.state_feature);
     let features = frame_features(&args.features, &ds, state_feature.as_deref())?;
+    if encoder_spec != EncoderSpec::Raw32 && !matches!(features, FrameFeatures::Image(_)) {
+        eprintln!(
+            "note: --encoder {} is unused: the frame features are {}",
+            args.encoder,
+            features.describe()
+        );
+    }
     let opts = LoadOptions {
         features,
         state_feature,
         action_feature: args.action_feature.clone(),
         labels,
-        encoder: Encoder::raw32(),
+        encoder,
         components: args.components,
         cache_dir: Some(
             args.cache

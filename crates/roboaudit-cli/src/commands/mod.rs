@@ -4,6 +4,7 @@ pub mod data;
 pub mod demo;
 pub mod fqe;
 pub mod fqe_collect;
+mod fqe_encoder;
 pub mod memory;
 pub mod report;
 pub mod retrieval;
