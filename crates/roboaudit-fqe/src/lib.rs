@@ -6,6 +6,8 @@
 //! neural FQE ([`neural::fit_neural`], candle, CPU), linear FQE ([`linear::fit_linear`], closed-form
 //! ridge iterated) and the naive dataset-return average ([`naive::naive_estimate`]). Coverage
 //! diagnostics ([`coverage`]) and metrics against ground truth ([`metrics`]) make the report.
+//! Where only some episodes carry a success label, [`detector`] learns the label from their
+//! terminal frames, reports its held-out accuracy and labels the rest.
 //!
 //! ```
 //! use roboaudit_data::lerobot::{LeRobotDataset, read_policy_actions};
@@ -30,6 +32,7 @@ use serde::Serialize;
 
 pub mod cache;
 pub mod coverage;
+pub mod detector;
 pub mod encoder;
 pub mod error;
 pub mod evaluate;
@@ -48,6 +51,7 @@ pub mod synthetic;
 pub(crate) mod vector;
 
 pub use coverage::{DEFAULT_COVERAGE_THRESHOLD, SupportIndex, TaskCoverage, coverage};
+pub use detector::{Detection, DetectorConfig, DetectorError, detect};
 pub use encoder::Encoder;
 pub use error::FqeError;
 pub use evaluate::{
