@@ -74,7 +74,10 @@ fn detect_writes_labels_and_report_reproducibly_and_fqe_fit_reads_them() {
     };
     let dataset = f.dataset();
     let cache = f.path("cache");
-    let mut first = args(&out, &["--seed", "3", "--cache", &cache]);
+    let mut first = args(
+        &out,
+        &["--holdout", "0.25", "--seed", "3", "--cache", &cache],
+    );
     first.insert(2, dataset.clone());
     let first: Vec<&str> = first.iter().map(String::as_str).collect();
     let o = roboaudit(&first);
@@ -114,7 +117,16 @@ fn detect_writes_labels_and_report_reproducibly_and_fqe_fit_reads_them() {
     let report2 = f.path("again.json");
     let mut second = args(
         &out2,
-        &["--seed", "3", "--cache", &cache, "--report", &report2],
+        &[
+            "--holdout",
+            "0.25",
+            "--seed",
+            "3",
+            "--cache",
+            &cache,
+            "--report",
+            &report2,
+        ],
     );
     second.insert(2, dataset.clone());
     let second: Vec<&str> = second.iter().map(String::as_str).collect();
@@ -123,6 +135,19 @@ fn detect_writes_labels_and_report_reproducibly_and_fqe_fit_reads_them() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("80 from the feature cache"));
     assert_eq!(read(Path::new(&out2)), labels);
     assert_eq!(read(Path::new(&report2)), read(Path::new(&report_path)));
+
+    // Without --holdout: 5-fold cross-validation, every labelled episode scored once.
+    let out3 = f.path("kfold.csv");
+    let mut third = args(&out3, &["--cache", &cache]);
+    third.insert(2, dataset.clone());
+    let third: Vec<&str> = third.iter().map(String::as_str).collect();
+    let o = roboaudit(&third);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("5-fold (seed 0)"));
+    let kfold: serde_json::Value =
+        serde_json::from_slice(&read(Path::new(&f.path("kfold.detector.json")))).unwrap();
+    assert_eq!(kfold["validation"]["method"], "k-fold");
+    assert_eq!(kfold["validation"]["scores"]["n_heldout"], 54);
 
     // The full labels file is what `fqe fit --labels` reads.
     let res = f.path("fqe");

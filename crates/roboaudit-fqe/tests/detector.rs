@@ -84,6 +84,7 @@ fn recovers_visible_success_from_terminal_frames_with_a_seeded_holdout() {
     let cache = f.root.join("cache");
     let config = DetectorConfig {
         cache_dir: Some(cache.clone()),
+        validation: Validation::Holdout { fraction: 0.25 },
         ..image_config()
     };
     let d = detect(&ds, &labels, &config).unwrap();
@@ -188,19 +189,12 @@ fn output_is_a_full_labels_file_that_fqe_reads_and_keeps_given_labels() {
 }
 
 #[test]
-fn k_fold_and_a_state_vector_source_work_too() {
+fn k_fold_by_default_and_a_state_vector_source_work_too() {
     let f = fixture(&GoalRun::default());
     let ds = dataset(&f);
     let labels = partial_labels(&f, "partial.csv", |e| e % 4 != 3);
-    let d = detect(
-        &ds,
-        &labels,
-        &DetectorConfig {
-            validation: Validation::KFold { folds: 5 },
-            ..image_config()
-        },
-    )
-    .unwrap();
+    assert_eq!(image_config().validation, Validation::KFold { folds: 5 });
+    let d = detect(&ds, &labels, &image_config()).unwrap();
     let v = &d.report.validation;
     assert_eq!(v.folds.len(), 5);
     // Each labelled episode is held out exactly once.
@@ -292,8 +286,10 @@ fn unusable_labels_and_features_are_typed_errors() {
         })
     ));
 
+    // The feature and setting checks, with labels that are fine.
+    let all = partial_labels(&f, "all.csv", |_| true);
     let missing = DetectorConfig::new(FrameFeatures::Image("observation.images.wrist".into()));
-    let e = detect(&ds, &few, &missing).unwrap_err();
+    let e = detect(&ds, &all, &missing).unwrap_err();
     match &e {
         DetectorError::MissingFeature {
             feature, declared, ..
@@ -306,7 +302,7 @@ fn unusable_labels_and_features_are_typed_errors() {
     assert!(e.is_usage());
     // A numeric column read as an image: the reader names the feature.
     let numeric = DetectorConfig::new(FrameFeatures::Image("observation.state".into()));
-    let e = detect(&ds, &few, &numeric).unwrap_err();
+    let e = detect(&ds, &all, &numeric).unwrap_err();
     assert!(matches!(e, DetectorError::Data(_)), "{e:?}");
     assert!(e.is_invalid_input());
 
@@ -314,14 +310,14 @@ fn unusable_labels_and_features_are_typed_errors() {
         c: 0.0,
         ..image_config()
     };
-    let e = detect(&ds, &few, &bad_c).unwrap_err();
+    let e = detect(&ds, &all, &bad_c).unwrap_err();
     assert!(matches!(e, DetectorError::InvalidConfig(_)) && e.is_usage());
     let bad_holdout = DetectorConfig {
         validation: Validation::Holdout { fraction: 1.0 },
         ..image_config()
     };
     assert!(matches!(
-        detect(&ds, &few, &bad_holdout),
+        detect(&ds, &all, &bad_holdout),
         Err(DetectorError::InvalidConfig(_))
     ));
 }

@@ -40,14 +40,14 @@ pub struct DetectArgs {
     /// declared kind), or `auto`: the first `image` feature by name, else `observation.state`.
     #[arg(long, alias = "image-feature", default_value = "auto")]
     pub features: String,
-    /// Share of each class of the labelled episodes held out to measure accuracy, in (0, 1)
-    /// (a seeded stratified split; default 0.25 unless --folds is given).
+    /// Measure accuracy on one seeded stratified holdout instead: this share of each class of
+    /// the labelled episodes, in (0, 1), is held out (e.g. 0.25).
     #[arg(long, conflicts_with = "folds")]
     pub holdout: Option<f64>,
-    /// Stratified k-fold cross-validation instead of a holdout: every labelled episode is held
-    /// out once, 2..=100 folds.
-    #[arg(long)]
-    pub folds: Option<usize>,
+    /// Folds of the seeded stratified cross-validation that measures accuracy (every labelled
+    /// episode held out once), 2..=100; the default unless --holdout is given.
+    #[arg(long, default_value_t = 5)]
+    pub folds: usize,
     /// Seed of the split and of the component fit.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -82,18 +82,18 @@ fn check_options(args: &DetectArgs) -> Result<Validation> {
     if !(args.c > 0.0 && args.c.is_finite()) {
         return Err(usage(format!("--c {} must be a finite number > 0", args.c)));
     }
-    let validation = match (args.holdout, args.folds) {
-        (_, Some(folds)) if !(2..=MAX_FOLDS).contains(&folds) => {
-            return Err(usage(format!(
-                "--folds {folds} is out of range 2..={MAX_FOLDS}"
-            )));
-        }
-        (_, Some(folds)) => Validation::KFold { folds },
-        (Some(f), None) if !(f > 0.0 && f < 1.0) => {
+    let validation = match args.holdout {
+        Some(f) if !(f > 0.0 && f < 1.0) => {
             return Err(usage(format!("--holdout {f} is out of range (0, 1)")));
         }
-        (Some(fraction), None) => Validation::Holdout { fraction },
-        (None, None) => Validation::DEFAULT,
+        Some(fraction) => Validation::Holdout { fraction },
+        None if !(2..=MAX_FOLDS).contains(&args.folds) => {
+            return Err(usage(format!(
+                "--folds {} is out of range 2..={MAX_FOLDS}",
+                args.folds
+            )));
+        }
+        None => Validation::KFold { folds: args.folds },
     };
     // The labels reader picks the format by extension: a full labels file must be CSV to be
     // read back as what it is.

@@ -11,7 +11,8 @@
 //!    [`Encoder`] and the feature cache (or a numeric vector column), reduced to principal
 //!    components fitted on those terminal frames, then standardized — label-free steps, so they
 //!    see every episode;
-//! 3. [`validation`]: a seeded stratified holdout or k-fold split of the labelled episodes; L2
+//! 3. [`validation`]: a seeded stratified k-fold (default 5) or holdout split of the labelled
+//!    episodes; L2
 //!    logistic regression ([`logistic::fit_logistic`], scikit-learn's objective) is trained on
 //!    each training part and scored on its held-out part (accuracy with a Wilson interval,
 //!    balanced accuracy, precision, recall, AUROC, confusion counts);
@@ -74,8 +75,8 @@ pub struct DetectorConfig {
 }
 
 impl DetectorConfig {
-    /// Defaults for `features`: raw 32×32 pixels, 32 components, `C = 1`, a 25% holdout,
-    /// seed 0, a temporary cache.
+    /// Defaults for `features`: raw 32×32 pixels, 32 components, `C = 1`, stratified 5-fold
+    /// cross-validation, seed 0, a temporary cache.
     pub fn new(features: FrameFeatures) -> Self {
         Self {
             features,

