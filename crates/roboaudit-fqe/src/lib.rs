@@ -9,6 +9,8 @@
 //! Image features come from a frozen [`Encoder`] — raw 32×32 pixels, or a pretrained DINOv2
 //! loaded from a local safetensors file ([`dinov2`], candle-transformers) — through an on-disk
 //! feature cache ([`cache`]) keyed by encoder id, weights hash and frame ([`load`]).
+//! Where only some episodes carry a success label, [`detector`] learns the label from their
+//! terminal frames, reports its held-out accuracy and labels the rest.
 //!
 //! ```
 //! use roboaudit_data::lerobot::{LeRobotDataset, read_policy_actions};
@@ -33,6 +35,7 @@ use serde::Serialize;
 
 pub mod cache;
 pub mod coverage;
+pub mod detector;
 pub mod dinov2;
 pub mod encoder;
 pub mod error;
@@ -52,6 +55,7 @@ pub mod synthetic;
 pub(crate) mod vector;
 
 pub use coverage::{DEFAULT_COVERAGE_THRESHOLD, SupportIndex, TaskCoverage, coverage};
+pub use detector::{Detection, DetectorConfig, DetectorError, detect};
 pub use dinov2::{Dinov2Encoder, Dinov2Options};
 pub use encoder::Encoder;
 pub use error::FqeError;

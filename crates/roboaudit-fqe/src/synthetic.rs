@@ -96,7 +96,8 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> FqeError + '_ {
     move |e| FqeError::io("write", path, e)
 }
 
-fn write_parquet(path: &Path, columns: Vec<(&str, ArrayRef)>) -> Result<(), FqeError> {
+/// One Parquet file of `columns` (shared with `detector::synthetic`).
+pub(crate) fn write_parquet(path: &Path, columns: Vec<(&str, ArrayRef)>) -> Result<(), FqeError> {
     if let Some(parent) = path.parent() {
         fs::create_dir_all(parent).map_err(io(parent))?;
     }
@@ -119,7 +120,8 @@ fn write_parquet(path: &Path, columns: Vec<(&str, ArrayRef)>) -> Result<(), FqeE
     Ok(())
 }
 
-fn vectors(rows: &[Vec<f32>], fixed: Option<i32>) -> ArrayRef {
+/// A list column of `rows` (fixed-size when `fixed` gives the width).
+pub(crate) fn vectors(rows: &[Vec<f32>], fixed: Option<i32>) -> ArrayRef {
     if let Some(n) = fixed {
         let mut b = FixedSizeListBuilder::new(Float32Builder::new(), n);
         for r in rows {

@@ -49,6 +49,10 @@ pub enum DataCommand {
         #[arg(long, value_name = "FILE")]
         out: PathBuf,
     },
+    /// Train a success detector on the terminal frames of the episodes a partial labels file
+    /// labels, report its accuracy on held-out labelled episodes, and write a full labels file
+    /// (given labels kept, the rest predicted) for `fqe fit --labels`.
+    Detect(Box<super::detect::DetectArgs>),
 }
 
 /// Runs a `data` subcommand.
@@ -94,6 +98,7 @@ pub fn run(cmd: DataCommand) -> Result<()> {
             threshold,
             out,
         } => labels(&dir, reward, &rule, threshold, &out),
+        DataCommand::Detect(args) => super::detect::run(&args),
     }
 }
 

@@ -323,8 +323,9 @@ fn labels_source(file: Option<&PathBuf>, ds: &LeRobotDataset) -> Result<SuccessS
     Ok(source)
 }
 
-/// The frame-feature source named by `--features` (see [`FitArgs::features`]).
-fn frame_features(
+/// The frame-feature source named by `--features` (see [`FitArgs::features`]; `data detect`
+/// spells its features the same way).
+pub(crate) fn frame_features(
     spec: &str,
     ds: &LeRobotDataset,
     state_feature: Option<&str>,

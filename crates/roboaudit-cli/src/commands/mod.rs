@@ -2,6 +2,7 @@
 
 pub mod data;
 pub mod demo;
+pub mod detect;
 pub mod fqe;
 pub mod fqe_collect;
 mod fqe_encoder;

@@ -1,0 +1,203 @@
+//! `roboaudit data detect`: a success detector (SPEC §3, seed 003 §3) trained on the episodes a
+//! partial labels file labels, from each episode's terminal frame; it reports its accuracy on
+//! held-out labelled episodes and writes a full labels file for `fqe fit --labels`.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use roboaudit_data::lerobot::LeRobotDataset;
+use roboaudit_fqe::detector::{DetectorConfig, DetectorError, Validation, detect_with_progress};
+use roboaudit_fqe::{Encoder, FrameFeatures};
+
+use crate::exit::{InvalidInput, Usage};
+use crate::output::{ensure_dir, write_atomic};
+
+/// Most principal components (as `fqe fit`).
+const MAX_COMPONENTS: usize = 1024;
+/// Most cross-validation folds: more only repeats leave-one-out-like fits at a higher cost.
+const MAX_FOLDS: usize = 100;
+
+/// Arguments of `roboaudit data detect`.
+#[derive(clap::Args, Debug)]
+pub struct DetectArgs {
+    /// Dataset folder (the one holding meta/info.json).
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Partial labels file (`episode_index`, `success` as 0/1 or true/false; CSV, Parquet or
+    /// JSONL): the episodes the detector learns from. Other columns are ignored.
+    #[arg(long, value_name = "FILE")]
+    pub labels: PathBuf,
+    /// Full labels file to write (CSV: `episode_index,success,source,probability`; `source` is
+    /// `label` for a given label, kept as given, or `detector` for a predicted one).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// JSON report (`roboaudit.detector.v1`: settings, held-out accuracy, counts, warnings);
+    /// default: OUT with the extension `.detector.json`.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+    /// Terminal-frame features: `image:KEY` (an `image` feature through the raw 32×32 pixel
+    /// encoder), `state:COLUMN` (a numeric vector column, standardized), a bare KEY (by its
+    /// declared kind), or `auto`: the first `image` feature by name, else `observation.state`.
+    #[arg(long, alias = "image-feature", default_value = "auto")]
+    pub features: String,
+    /// Measure accuracy on one seeded stratified holdout instead: this share of each class of
+    /// the labelled episodes, in (0, 1), is held out (e.g. 0.25).
+    #[arg(long, conflicts_with = "folds")]
+    pub holdout: Option<f64>,
+    /// Folds of the seeded stratified cross-validation that measures accuracy (every labelled
+    /// episode held out once), 2..=100; the default unless --holdout is given.
+    #[arg(long, default_value_t = 5)]
+    pub folds: usize,
+    /// Seed of the split and of the component fit.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Inverse L2 regularization strength C of the logistic regression (scikit-learn's C), > 0.
+    #[arg(long, default_value_t = 1.0)]
+    pub c: f64,
+    /// Principal components of the terminal frames' features, 1..=1024.
+    #[arg(long, default_value_t = 32)]
+    pub components: usize,
+    /// Feature cache folder (default: a temporary one, deleted afterwards); the same cache as
+    /// `fqe fit --cache` can be shared.
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+}
+
+/// The report path: `--report`, else OUT with the extension `.detector.json`.
+fn report_path(args: &DetectArgs) -> PathBuf {
+    args.report
+        .clone()
+        .unwrap_or_else(|| args.out.with_extension("detector.json"))
+}
+
+/// Option checks that need no file (exit code 2 before anything is read).
+fn check_options(args: &DetectArgs) -> Result<Validation> {
+    let usage = |m: String| -> anyhow::Error { Usage(m).into() };
+    if !(1..=MAX_COMPONENTS).contains(&args.components) {
+        return Err(usage(format!(
+            "--components {} is out of range 1..={MAX_COMPONENTS}",
+            args.components
+        )));
+    }
+    if !(args.c > 0.0 && args.c.is_finite()) {
+        return Err(usage(format!("--c {} must be a finite number > 0", args.c)));
+    }
+    let validation = match args.holdout {
+        Some(f) if !(f > 0.0 && f < 1.0) => {
+            return Err(usage(format!("--holdout {f} is out of range (0, 1)")));
+        }
+        Some(fraction) => Validation::Holdout { fraction },
+        None if !(2..=MAX_FOLDS).contains(&args.folds) => {
+            return Err(usage(format!(
+                "--folds {} is out of range 2..={MAX_FOLDS}",
+                args.folds
+            )));
+        }
+        None => Validation::KFold { folds: args.folds },
+    };
+    // The labels reader picks the format by extension: a full labels file must be CSV to be
+    // read back as what it is.
+    if args.out.extension().and_then(|e| e.to_str()) != Some("csv") {
+        return Err(usage(format!(
+            "--out {}: the labels file is written as CSV; give it the extension .csv",
+            args.out.display()
+        )));
+    }
+    let report = report_path(args);
+    for (flag, path) in [("--out", &args.out), ("--report", &report)] {
+        if path.is_dir() {
+            return Err(usage(format!(
+                "{flag} {} is a folder; give a file name",
+                path.display()
+            )));
+        }
+    }
+    if report == args.out {
+        return Err(usage("--report and --out name the same file".into()));
+    }
+    if args.out == args.labels || report == args.labels {
+        return Err(usage(
+            "--out / --report name the --labels file: it would be overwritten".into(),
+        ));
+    }
+    Ok(validation)
+}
+
+/// Usage errors exit 2, input errors 3, the rest 1; the message keeps the cause chain.
+fn classify(e: DetectorError) -> anyhow::Error {
+    let mut text = e.to_string();
+    let mut cause = std::error::Error::source(&e);
+    while let Some(c) = cause {
+        let more = c.to_string();
+        if !text.contains(&more) {
+            text = format!("{text}: {more}");
+        }
+        cause = c.source();
+    }
+    if e.is_usage() {
+        Usage(text).into()
+    } else if e.is_invalid_input() {
+        InvalidInput(text).into()
+    } else {
+        e.into()
+    }
+}
+
+/// Runs `data detect`.
+///
+/// # Errors
+/// Usage errors (exit 2), unusable labels or dataset (exit 3), write failures (exit 1).
+pub fn run(args: &DetectArgs) -> Result<()> {
+    let validation = check_options(args)?;
+    let ds = LeRobotDataset::open(&args.dir)
+        .with_context(|| format!("cannot open LeRobot dataset {}", args.dir.display()))?;
+    let features = super::fqe::frame_features(&args.features, &ds, Some("observation.state"))?;
+    if features == FrameFeatures::None {
+        return Err(Usage(
+            "--features none: the detector needs an image feature or a vector column".into(),
+        )
+        .into());
+    }
+    let config = DetectorConfig {
+        features,
+        encoder: Encoder::raw32(),
+        components: args.components,
+        c: args.c,
+        validation,
+        seed: args.seed,
+        cache_dir: args.cache.clone(),
+    };
+    let bar = crate::progress::bar(0, "encoding terminal frames");
+    let detection = detect_with_progress(&ds, &args.labels, &config, &mut |done, total| {
+        if bar.length() != Some(total as u64) {
+            bar.set_length(total as u64);
+        }
+        bar.set_position(done as u64);
+    })
+    .map_err(classify)?;
+    bar.finish_and_clear();
+    let report = report_path(args);
+    for path in [&args.out, &report] {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            ensure_dir(parent)?;
+        }
+    }
+    let json = serde_json::to_vec_pretty(&detection.report)
+        .context("cannot serialize the detector report")?;
+    write_atomic(&args.out, detection.labels_csv().as_bytes())?;
+    write_atomic(&report, &[json.as_slice(), b"\n"].concat())?;
+    print!("{}", detection.report.summary());
+    println!(
+        "wrote {} ({} episodes) and {}",
+        args.out.display(),
+        detection.episodes.len(),
+        report.display()
+    );
+    if detection.encoded + detection.cache_hits > 0 {
+        eprintln!(
+            "note: terminal frames: {} encoded, {} from the feature cache",
+            detection.encoded, detection.cache_hits
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,283 @@
+//! The detector's input (SPEC.md §3, seed 003 §3 "success detector"): one feature row per
+//! episode from its terminal (last) frame. An `image` feature goes through the frozen
+//! [`Encoder`] and the on-disk [`FeatureCache`] that FQE uses (so any encoder FQE gains works
+//! here unchanged, and frames encoded once are reused by both); a numeric vector column is
+//! standardized per column first, as FQE does. Both are reduced to principal components fitted
+//! on the terminal frames of every episode, then each component is standardized (mean 0,
+//! population deviation 1) over the same episodes.
+//!
+//! The components and the standardization never see a label, so fitting them on every episode
+//! (labelled, held-out and unlabelled alike) leaks nothing into the held-out scores, and the
+//! detector scored on held-out episodes is the one that labels the rest.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use roboaudit_data::lerobot::LeRobotDataset;
+
+use super::DetectorError;
+use crate::FqeError;
+use crate::cache::{FeatureCache, fnv1a64};
+use crate::encoder::Encoder;
+use crate::load::{FrameFeatures, PCA_ITERATIONS};
+use crate::pca::CovarianceAccumulator;
+use crate::vector::vector_part;
+
+/// Standardized terminal-frame features of every episode of a dataset.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TerminalFeatures {
+    /// `episode_index` of each row, in the dataset's episode order.
+    pub episode_index: Vec<i64>,
+    /// Global `index` of each episode's last frame (largest `frame_index`).
+    pub terminal_index: Vec<i64>,
+    /// Components per row (at most the requested number: directions without variance among
+    /// the terminal frames are dropped).
+    pub width: usize,
+    /// `episodes × width`, row-major; each column has mean 0 and deviation 1 (or 0 if constant).
+    pub values: Vec<f64>,
+    /// Where the features came from, e.g. `observation.image:raw32-pca32`.
+    pub name: String,
+    /// Encoder id and weights hash (`raw32:none`) for an image feature.
+    pub encoder: Option<String>,
+    /// Terminal frames found in the feature cache.
+    pub cache_hits: usize,
+    /// Terminal frames encoded now.
+    pub encoded: usize,
+}
+
+/// Reads, encodes and reduces the terminal frame of every episode of `ds`; `progress(done,
+/// total)` is called after each terminal image is encoded or found in the cache.
+///
+/// # Errors
+/// [`DetectorError::MissingFeature`] when `features` names an undeclared feature;
+/// [`DetectorError::InvalidConfig`] for [`FrameFeatures::None`] or zero components;
+/// [`DetectorError::Data`] from the reader (a video or non-image feature read as an image,
+/// a non-numeric vector column, an undecodable PNG — naming file, row and column);
+/// [`DetectorError::Fqe`] for a terminal frame without an image or a non-finite value, cache
+/// and component errors.
+pub fn terminal_features(
+    ds: &LeRobotDataset,
+    features: &FrameFeatures,
+    encoder: &Encoder,
+    components: usize,
+    cache_dir: Option<&Path>,
+    seed: u64,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<TerminalFeatures, DetectorError> {
+    if components == 0 {
+        return Err(DetectorError::InvalidConfig(
+            "components must be at least 1".into(),
+        ));
+    }
+    let key = match features {
+        FrameFeatures::Image(k) | FrameFeatures::Vector(k) => k,
+        FrameFeatures::None => {
+            return Err(DetectorError::InvalidConfig(
+                "the detector needs an image feature or a vector column, not none".into(),
+            ));
+        }
+    };
+    if ds.feature(key).is_none() {
+        return Err(DetectorError::MissingFeature {
+            feature: key.clone(),
+            declared: ds.describe_features(),
+            info: ds.root().join("meta/info.json"),
+        });
+    }
+    let mut out = match features {
+        FrameFeatures::Vector(column) => vector_features(ds, column, components, seed)?,
+        _ => image_features(ds, key, encoder, components, cache_dir, seed, progress)?,
+    };
+    let (mean, std) = standardize_scores(&out.values, out.width);
+    for row in out.values.chunks_exact_mut(out.width.max(1)) {
+        for ((v, m), s) in row.iter_mut().zip(&mean).zip(&std) {
+            *v = (*v - m) / s;
+        }
+    }
+    Ok(out)
+}
+
+/// Per-column mean and population deviation of the component scores; a column whose
+/// deviation is round-off (≤ 1e-9 · (1 + |mean|), as FQE's vector columns) keeps deviation 1,
+/// so it maps to ≈ 0 instead of blowing noise up to unit scale.
+fn standardize_scores(values: &[f64], width: usize) -> (Vec<f64>, Vec<f64>) {
+    let n = values.len() / width.max(1);
+    let mut mean = vec![0.0; width];
+    let mut var = vec![0.0; width];
+    #[allow(clippy::cast_precision_loss)]
+    let nf = n.max(1) as f64;
+    for row in values.chunks_exact(width.max(1)) {
+        for (m, v) in mean.iter_mut().zip(row) {
+            *m += v / nf;
+        }
+    }
+    for row in values.chunks_exact(width.max(1)) {
+        for ((s, v), m) in var.iter_mut().zip(row).zip(&mean) {
+            *s += (v - m).powi(2) / nf;
+        }
+    }
+    let std = var
+        .iter()
+        .zip(&mean)
+        .map(|(v, m)| {
+            let sd = v.sqrt();
+            if sd <= 1e-9 * (1.0 + m.abs()) {
+                1.0
+            } else {
+                sd
+            }
+        })
+        .collect();
+    (mean, std)
+}
+
+/// Last-frame values of a numeric column, standardized per column and reduced to components.
+fn vector_features(
+    ds: &LeRobotDataset,
+    column: &str,
+    components: usize,
+    seed: u64,
+) -> Result<TerminalFeatures, DetectorError> {
+    let frames = ds.read_frames(&[column])?;
+    let (mut episode_index, mut terminal_index, mut values) = (vec![], vec![], vec![]);
+    let mut width = 0;
+    for ep in &frames {
+        let last = ep.column(column).and_then(<[Vec<f32>]>::last);
+        let (Some(v), Some(index)) = (last, ep.index.last()) else {
+            return Err(FqeError::InvalidInputs(format!(
+                "episode {} has no \"{column}\" value",
+                ep.episode_index
+            ))
+            .into());
+        };
+        if v.iter().any(|x| !x.is_finite()) {
+            return Err(FqeError::InvalidInputs(format!(
+                "column \"{column}\", episode {}, last frame (index {index}): non-finite value {v:?}",
+                ep.episode_index
+            ))
+            .into());
+        }
+        width = v.len();
+        episode_index.push(ep.episode_index);
+        terminal_index.push(*index);
+        values.extend_from_slice(v);
+    }
+    let n = episode_index.len();
+    let (part, _) = vector_part(column, &values, width, components, n, seed)?;
+    Ok(TerminalFeatures {
+        episode_index,
+        terminal_index,
+        width: part.width,
+        values: part.values.iter().map(|v| f64::from(*v)).collect(),
+        name: part.name,
+        encoder: None,
+        cache_hits: 0,
+        encoded: 0,
+    })
+}
+
+/// Terminal images through the encoder and the cache, then principal components.
+fn image_features(
+    ds: &LeRobotDataset,
+    feature: &str,
+    encoder: &Encoder,
+    components: usize,
+    cache_dir: Option<&Path>,
+    seed: u64,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<TerminalFeatures, DetectorError> {
+    // The bookkeeping columns alone: each episode's frames ordered by frame_index.
+    let frames = ds.read_frames(&[])?;
+    let mut episode_index = Vec::with_capacity(frames.len());
+    let mut terminal_index = Vec::with_capacity(frames.len());
+    for ep in &frames {
+        if let Some(last) = ep.index.last() {
+            episode_index.push(ep.episode_index);
+            terminal_index.push(*last);
+        }
+    }
+    let row_of: HashMap<i64, usize> = terminal_index
+        .iter()
+        .enumerate()
+        .map(|(r, i)| (*i, r))
+        .collect();
+    let tmp;
+    let dir = match cache_dir {
+        Some(d) => d.to_path_buf(),
+        None => {
+            tmp = tempfile::tempdir()
+                .map_err(|e| FqeError::io("create", &std::env::temp_dir(), e))?;
+            tmp.path().to_path_buf()
+        }
+    };
+    let mut cache =
+        FeatureCache::open(&dir, &encoder.id(), &encoder.weights_hash(), encoder.dim())?;
+    let mut keys: Vec<Option<u64>> = vec![None; terminal_index.len()];
+    let (mut hits, mut encoded, mut done) = (0, 0, 0);
+    let total = keys.len();
+    // Every stored image is streamed (the data files are read once), but only terminal frames
+    // are decoded and encoded.
+    ds.for_each_image::<FqeError>(feature, &mut |f| {
+        let Some(&row) = row_of.get(&f.index) else {
+            return Ok(());
+        };
+        if f.episode_index != episode_index[row] {
+            return Ok(());
+        }
+        let key = fnv1a64(f.bytes);
+        if cache.contains(key) {
+            hits += 1;
+        } else {
+            cache.put(key, &encoder.encode(&f.decode()?)?)?;
+            encoded += 1;
+        }
+        keys[row] = Some(key);
+        done += 1;
+        progress(done, total);
+        Ok(())
+    })?;
+    cache.flush()?;
+    let keys: Vec<u64> = keys
+        .iter()
+        .enumerate()
+        .map(|(r, key)| {
+            key.ok_or_else(|| {
+                FqeError::InvalidInputs(format!(
+                    "episode {}: its last frame (index {}) has no \"{feature}\" image",
+                    episode_index[r], terminal_index[r]
+                ))
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    // Two passes over the cache rather than holding every encoded frame: a pretrained encoder's
+    // features of many episodes would not fit in memory twice.
+    let mut acc = CovarianceAccumulator::new(encoder.dim());
+    for key in &keys {
+        acc.add(&cached(&mut cache, *key)?)?;
+    }
+    let pca = acc.fit(components, PCA_ITERATIONS, seed)?;
+    let mut values = Vec::with_capacity(keys.len() * pca.k);
+    for key in &keys {
+        values.extend(
+            pca.project(&cached(&mut cache, *key)?)
+                .into_iter()
+                .map(f64::from),
+        );
+    }
+    Ok(TerminalFeatures {
+        episode_index,
+        terminal_index,
+        width: pca.k,
+        values,
+        name: format!("{feature}:{}-pca{}", encoder.id(), pca.k),
+        encoder: Some(format!("{}:{}", encoder.id(), encoder.weights_hash())),
+        cache_hits: hits,
+        encoded,
+    })
+}
+
+fn cached(cache: &mut FeatureCache, key: u64) -> Result<Vec<f32>, FqeError> {
+    cache
+        .get(key)?
+        .ok_or_else(|| FqeError::bad_file(cache.path(), "cached frame vanished"))
+}

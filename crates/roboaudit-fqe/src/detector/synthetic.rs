@@ -1,0 +1,253 @@
+//! A synthetic LeRobot v3.0 dataset whose success is visible in the last frame, for testing the
+//! success detector: a red block slides over a grey table with a green goal zone on the right;
+//! an episode succeeds when the block ends inside the zone. Nuisances the detector must see
+//! past: the table's brightness varies per episode, a blue distractor block sits anywhere
+//! (inside the zone too), and every pixel carries seeded noise. Success and failure end
+//! positions are a few pixels apart, so a detector that reads the image can be right on every
+//! episode, while one that ignores it is right only at the majority rate.
+
+use std::fs;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::builder::{BinaryBuilder, ListBuilder, StringBuilder};
+use arrow_array::{ArrayRef, BooleanArray, Float32Array, Int64Array, StringArray, StructArray};
+use arrow_schema::{DataType, Field, Fields};
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+
+use crate::FqeError;
+use crate::synthetic::{vectors, write_parquet};
+
+/// Block side in pixels.
+const BLOCK: usize = 3;
+
+/// Settings of [`write_goal_dataset`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GoalRun {
+    /// Episodes (≥ 1).
+    pub episodes: usize,
+    /// Frames per episode (≥ 2).
+    pub frames: usize,
+    /// Image side in pixels (≥ 12): the goal zone is the right third.
+    pub side: usize,
+    /// Probability that an episode succeeds, in `[0, 1]`.
+    pub success_rate: f64,
+    /// Seed of every draw.
+    pub seed: u64,
+}
+
+impl Default for GoalRun {
+    fn default() -> Self {
+        Self {
+            episodes: 120,
+            frames: 4,
+            side: 16,
+            success_rate: 0.4,
+            seed: 0,
+        }
+    }
+}
+
+/// The task text of the goal dataset.
+pub const GOAL_TASK: &str = "push the red block into the green zone";
+
+fn encode_png(side: usize, rgb: &[u8]) -> Result<Vec<u8>, FqeError> {
+    let bad = |e: png::EncodingError| FqeError::InvalidInputs(format!("PNG encoding: {e}"));
+    let s = u32::try_from(side).map_err(|_| FqeError::InvalidConfig("image too large".into()))?;
+    let mut out = Vec::new();
+    {
+        let mut enc = png::Encoder::new(&mut out, s, s);
+        enc.set_color(png::ColorType::Rgb);
+        enc.set_depth(png::BitDepth::Eight);
+        let mut writer = enc.write_header().map_err(bad)?;
+        writer.write_image_data(rgb).map_err(bad)?;
+    }
+    Ok(out)
+}
+
+/// One frame: table of brightness `table`, goal zone from `goal_x`, the blue distractor at
+/// `blue`, the red block at `red` (top-left corners), noise from `rng`.
+fn frame(
+    side: usize,
+    table: u8,
+    red: (usize, usize),
+    blue: (usize, usize),
+    rng: &mut ChaCha8Rng,
+) -> Vec<u8> {
+    let goal_x = side - side / 3;
+    let inside = |(bx, by): (usize, usize), x: usize, y: usize| {
+        (bx..bx + BLOCK).contains(&x) && (by..by + BLOCK).contains(&y)
+    };
+    let mut rgb = Vec::with_capacity(side * side * 3);
+    for y in 0..side {
+        for x in 0..side {
+            let base: [u8; 3] = if inside(red, x, y) {
+                [220, 40, 30]
+            } else if inside(blue, x, y) {
+                [30, 50, 210]
+            } else if x >= goal_x {
+                [table / 2, table.saturating_add(60), table / 2]
+            } else {
+                [table, table, table]
+            };
+            for c in base {
+                let noise: i16 = rng.random_range(-12..=12);
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                rgb.push((i16::from(c) + noise).clamp(0, 255) as u8);
+            }
+        }
+    }
+    rgb
+}
+
+/// Writes the dataset into `dir/dataset` (LeRobot v3.0: `observation.image` PNG frames,
+/// `observation.state` = the red block's `[x, y]` in `[0, 1]`, `action` (the block's step),
+/// `next.success` true on the last frame of a successful episode) and returns each episode's
+/// true label, in episode order.
+///
+/// # Errors
+/// [`FqeError::InvalidConfig`] for no episodes, fewer than 2 frames, a side below 12 or a
+/// success rate outside `[0, 1]`; I/O and Parquet errors.
+#[allow(
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::too_many_lines
+)]
+pub fn write_goal_dataset(dir: &Path, run: &GoalRun) -> Result<Vec<bool>, FqeError> {
+    if run.episodes == 0
+        || run.frames < 2
+        || run.side < 12
+        || !(0.0..=1.0).contains(&run.success_rate)
+    {
+        return Err(FqeError::InvalidConfig(
+            "goal dataset needs episodes, ≥ 2 frames, a side ≥ 12 and a success rate in [0, 1]"
+                .into(),
+        ));
+    }
+    let side = run.side;
+    let goal_x = side - side / 3;
+    let far = side - BLOCK;
+    let mut rng = ChaCha8Rng::seed_from_u64(run.seed);
+    let (mut ep_col, mut frame_col, mut index_col, mut ts) = (vec![], vec![], vec![], vec![]);
+    let (mut states, mut actions, mut images, mut success) = (vec![], vec![], vec![], vec![]);
+    let (mut lengths, mut from, mut to, mut truth) = (vec![], vec![], vec![], vec![]);
+    let mut index = 0i64;
+    for e in 0..run.episodes {
+        let ok = rng.random::<f64>() < run.success_rate;
+        // Success ends wholly inside the zone; failure ends at least two pixels short of it.
+        let end_x = if ok {
+            rng.random_range(goal_x..=far)
+        } else {
+            rng.random_range(0..=goal_x - BLOCK - 2)
+        };
+        let start_x = rng.random_range(0..=goal_x - BLOCK - 2);
+        let y = rng.random_range(0..=far);
+        let blue = (rng.random_range(0..=far), rng.random_range(0..=far));
+        let table: u8 = rng.random_range(60..=140);
+        let start = index;
+        let mut prev = start_x as f32;
+        for t in 0..run.frames {
+            let x = start_x as f64
+                + (end_x as f64 - start_x as f64) * t as f64 / (run.frames - 1) as f64;
+            let x = x.round() as usize;
+            images.push(encode_png(
+                side,
+                &frame(side, table, (x, y), blue, &mut rng),
+            )?);
+            states.push(vec![x as f32 / far as f32, y as f32 / far as f32]);
+            actions.push(vec![x as f32 - prev]);
+            prev = x as f32;
+            success.push(ok && t + 1 == run.frames);
+            ep_col.push(e as i64);
+            frame_col.push(t as i64);
+            index_col.push(index);
+            ts.push(t as f32 / 10.0);
+            index += 1;
+        }
+        lengths.push(index - start);
+        from.push(start);
+        to.push(index);
+        truth.push(ok);
+    }
+    let root = dir.join("dataset");
+    let io = |p: &Path, e| FqeError::io("write", p, e);
+    fs::create_dir_all(root.join("meta")).map_err(|e| io(&root, e))?;
+    let info = serde_json::json!({
+        "codebase_version": "v3.0", "robot_type": "goal", "total_episodes": run.episodes,
+        "total_frames": index, "total_tasks": 1, "chunks_size": 1000, "fps": 10,
+        "data_path": "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet",
+        "features": {
+            "observation.image": {"dtype": "image", "shape": [side, side, 3], "names": ["height", "width", "channels"]},
+            "observation.state": {"dtype": "float32", "shape": [2], "names": ["x", "y"]},
+            "action": {"dtype": "float32", "shape": [1], "names": ["dx"]},
+            "next.success": {"dtype": "bool", "shape": [1], "names": null},
+            "timestamp": {"dtype": "float32", "shape": [1], "names": null},
+            "frame_index": {"dtype": "int64", "shape": [1], "names": null},
+            "episode_index": {"dtype": "int64", "shape": [1], "names": null},
+            "index": {"dtype": "int64", "shape": [1], "names": null},
+            "task_index": {"dtype": "int64", "shape": [1], "names": null}
+        }
+    });
+    let info_file = root.join("meta/info.json");
+    let text =
+        serde_json::to_vec_pretty(&info).map_err(|e| FqeError::InvalidInputs(e.to_string()))?;
+    fs::write(&info_file, text).map_err(|e| io(&info_file, e))?;
+    let mut bytes = BinaryBuilder::new();
+    for i in &images {
+        bytes.append_value(i);
+    }
+    let bytes: ArrayRef = Arc::new(bytes.finish());
+    let paths: ArrayRef = Arc::new(StringArray::from(vec![None::<&str>; images.len()]));
+    let fields = Fields::from(vec![
+        Field::new("bytes", DataType::Binary, true),
+        Field::new("path", DataType::Utf8, true),
+    ]);
+    let image_col: ArrayRef = Arc::new(StructArray::new(fields, vec![bytes, paths], None));
+    let ints = |v: &[i64]| -> ArrayRef { Arc::new(Int64Array::from(v.to_vec())) };
+    write_parquet(
+        &root.join("data/chunk-000/file-000.parquet"),
+        vec![
+            ("observation.image", image_col),
+            ("observation.state", vectors(&states, Some(2))),
+            ("action", vectors(&actions, Some(1))),
+            ("next.success", Arc::new(BooleanArray::from(success))),
+            ("timestamp", Arc::new(Float32Array::from(ts))),
+            ("frame_index", ints(&frame_col)),
+            ("episode_index", ints(&ep_col)),
+            ("index", ints(&index_col)),
+            ("task_index", ints(&vec![0; index_col.len()])),
+        ],
+    )?;
+    let mut task_lists = ListBuilder::new(StringBuilder::new());
+    for _ in 0..run.episodes {
+        task_lists.values().append_value(GOAL_TASK);
+        task_lists.append(true);
+    }
+    let n_ep: Vec<i64> = (0..run.episodes as i64).collect();
+    write_parquet(
+        &root.join("meta/episodes/chunk-000/file-000.parquet"),
+        vec![
+            ("episode_index", ints(&n_ep)),
+            ("tasks", Arc::new(task_lists.finish())),
+            ("length", ints(&lengths)),
+            ("data/chunk_index", ints(&vec![0; run.episodes])),
+            ("data/file_index", ints(&vec![0; run.episodes])),
+            ("dataset_from_index", ints(&from)),
+            ("dataset_to_index", ints(&to)),
+        ],
+    )?;
+    write_parquet(
+        &root.join("meta/tasks.parquet"),
+        vec![
+            ("task_index", ints(&[0])),
+            (
+                "__index_level_0__",
+                Arc::new(StringArray::from(vec![GOAL_TASK])),
+            ),
+        ],
+    )?;
+    Ok(truth)
+}
