@@ -13,7 +13,8 @@ use crate::metrics::{Metrics, Scored, metrics};
 use crate::naive::naive_estimate;
 use crate::neural::{NeuralFit, NeuralFqeConfig, fit_neural_with_progress};
 use crate::report::{
-    Cell, CellErrors, EstimatorMetrics, FqeReport, PolicyReport, SCHEMA, SeedSpread, TruthCell,
+    Cell, CellErrors, EstimatorMetrics, FqeReport, InSupport, PolicyReport, SCHEMA, SeedSpread,
+    TruthCell,
 };
 use rayon::prelude::*;
 
@@ -281,16 +282,19 @@ fn pick(cell: &Cell, estimator: &str, seed: Option<usize>) -> Option<f64> {
     }
 }
 
+/// Suite and per-task metrics of `estimator` over the policies `keep` accepts (neural: the seed
+/// mean, or seed `seed`).
 fn estimator_metrics(
     report: &FqeReport,
     estimator: &str,
     seed: Option<usize>,
+    keep: &dyn Fn(&PolicyReport) -> bool,
 ) -> Result<Option<(Metrics, Vec<Metrics>)>, FqeError> {
     let n_tasks = report.tasks.len();
     let mut task_rows: Vec<Vec<Scored>> = vec![Vec::new(); n_tasks];
     let mut suite_rows = Vec::new();
     let mut pairs = Vec::new();
-    for p in &report.policies {
+    for p in report.policies.iter().filter(|p| keep(p)) {
         let mut sum = (0.0, 0.0, 0.0);
         let mut count = 0;
         for c in &p.tasks {
@@ -366,24 +370,40 @@ pub fn score(report: &mut FqeReport, truth: &GroundTruth) -> Result<(), FqeError
             }
         }
     }
+    let flagged = |p: &PolicyReport| p.tasks.iter().any(|c| c.coverage.out_of_support);
+    let excluded: Vec<String> = report
+        .policies
+        .iter()
+        .filter(|p| flagged(p))
+        .map(|p| p.policy.clone())
+        .collect();
     let mut all = Vec::new();
     for est in crate::report::ESTIMATORS {
-        let Some((suite, tasks)) = estimator_metrics(report, est, None)? else {
+        let Some((suite, tasks)) = estimator_metrics(report, est, None, &|_| true)? else {
             continue;
         };
         let mut per_seed = Vec::new();
         if est == "neural" {
             for k in 0..report.seeds.len() {
-                if let Some((m, _)) = estimator_metrics(report, est, Some(k))? {
+                if let Some((m, _)) = estimator_metrics(report, est, Some(k), &|_| true)? {
                     per_seed.push(m);
                 }
             }
         }
+        let suite_in_support = if excluded.is_empty() {
+            None
+        } else {
+            estimator_metrics(report, est, None, &|p| !flagged(p))?.map(|(metrics, _)| InSupport {
+                excluded: excluded.clone(),
+                metrics,
+            })
+        };
         all.push(EstimatorMetrics {
             estimator: est.to_owned(),
             suite,
             tasks,
             suite_per_seed: per_seed,
+            suite_in_support,
         });
     }
     report.metrics = all;

@@ -125,6 +125,21 @@ pub struct EstimatorMetrics {
     pub tasks: Vec<Metrics>,
     /// Suite metrics per training seed (neural only).
     pub suite_per_seed: Vec<Metrics>,
+    /// Suite metrics over the policies inside the data's support: those with no task flagged
+    /// by the coverage diagnostics (seed 003 App. A.4: FQE cannot evaluate a policy whose actions
+    /// the data never took, so a ranking that includes one mixes two questions). `None` when no
+    /// policy is flagged (it would equal `suite`) or when every policy is. Absent in older reports.
+    #[serde(default)]
+    pub suite_in_support: Option<InSupport>,
+}
+
+/// [`EstimatorMetrics::suite_in_support`]: the policies kept and their metrics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InSupport {
+    /// Policies left out (a task flagged out of support), in report order.
+    pub excluded: Vec<String>,
+    /// Suite metrics over the other policies (ARE over their cells).
+    pub metrics: Metrics,
 }
 
 /// The whole report (`fqe.json`).

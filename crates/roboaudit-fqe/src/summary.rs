@@ -84,6 +84,21 @@ pub fn render_table(r: &FqeReport) -> String {
             },
             f(m.suite.mmrv_v)
         );
+        if let Some(ins) = &m.suite_in_support {
+            let x = &ins.metrics;
+            let _ = writeln!(
+                s,
+                "{:<7} in support ({} policies, without {}): median ARE {}  Spearman V^π {}  SR {}  Pearson V^π {}  regret@1 {}",
+                "",
+                x.policies,
+                ins.excluded.join(", "),
+                pct(x.median_are),
+                f(x.spearman_v),
+                f(x.spearman_sr),
+                f(x.pearson_v),
+                f(x.regret_at_1_v)
+            );
+        }
     }
     s
 }
@@ -123,6 +138,12 @@ pub fn render_markdown(r: &FqeReport) -> String {
             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
         );
         let mut rows = vec![("suite".to_owned(), &m.suite)];
+        if let Some(ins) = &m.suite_in_support {
+            rows.push((
+                format!("suite in support (without {})", ins.excluded.join(", ")),
+                &ins.metrics,
+            ));
+        }
         for (k, ms) in m.suite_per_seed.iter().enumerate() {
             rows.push((
                 format!(

@@ -116,7 +116,9 @@ fn far_target_actions_are_flagged_and_estimated_worse() {
     // reaches the model (nothing in the data says what a larger push does), so here, where any
     // push right moves one cell, the clipped estimate is the near policy's. The flag above is
     // what tells the reader that the estimate rests on that clipping.
-    let far_est = fit_linear(&inputs, &far, &config).unwrap().tasks[0].value.unwrap();
+    let far_est = fit_linear(&inputs, &far, &config).unwrap().tasks[0]
+        .value
+        .unwrap();
     assert!((far_est - truth).abs() < 1e-6, "{far_est} vs {truth}");
 
     // Action 0 lies inside the range but was never logged (the data pushed ±1 only). A policy
@@ -125,6 +127,8 @@ fn far_target_actions_are_flagged_and_estimated_worse() {
     let still = push_right(&inputs, 0.0);
     let still_cov = coverage(&inputs, &index, &still, 0.5).unwrap();
     assert!(still_cov[0].out_of_support);
-    let still_est = fit_linear(&inputs, &still, &config).unwrap().tasks[0].value.unwrap();
+    let still_est = fit_linear(&inputs, &still, &config).unwrap().tasks[0]
+        .value
+        .unwrap();
     assert!(still_est > 0.1, "{still_est} vs the true 0");
 }

@@ -135,6 +135,50 @@ fn linear_fqe_ranks_the_chain_policies_and_beats_the_naive_average() {
     let json = serde_json::to_string(&report).unwrap();
     assert!(json.contains("\"schema\":\"roboaudit.fqe.v1\""));
 
+    // No policy flagged: no in-support row. Flag one task of the best policy: the in-support
+    // metrics are the suite metrics of the other policies alone (no cell of the flagged policy
+    // in the ARE either).
+    assert!(linear.suite_in_support.is_none());
+    let mut flagged = report.clone();
+    flagged.policies[0].tasks[1].coverage.out_of_support = true;
+    score(&mut flagged, &truth).unwrap();
+    let lin = flagged
+        .metrics
+        .iter()
+        .find(|m| m.estimator == "linear")
+        .unwrap();
+    assert_eq!(lin.suite, linear.suite);
+    let ins = lin.suite_in_support.as_ref().unwrap();
+    assert_eq!(ins.excluded, vec![report.policies[0].policy.clone()]);
+    let rest: Vec<roboaudit_fqe::metrics::Scored> = report.policies[1..]
+        .iter()
+        .map(|p| {
+            let n = p.tasks.len() as f64;
+            let mean = |f: &dyn Fn(&roboaudit_fqe::report::Cell) -> f64| {
+                p.tasks.iter().map(f).sum::<f64>() / n
+            };
+            roboaudit_fqe::metrics::Scored {
+                estimate: mean(&|c| c.linear.unwrap()),
+                v_pi: mean(&|c| c.truth.as_ref().unwrap().v_pi),
+                success_rate: mean(&|c| c.truth.as_ref().unwrap().success_rate),
+            }
+        })
+        .collect();
+    let cells: Vec<roboaudit_fqe::metrics::Scored> = report.policies[1..]
+        .iter()
+        .flat_map(|p| &p.tasks)
+        .map(|c| roboaudit_fqe::metrics::Scored {
+            estimate: c.linear.unwrap(),
+            v_pi: c.truth.as_ref().unwrap().v_pi,
+            success_rate: c.truth.as_ref().unwrap().success_rate,
+        })
+        .collect();
+    assert_eq!(
+        ins.metrics,
+        roboaudit_fqe::metrics::metrics(&rest, &cells).unwrap()
+    );
+    assert_eq!(ins.metrics.policies, report.policies.len() - 1);
+
     // A converged linear fit inside [0, 1] carries no warning; values outside it do.
     assert!(report.notes.is_empty(), "{:?}", report.notes);
     report.policies[1].tasks[0].linear = Some(-15.2);

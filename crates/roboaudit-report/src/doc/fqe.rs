@@ -83,9 +83,25 @@ pub(super) fn blocks(report: &Report, s: &FqeSection) -> Vec<Block> {
             &format!("{}--metrics", s.id),
             "Metrics against ground truth",
         ));
+        let row = |name: String, s: &roboaudit_fqe::metrics::Metrics| {
+            vec![
+                name,
+                s.policies.to_string(),
+                num(s.median_are),
+                num(s.pearson_v),
+                num(s.spearman_v),
+                num(s.spearman_sr),
+                num(s.regret_at_1_v),
+                num(s.mmrv_v),
+            ]
+        };
+        // Beside each estimator's suite row, its row over the policies inside the data's support
+        // (coverage flags): a ranking metric that includes a flagged policy mixes how well the
+        // estimator works with whether it could work there at all.
         out.push(table(
             &[
                 "estimator",
+                "policies",
                 "median ARE",
                 "Pearson r (V^π)",
                 "Spearman ρ (V^π)",
@@ -95,17 +111,19 @@ pub(super) fn blocks(report: &Report, s: &FqeSection) -> Vec<Block> {
             ],
             r.metrics
                 .iter()
-                .map(|m| {
-                    let s = &m.suite;
-                    vec![
-                        m.estimator.clone(),
-                        num(s.median_are),
-                        num(s.pearson_v),
-                        num(s.spearman_v),
-                        num(s.spearman_sr),
-                        num(s.regret_at_1_v),
-                        num(s.mmrv_v),
-                    ]
+                .flat_map(|m| {
+                    let mut rows = vec![row(m.estimator.clone(), &m.suite)];
+                    if let Some(ins) = &m.suite_in_support {
+                        rows.push(row(
+                            format!(
+                                "{}, in support (without {})",
+                                m.estimator,
+                                ins.excluded.join(", ")
+                            ),
+                            &ins.metrics,
+                        ));
+                    }
+                    rows
                 })
                 .collect(),
         ));
