@@ -4,7 +4,8 @@
 use crate::StatsError;
 use crate::bootstrap::{BootstrapConfig, BootstrapResult, ROWS_PER_STREAM, ResampleDesign};
 use crate::check::check_finite;
-use crate::draws::{BlockWords, StratumPools};
+use crate::draws::{BlockCounts, BlockWords, StratumPools};
+use crate::wide::{WideKernel, run_wide};
 use rayon::prelude::*;
 
 /// As [`crate::bootstrap`] for a statistic of the cluster multiplicities: `statistic` receives
@@ -61,17 +62,13 @@ where
         .par_chunks_mut(ROWS_PER_STREAM)
         .enumerate()
         .for_each(|(block, out)| {
-            let mut words = BlockWords::new(config.seed, block);
-            let (mut row, mut counts) = (vec![0; n], vec![0u32; n]);
-            for slot in out {
-                pools.fill_row(&mut words, &mut row);
-                counts.fill(0);
-                for &c in &row {
-                    // at most n_clusters <= u32::MAX draws per row (checked by the design)
-                    counts[c] = counts[c].wrapping_add(1);
-                }
-                *slot = statistic(&counts);
-            }
+            let words = BlockWords::new(config.seed, block);
+            run_wide(Resamples {
+                pools: &pools,
+                words,
+                statistic: &statistic,
+                out,
+            });
         });
     let jackknife = |left_out: usize| {
         let mut counts = vec![1u32; n];
@@ -86,6 +83,32 @@ where
         config.method,
         &jackknife,
     )
+}
+
+/// One block of [`bootstrap_counts`]: draw each row as counts and evaluate, in one vector
+/// dispatch (the statistic included; it does not depend on which copy runs it).
+struct Resamples<'a, F> {
+    pools: &'a StratumPools,
+    words: BlockWords,
+    statistic: &'a F,
+    out: &'a mut [Option<f64>],
+}
+
+impl<F> WideKernel for Resamples<'_, F>
+where
+    F: Fn(&[u32]) -> Option<f64>,
+{
+    type Output = ();
+
+    #[inline(always)]
+    fn run(mut self) {
+        let mut block = BlockCounts::new(self.pools.n_clusters());
+        self.pools
+            .fill_block(&mut self.words, self.out.len(), &mut block);
+        for (r, slot) in self.out.iter_mut().enumerate() {
+            *slot = (self.statistic)(block.row(r).0);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -15,7 +15,9 @@
 //! - evaluator metrics: `absolute_relative_error`, `normalized_regret_at_k`, `mmrv`
 //! - added helpers: `percentile` (NumPy percent scale), `normal_cdf` / `normal_quantile`
 //!   (SciPy `ndtr` / `ndtri`), `ResampleMatrix::rows`, `ROWS_PER_STREAM`, `bootstrap_counts`
-//!   (statistics of cluster multiplicities), `WideKernel` / `run_wide` (AVX2 dispatch of hot loops)
+//!   (statistics of cluster multiplicities), `bootstrap_sums` with `ClusterRows` /
+//!   `WeightedSums` (statistics of cluster-weighted sums, with their kernel),
+//!   `WideKernel` / `run_wide` (AVX2 dispatch of hot loops)
 //!
 //! # Example
 //! A scene-cluster bootstrap of a mean, and an AUROC with a tie:
@@ -50,6 +52,8 @@ mod evaluator;
 mod interval;
 mod normal;
 mod quantile;
+mod select;
+mod sums;
 mod wide;
 
 pub use auroc::{GroupAuroc, GroupedAuroc, auroc, grouped_auroc};
@@ -63,6 +67,7 @@ pub use error::StatsError;
 pub use evaluator::{absolute_relative_error, mmrv, normalized_regret_at_k};
 pub use normal::{normal_cdf, normal_quantile};
 pub use quantile::{percentile, percentile_levels, quantile, quantiles, quantiles_in_place};
+pub use sums::{ClusterRows, WeightedSums, bootstrap_sums};
 pub use wide::{WideKernel, run_wide};
 
 /// Compiles and runs the README example as a doctest.
