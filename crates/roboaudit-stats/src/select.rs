@@ -1,145 +1,169 @@
 //! Order statistics of an unsorted slice at a few ranks, for the percentile intervals and
 //! shuffle envelopes that read two tails of 10,000 replicates (thousands of times per audit).
 //!
-//! Selection by a sample bracket (Floyd & Rivest, CACM 1975): the ranks' values are bracketed
-//! from a small strided sample, one pass counts the values below each bracket and collects the
-//! values inside it, and the wanted ranks are selected among the few collected values. The
-//! brackets are checked against the counts, so the answer is exact whatever the data; when a
-//! bracket misses (adversarial order, or one value repeated over a whole tail), the slice is
-//! selected in full instead.
+//! A rank in a tail (the lowest or highest eighth) is found among the few values beyond a
+//! threshold read off a small strided sample (Floyd & Rivest's sampling idea, CACM 1975): one
+//! pass collects the values beyond both tails' thresholds, eight values at a time tested in
+//! vectorizable comparisons, and the ranks are selected among them. Each threshold is checked
+//! against the count of values collected for it, so the answer is exact whatever the data; when
+//! one falls short (an adversarial order, or a tail of one repeated value), the slice is
+//! selected in full instead, as ranks in the middle are.
 
 use crate::check::total_order_key;
+use crate::wide::{WideKernel, run_wide};
 
-/// Below this length the full selection is about as fast as the sample bracket.
-const SMALL: usize = 2_048;
-/// Sample size of the brackets.
+/// Below this length a full selection is as fast.
+const SMALL: usize = 1_024;
+/// Values in the strided sample.
 const SAMPLE: usize = 256;
-/// Collected values above which a bracket is given up (a tail of ties).
-const BUFFER: usize = 4_096;
 
 /// The values at `ranks` (ascending, distinct, each below `keys.len()`) of ascending-sorted
 /// `keys`: what indexing a sorted copy would give, bit for bit. `keys` are finite with −0.0
-/// mapped to +0.0 (so `<` is a total order on them) and are left permuted.
+/// mapped to +0.0 (so `<` is a total order on them) and may be left permuted.
 pub(crate) fn order_statistics(keys: &mut [f64], ranks: &[usize]) -> Vec<f64> {
     let n = keys.len();
     if n < SMALL || ranks.is_empty() {
         return select_all(keys, ranks);
     }
-    // Ranks close together share one bracket (a percentile needs ranks i and i + 1).
-    let mut groups: Vec<(usize, usize)> = Vec::new();
-    for (at, &r) in ranks.iter().enumerate() {
-        match groups.last_mut() {
-            Some((_, last)) if r - ranks[*last] <= n / 16 => *last = at,
-            _ => groups.push((at, at)),
-        }
-    }
-    let mut sample: Vec<f64> = (0..SAMPLE).map(|i| keys[i * n / SAMPLE]).collect();
-    let brackets: Vec<(f64, f64)> = groups
-        .iter()
-        .map(|&(first, last)| bracket(&mut sample, n, ranks[first], ranks[last]))
-        .collect();
-    let Some((below, inside)) = collect(keys, &brackets) else {
+    let tail = n / 8;
+    let low: Vec<usize> = ranks.iter().copied().filter(|&r| r < tail).collect();
+    let high: Vec<usize> = ranks.iter().copied().filter(|&r| r >= n - tail).collect();
+    let middle = ranks.len() - low.len() - high.len();
+    let Some((low_values, high_values)) = tail_values(keys, &low, &high) else {
         return select_all(keys, ranks);
     };
-    let mut out = Vec::with_capacity(ranks.len());
-    for (g, &(first, last)) in groups.iter().enumerate() {
-        let (lo, hi) = brackets[g];
-        let mut own: Vec<f64> = inside
-            .iter()
-            .copied()
-            .filter(|&x| x >= lo && x <= hi)
-            .collect();
-        // The bracket holds the group's ranks exactly when the values below it do not reach
-        // the first rank and, with its own values, pass the last.
-        if below[g] > ranks[first] || below[g] + own.len() <= ranks[last] {
-            return select_all(keys, ranks);
-        }
-        let local: Vec<usize> = ranks[first..=last].iter().map(|&r| r - below[g]).collect();
-        out.extend(select_all(&mut own, &local));
+    if middle == 0 {
+        return low_values.into_iter().chain(high_values).collect();
     }
+    let middle: Vec<usize> = ranks[low.len()..low.len() + middle].to_vec();
+    let mut out = low_values;
+    out.extend(select_all(keys, &middle));
+    out.extend(high_values);
     out
 }
 
-/// A bracket `[lo, hi]` that holds the values of ranks `first..=last` with high probability:
-/// sample ranks a few standard deviations outside the expected ones (infinite ends where they
-/// fall off the sample).
-fn bracket(sample: &mut [f64], n: usize, first: usize, last: usize) -> (f64, f64) {
-    let m = sample.len();
-    #[allow(clippy::cast_precision_loss)]
-    let (nf, mf) = ((n - 1) as f64, (m - 1) as f64);
-    #[allow(clippy::cast_precision_loss)]
-    let (p_lo, p_hi) = (first as f64 / nf, last as f64 / nf);
-    let spread = |p: f64| 3.5 * (mf * p * (1.0 - p)).sqrt() + 3.0;
-    let lo = (p_lo * mf - spread(p_lo)).floor();
-    let hi = (p_hi * mf + spread(p_hi)).ceil();
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let lo = if lo < 0.0 {
+/// The values at `low` ranks (all in the lowest eighth) and at `high` ranks (all in the highest
+/// eighth), from the values beyond two thresholds read off one sample; `None` when a threshold
+/// leaves too few values (then select in full).
+fn tail_values(keys: &[f64], low: &[usize], high: &[usize]) -> Option<(Vec<f64>, Vec<f64>)> {
+    let n = keys.len();
+    // How many of the most extreme values each side needs, counted from its end.
+    let need_low = low.last().map_or(0, |&r| r + 1);
+    let need_high = high.first().map_or(0, |&r| n - r);
+    let mut sample: Vec<f64> = (0..SAMPLE).map(|i| keys[i * n / SAMPLE]).collect();
+    // The sample position a few standard deviations past the expected position of the
+    // need-th extreme value: with high probability at least `need` values lie beyond it.
+    let margin = |need: usize| {
+        #[allow(clippy::cast_precision_loss)]
+        let p = need as f64 / n as f64;
+        #[allow(clippy::cast_precision_loss)]
+        let expected = p * SAMPLE as f64;
+        let spread = 4.0 * (expected * (1.0 - p)).sqrt() + 4.0;
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let at = ((expected + spread).ceil() as usize).min(SAMPLE - 1);
+        at
+    };
+    // A side with no rank keeps nothing: its threshold lies beyond every value.
+    let low_threshold = if need_low > 0 {
+        *sample
+            .select_nth_unstable_by(margin(need_low), f64::total_cmp)
+            .1
+    } else {
         f64::NEG_INFINITY
-    } else {
-        *sample.select_nth_unstable_by(lo as usize, f64::total_cmp).1
     };
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let hi = if hi > mf {
+    let high_threshold = if need_high > 0 {
+        *sample
+            .select_nth_unstable_by(SAMPLE - 1 - margin(need_high), f64::total_cmp)
+            .1
+    } else {
         f64::INFINITY
-    } else {
-        *sample.select_nth_unstable_by(hi as usize, f64::total_cmp).1
     };
-    (lo, hi)
+    let (mut kept_low, mut kept_high) = collect_beyond(keys, low_threshold, high_threshold);
+    // Every value not kept lies strictly inside its threshold, so the `need` most extreme
+    // values of a side are all kept exactly when at least `need` were.
+    if kept_low.len() < need_low || kept_high.len() < need_high {
+        return None;
+    }
+    let low_values = if low.is_empty() {
+        Vec::new()
+    } else {
+        select_all(&mut kept_low, low)
+    };
+    let high_values = if high.is_empty() {
+        Vec::new()
+    } else {
+        let skipped = n - kept_high.len();
+        let local: Vec<usize> = high.iter().map(|&r| r - skipped).collect();
+        select_all(&mut kept_high, &local)
+    };
+    Some((low_values, high_values))
 }
 
-/// For every bracket, how many values lie below it, and the values inside the brackets (in
-/// data order). `None` when the brackets overlap or collect too many values.
-fn collect(keys: &[f64], brackets: &[(f64, f64)]) -> Option<(Vec<usize>, Vec<f64>)> {
-    if brackets.windows(2).any(|w| w[0].1 >= w[1].0) {
-        return None;
-    }
-    // First the counts alone, two brackets per pass (a percentile interval has two): a loop of
-    // compares and adds into locals that compiles to vector code. Wrapping adds: at most
-    // `keys.len()`, and no overflow check per value in the dev profile.
-    let mut below = Vec::with_capacity(brackets.len());
-    let mut total = 0usize;
-    for pair in brackets.chunks(2) {
-        // A single bracket is paired with an empty one (nothing is below -inf or inside it).
-        let [(lo1, hi1), (lo2, hi2)] = match *pair {
-            [a, b] => [a, b],
-            [a] => [a, (f64::NEG_INFINITY, f64::NEG_INFINITY)],
-            _ => return None,
-        };
-        let (mut below1, mut below2, mut within) = (0usize, 0usize, 0usize);
-        for &x in keys {
-            below1 = below1.wrapping_add(usize::from(x < lo1));
-            below2 = below2.wrapping_add(usize::from(x < lo2));
-            within = within.wrapping_add(usize::from((x >= lo1) & (x <= hi1)));
-            within = within.wrapping_add(usize::from((x >= lo2) & (x <= hi2)));
+/// The values at or below `low` and the values at or above `high`, each in data order (a value
+/// can be in both when the thresholds cross).
+fn collect_beyond(keys: &[f64], low: f64, high: f64) -> (Vec<f64>, Vec<f64>) {
+    run_wide(Beyond { keys, low, high })
+}
+
+/// [`collect_beyond`] as a kernel: its chunk tests are what 256-bit compares speed up.
+struct Beyond<'a> {
+    keys: &'a [f64],
+    low: f64,
+    high: f64,
+}
+
+impl WideKernel for Beyond<'_> {
+    type Output = (Vec<f64>, Vec<f64>);
+
+    #[inline(always)]
+    fn run(self) -> Self::Output {
+        let Beyond { keys, low, high } = self;
+        let (mut below, mut above) = (Kept::default(), Kept::default());
+        let (chunks, rest) = keys.as_chunks::<8>();
+        // Eight values tested at once, in compares that compile to vector code: beyond the
+        // thresholds of a tail of 1/40 most chunks hold no value to keep, and only the others
+        // are stored (with many ties, as in replicates of a mean over few scenes, most chunks
+        // may hold one, so those are stored without a branch per value).
+        for chunk in chunks {
+            if chunk.iter().fold(false, |a, &x| a | (x <= low)) {
+                below.push_where(chunk, |x| x <= low);
+            }
+            if chunk.iter().fold(false, |a, &x| a | (x >= high)) {
+                above.push_where(chunk, |x| x >= high);
+            }
         }
-        below.push(below1);
-        if pair.len() == 2 {
-            below.push(below2);
+        below.push_where(rest, |x| x <= low);
+        above.push_where(rest, |x| x >= high);
+        (below.into_vec(), above.into_vec())
+    }
+}
+
+/// A growing buffer of kept values: `values[..len]`, with room for a whole chunk more.
+#[derive(Default)]
+struct Kept {
+    values: Vec<f64>,
+    len: usize,
+}
+
+impl Kept {
+    /// Appends the values of `chunk` (at most 8) that pass `keep`, in order: every value is
+    /// written to the next free slot and the end moves past it only when it is kept.
+    #[inline(always)]
+    fn push_where(&mut self, chunk: &[f64], keep: impl Fn(f64) -> bool) {
+        if self.values.len() < self.len + chunk.len() {
+            let grown = (2 * self.values.len()).max(self.len + chunk.len()).max(64);
+            self.values.resize(grown, 0.0);
         }
-        total = total.wrapping_add(within);
-    }
-    if total > BUFFER {
-        return None;
-    }
-    // Then the values inside, branch-free (which values fall inside is data-dependent): the
-    // slot is always written, the cursor moves only for kept values; the extra slot takes the
-    // writes after the last kept value.
-    let mut inside = vec![0.0; total + 1];
-    let mut len = 0usize;
-    for pair in brackets.chunks(2) {
-        let [(lo1, hi1), (lo2, hi2)] = match *pair {
-            [a, b] => [a, b],
-            [a] => [a, (f64::NEG_INFINITY, f64::NEG_INFINITY)],
-            _ => return None,
-        };
-        for &x in keys {
-            let keep = ((x >= lo1) & (x <= hi1)) | ((x >= lo2) & (x <= hi2));
-            inside[len.min(total)] = x;
-            len = len.wrapping_add(usize::from(keep));
+        for &x in chunk {
+            self.values[self.len] = x;
+            self.len += usize::from(keep(x));
         }
     }
-    inside.truncate(total);
-    Some((below, inside))
+
+    fn into_vec(mut self) -> Vec<f64> {
+        self.values.truncate(self.len);
+        self.values
+    }
 }
 
 /// The values at `ranks` of `keys` by full selection on the integer keys of `f64::total_cmp`
@@ -169,9 +193,9 @@ pub(crate) fn from_total_order_key(key: i64) -> f64 {
 mod tests {
     use super::*;
 
-    /// The bracketed selection gives the values of a sorted copy, for random data, heavy ties
-    /// (a tail of one repeated value, which overflows the bracket), sorted and reversed input,
-    /// and ranks at both ends, close together and far apart.
+    /// The selection gives the values of a sorted copy, for random data, heavy ties (a tail of
+    /// one repeated value), sorted and reversed input (every value enters the heap), and ranks
+    /// in both tails and the middle, close together and far apart.
     #[test]
     fn order_statistics_equal_sorted_values() {
         let mut state = 7u64;
@@ -208,6 +232,7 @@ mod tests {
                 vec![0, 1, n - 2, n - 1],
                 vec![n / 2],
                 vec![10, 11, 12, n / 3, n - 1],
+                vec![n / 8 - 1, n / 8, n - n / 8 - 1, n - n / 8],
             ] {
                 let ranks: Vec<usize> = ranks.into_iter().map(|r| r.min(n - 1)).collect();
                 let mut ranks = ranks;
@@ -218,6 +243,8 @@ mod tests {
                 assert_eq!(got, want, "n = {n}, ranks {ranks:?}");
                 keys.sort_by(f64::total_cmp);
                 assert_eq!(keys, sorted, "a permutation");
+                let mut keys = data.clone();
+                assert_eq!(select_all(&mut keys, &ranks), want);
             }
         }
     }

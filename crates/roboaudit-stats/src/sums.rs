@@ -159,9 +159,13 @@ impl WideKernel for Block<'_> {
             .chunks_exact(n)
             .zip(self.sums.chunks_exact_mut(self.rows.width))
         {
-            bits.fill(0);
-            for (c, &count) in counts.iter().enumerate() {
-                bits[c >> 6] |= u64::from(count != 0) << (c & 63);
+            // One word per 64 clusters, built in a register (an OR into memory per cluster
+            // would chain every cluster through one memory word).
+            for (word, chunk) in bits.iter_mut().zip(counts.chunks(64)) {
+                *word = chunk
+                    .iter()
+                    .enumerate()
+                    .fold(0, |w, (c, &count)| w | (u64::from(count != 0) << c));
             }
             sums_of_drawn(self.rows, counts, bits, out);
         }
@@ -239,13 +243,11 @@ fn tile<const W: usize>(drawn: &Drawn<'_>, out: &mut [f64]) {
             }
         }
     }
-    // Constant indices only (the padding of the last tile is dropped lane by lane): the
-    // accumulators never need a memory address, so they stay in registers for the whole loop.
-    for (i, &v) in acc.iter().enumerate() {
-        if let Some(o) = out.get_mut(i) {
-            *o = v;
-        }
-    }
+    // A whole-array copy first: the accumulators never need a memory address, so they stay in
+    // registers for the whole loop; only the copy drops the padding of the last tile.
+    let done: [f64; W] = acc;
+    let len = out.len().min(W);
+    out[..len].copy_from_slice(&done[..len]);
 }
 
 /// Cluster bootstrap of a statistic of cluster-weighted sums: `statistic` receives, for every
