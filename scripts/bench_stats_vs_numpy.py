@@ -19,9 +19,11 @@ Statistics (both sides compute the same numbers on the same matrix; estimates ar
 - gap: oracle minus random, mean_s max_e P[e, s] - mean_{e,s} P[e, s], recomputed from the drawn
   scenes' columns.
 Each timed run includes drawing the resample indices, the statistic, the 95 % percentile interval
-and the standard error. The Rust headline goes through `bootstrap_counts` (the engine hands the
-statistic each scene's multiplicity; same resamples and result as the index-list `bootstrap`, which
-the example times too, as profile_min_s.bf_index_engine). Both sides: one warm-up, then 25 timed runs, best and median reported;
+and the standard error. The Rust headline goes through `bootstrap_sums` (the engine draws each
+resample's scene multiplicities and the library's weighted-sum kernel forms the 50 experience sums;
+the statistic takes their maximum; same resamples and result as the index-list `bootstrap` and the
+counts engine `bootstrap_counts`, which the example times too, as profile_min_s.bf_index_engine and
+bf_counts_engine). Both sides: one warm-up, then 25 timed runs, best and median reported;
 the two sides alternate for --rounds rounds and the best / median-of-medians over rounds is kept,
 so both see the same machine load.
 """

@@ -1,9 +1,9 @@
 //! The audit pipeline: build `P` and the geometry once, run every rule (in parallel across
 //! rules, each with its own seeded streams), then the library interventions.
 
-use crate::draws::SharedDraws;
+use crate::draws::{AllReplicates, Replicates, RuleDraws, SharedDraws};
 use crate::geometry::{GeoScore, Geometry};
-use crate::inference::{SceneBootstrap, aurocs};
+use crate::inference::{Aurocs, SceneBootstrap, aurocs, within_mean};
 use crate::interventions::{by_size, reference_points, top_pick_deletion};
 use crate::matrix::{Reference, SceneSet, Transfer, variance_shares};
 use crate::metrics::{core, gap_on, oracle_top_share};
@@ -61,63 +61,99 @@ pub fn run_audit(
         csls_k: cfg.csls_k,
     };
     let specs = rule_specs(&reps, cfg, ctx.user.is_some());
-    let matrix = ResampleMatrix::generate(
-        &ResampleDesign {
-            n_clusters: t.n,
-            strata: None,
-        },
-        cfg.resamples,
-        stream_seed(cfg.seed, "bootstrap"),
-    )
-    .map_err(RetrievalError::stats("scene resample matrix"))?;
+    let method = match cfg.ci_method {
+        CiMethod::Percentile => IntervalMethod::Percentile,
+        CiMethod::Bca => IntervalMethod::Bca,
+    };
+    let boot_seed = stream_seed(cfg.seed, "bootstrap");
+    let design = ResampleDesign {
+        n_clusters: t.n,
+        strata: None,
+    };
+    // The index rows only serve BCa (its jackknife and replicates are recomputed from them);
+    // percentile intervals come from the shared draws, which hold the same resamples.
+    let matrix = (method == IntervalMethod::Bca)
+        .then(|| ResampleMatrix::generate(&design, cfg.resamples, boot_seed))
+        .transpose()
+        .map_err(RetrievalError::stats("scene resample matrix"))?;
     let draws = SharedDraws::build(
         &t,
-        &matrix,
+        cfg.resamples,
+        boot_seed,
         cfg.permutations,
         stream_seed(cfg.seed, "shuffle"),
-    );
+    )
+    .map_err(RetrievalError::stats("shared scene resamples"))?;
     let boot = SceneBootstrap {
         matrix,
+        n: t.n,
         draws,
         level: cfg.level,
-        method: match cfg.ci_method {
-            CiMethod::Percentile => IntervalMethod::Percentile,
-            CiMethod::Bca => IntervalMethod::Bca,
-        },
+        method,
     };
-    // Every rule's choices first, then the shuffle nulls and gap replicates of all rules in one
-    // pass over the shared draws (each block of draws read once for every rule).
+    // Every rule's choices and AUROCs first, then the shuffle nulls, gap and within-query
+    // replicates of all rules in one pass over the shared draws (each block of draws read once
+    // for every rule), then each rule's report.
     let full_lib: Vec<usize> = (0..t.k).collect();
+    let all_scenes: Vec<usize> = (0..t.n).collect();
     let selections = specs
         .par_iter()
-        .map(|spec| ctx.select(spec.kind, &full_lib, stream_seed(cfg.seed, &spec.name)))
-        .collect::<Result<Vec<_>, _>>()?;
-    let picks: Vec<&[usize]> = selections
+        .map(|spec| {
+            let sel = ctx.select(spec.kind, &full_lib, stream_seed(cfg.seed, &spec.name))?;
+            let sel = match sel {
+                Ok(sel) => sel,
+                Err(reason) => return Ok(Err(reason)),
+            };
+            let aur = match (&sel.scores, spec.kind.auroc_score()) {
+                (Some(scores), Ok(_)) => Some(aurocs(&t, &full_lib, scores)?),
+                _ => None,
+            };
+            Ok(Ok((sel, aur)))
+        })
+        .collect::<Result<Vec<_>, RetrievalError>>()?;
+    let rule_draws: Vec<RuleDraws<'_>> = selections
         .iter()
         .filter_map(|s| s.as_ref().ok())
-        .map(|s| s.picks.as_slice())
+        .map(|(sel, aur)| RuleDraws {
+            picks: &sel.picks,
+            per_scene: aur.as_ref().map(|a| a.per_scene.as_slice()),
+        })
         .collect();
-    let mut replicates = boot
+    let all_replicates = boot
         .draws
-        .replicates_many(&t, &picks, boot.method == IntervalMethod::Percentile)
-        .into_iter();
+        .replicates_many(&t, &rule_draws, method == IntervalMethod::Percentile)
+        .map_err(RetrievalError::stats("shared scene resamples"))?;
+    drop(rule_draws);
+    let mut next = 0..;
+    let shared = Shared {
+        lib: &full_lib,
+        reference: Reference::compute(&t, &full_lib, &all_scenes),
+        oracle_share: oracle_top_share(&t, &full_lib, &all_scenes),
+    };
     let prepared: Vec<Result<Prepared, String>> = selections
         .into_iter()
         .map(|s| {
-            s.map(|selection| {
-                let (shuffled, gaps) = replicates.next().unwrap_or_default();
-                Prepared {
-                    selection,
-                    shuffled,
-                    gaps,
-                }
+            s.map(|(selection, aurocs)| Prepared {
+                selection,
+                aurocs,
+                replicates: next.next().unwrap_or(0),
             })
         })
         .collect();
     let outcomes = specs
         .par_iter()
         .zip(prepared)
-        .map(|(spec, prepared)| rule_report(&ctx, spec, prepared, config, &boot))
+        .map(|(spec, prepared)| {
+            rule_report(
+                &ctx,
+                spec,
+                prepared,
+                config,
+                &boot,
+                &shared,
+                &all_replicates,
+            )
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let mut rules = Vec::new();
     let mut skipped = Vec::new();
@@ -250,13 +286,20 @@ fn rule_specs(reps: &[&str], cfg: &AuditConfig, has_user: bool) -> Vec<RuleSpec>
     specs
 }
 
-/// A rule's choices on the full library with its shuffle null (success under every shared
-/// permutation) and its gap replicates (every shared resample; empty unless the interval
-/// is a percentile one), computed for all rules together.
+/// A rule's choices on the full library, its AUROCs (for rules with a score) and the index of
+/// its shared replicates (shuffle null, gap and within-query replicates; gaps empty unless the
+/// interval is a percentile one) among those computed for all rules together.
 struct Prepared {
     selection: Selection,
-    shuffled: Vec<f64>,
-    gaps: Vec<f64>,
+    aurocs: Option<Aurocs>,
+    replicates: usize,
+}
+
+/// What every rule's report on the full library shares.
+struct Shared<'a> {
+    lib: &'a [usize],
+    reference: Reference,
+    oracle_share: f64,
 }
 
 /// Full diagnostics of one rule on the whole library; `Ok(Err(reason))` when it cannot run.
@@ -266,45 +309,56 @@ fn rule_report(
     prepared: Result<Prepared, String>,
     config: &CheckedConfig,
     boot: &SceneBootstrap,
+    shared: &Shared<'_>,
+    all_replicates: &AllReplicates,
 ) -> Result<Result<RuleReport, String>, RetrievalError> {
     let (t, cfg) = (ctx.t, config.get());
-    let lib: Vec<usize> = (0..t.k).collect();
-    let all: Vec<usize> = (0..t.n).collect();
+    let lib = shared.lib;
     let Prepared {
         selection: sel,
-        mut shuffled,
-        gaps,
+        aurocs: aur,
+        replicates,
     } = match prepared {
         Ok(prepared) => prepared,
         Err(reason) => return Ok(Err(reason)),
     };
-    let reference = Reference::compute(t, &lib, &all);
     let c = core(
         t,
-        &lib,
-        &reference,
-        oracle_top_share(t, &lib, &all),
+        lib,
+        &shared.reference,
+        shared.oracle_share,
         &sel.picks,
         cfg.unstable_threshold,
     );
     let tail = (1.0 - cfg.level) / 2.0;
+    let replicates = all_replicates.rule(replicates);
+    let within = replicates.defined_within();
+    let Replicates {
+        mut shuffled, gaps, ..
+    } = replicates;
     let envelope = roboaudit_stats::quantiles_in_place(&mut shuffled, &[tail, 1.0 - tail])
         .map_err(RetrievalError::stats("shuffle envelope"))?;
     let envelope = [envelope[0], envelope[1]];
     let gap_ci = boot.interval(
         "discrimination gap",
-        |idx| gap_on(t, &lib, &sel.picks, idx),
-        || gaps.into_iter().map(Some).collect(),
+        |idx| gap_on(t, lib, &sel.picks, idx),
+        || gaps,
     )?;
-    let subset_gap = |set| gap_on(t, &lib, &sel.picks, &t.scenes_of(set));
+    let subset_gap = |set| gap_on(t, lib, &sel.picks, &t.scenes_of(set));
     let (gap_appearance, gap_layout) = (
         subset_gap(SceneSet::Appearance),
         subset_gap(SceneSet::Layout),
     );
     let auroc_score = spec.kind.auroc_score();
-    let aur = match (&sel.scores, auroc_score) {
-        (Some(scores), Ok(_)) => Some(aurocs(t, &lib, scores, boot)?),
-        _ => None,
+    let within_ci = match &aur {
+        Some(a) => boot
+            .interval(
+                "within-query AUROC",
+                |idx| within_mean(&a.per_scene, idx),
+                || within,
+            )?
+            .ok(),
+        None => None,
     };
     let no_score = || auroc_score.err().unwrap_or("rule has no score").to_string();
     let deletion = top_pick_deletion(ctx, spec, c.top_pos, cfg.seed, cfg.unstable_threshold)?;
@@ -363,10 +417,10 @@ fn rule_report(
             None => Some(no_score()),
         },
         within_query_eligible: aur.as_ref().map(|a| a.eligible),
-        within_query_ci: aur.as_ref().and_then(|a| a.within_ci),
+        within_query_ci: within_ci,
         power: power(
             t,
-            &lib,
+            lib,
             &sel.picks,
             Null {
                 envelope,

@@ -1,21 +1,21 @@
-//! Random draws shared by every rule of one audit (SPEC.md §0 scene bootstrap, §1 shuffle), laid
-//! out so that a rule's replicate costs O(n): the scene counts of each resample, the library
-//! qualities `q_b(e)` on each resample (both resample-minor, for the block loops of
-//! [`crate::kernels`]), and one matrix of scene permutations.
+//! Random draws shared by every rule of one audit (SPEC.md §0 scene bootstrap, §1 shuffle), and
+//! the replicates of all rules computed from them in one pass: the shuffled success of every
+//! rule under every permutation, its discrimination gap and within-query AUROC mean on every
+//! resample.
 //!
 //! Sharing is what the NumPy reference does too (one bootstrap index matrix and one permutation
-//! matrix for all rules), and it makes rules comparable on the very same resamples. Every block
-//! of rows comes from its own ChaCha8 stream and blocks are filled in parallel, so the draws do
-//! not depend on the thread count.
+//! matrix for all rules), and it makes rules comparable on the very same resamples. The
+//! resamples are the rows of `ResampleMatrix::generate` (as multiplicities,
+//! `roboaudit_stats::resample_counts_rows`); every block of permutations comes from its own ChaCha8
+//! stream; blocks are filled in parallel, so nothing depends on the thread count.
 
-use crate::kernels::{BLOCK, LaneSums, Qualities, Term};
+use crate::kernels::{MAX_STACK, PickedQualities, Shuffled};
 use crate::matrix::Transfer;
-use crate::shuffle::fast_shuffle;
+use crate::shuffle::{ShufflePlan, batched_shuffle};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
-use roboaudit_stats::ResampleMatrix;
-use roboaudit_stats::run_wide;
+use roboaudit_stats::{ClusterRows, ResampleDesign, StatsError, resample_counts_rows, run_wide};
 
 /// Rows per ChaCha8 stream of the permutation matrix (as `ResampleMatrix`'s blocks).
 const ROWS_PER_STREAM: usize = 64;
@@ -24,95 +24,153 @@ const ROWS_PER_STREAM: usize = 64;
 /// order of results never depends on the thread count.
 const CHUNK: usize = 256;
 
-/// Scene-bootstrap resamples and shuffle permutations of one audit, precomputed once.
+/// Resamples per rayon task and per block of the resample-minor tables: a multiple of the
+/// resample streams' 64 rows, so that a block draws exactly its own rows.
+const BLOCK: usize = 256;
+
+/// Row stride of a block's resample-minor tables: `BLOCK` plus padding, so that the rows of a
+/// table do not all map to the same few sets of the L1 cache (a power-of-two stride of 2 KiB
+/// would leave a run of 40 rows competing for 16 lines).
+const COLUMN_STRIDE: usize = BLOCK + 8;
+
+/// Largest stacked shuffle table: `n² · 4` values (one stack of 4 rules) must fit, else the
+/// shuffled successes are computed one rule at a time from `n²`-value tables.
+const MAX_TABLE_VALUES: usize = 1 << 21;
+
+/// Scene permutations, one byte per entry when `n <= 256`: the shuffle null of every rule
+/// streams through the whole table, and a quarter of the bytes keeps more of it in cache.
+enum Perms {
+    Bytes(Vec<u8>),
+    Words(Vec<u32>),
+}
+
+/// Scene-bootstrap resamples and shuffle permutations of one audit. The permutations are drawn
+/// once; the resamples are drawn block by block where they are used (each block of
+/// [`BLOCK`] resamples from its own streams, the same draws whoever asks), so that no table of
+/// all resamples is ever held.
 pub(crate) struct SharedDraws {
     n: usize,
+    k: usize,
     resamples: usize,
-    /// How often resample `b` drew scene `s`, `weights[s * resamples + b]` (resample-minor, so
-    /// that the replicate loops of [`crate::kernels`] stream over resamples).
-    weights: Vec<u32>,
-    /// `q_b(e) = Σ_s c_b(s)·P[e,s] / n`, the quality of every experience on resample `b`,
-    /// `quality[e * resamples + b]`.
-    quality: Vec<f64>,
-    /// Scene permutations, `perms[r * n + s]` = scene whose selection scene `s` receives in
-    /// permutation `r`.
-    perms: Vec<u32>,
-    /// `perms` in one byte per entry when `n <= 256`: the shuffle null of every rule streams
-    /// through the whole table, and a quarter of the bytes keeps it in cache.
-    perms_u8: Option<Vec<u8>>,
+    /// Where the resamples come from.
+    source: Resamples,
+    /// `perms[r * n + s]` = scene whose selection scene `s` receives in permutation `r`.
+    perms: Perms,
     permutations: usize,
     /// Scenes whose executions (over the full library) hold both outcomes: the scenes with a
     /// within-query AUROC whatever the score.
     two_class: Vec<bool>,
-    /// Per resample, how many drawn scenes are in `two_class` (repeats counted).
-    two_class_counts: Vec<f64>,
+}
+
+/// The multiplicities of the scene resamples.
+enum Resamples {
+    /// The rows of `ResampleMatrix::generate` for `n` clusters and this seed.
+    Seeded(u64),
+    /// Explicit multiplicities, `counts[b * n + s]` (tests).
+    #[cfg(test)]
+    Fixed(Vec<u32>),
+}
+
+/// What the replicates of one rule depend on.
+pub(crate) struct RuleDraws<'a> {
+    /// Library position (of the full library) chosen in each query scene.
+    pub picks: &'a [usize],
+    /// Within-query AUROC of each scene, for rules with a score.
+    pub per_scene: Option<&'a [Option<f64>]>,
+}
+
+/// One rule's replicates, in permutation and resample order.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct Replicates {
+    /// Shuffled success `mean_s P[picks[π(s)], s]` of every shared permutation `π`.
+    pub shuffled: Vec<f64>,
+    /// Discrimination gap on every resample (empty unless asked for).
+    pub gaps: Vec<f64>,
+    /// Mean within-query AUROC over the drawn eligible scenes (repeats counted) on every
+    /// resample, NaN where none was drawn (empty for rules without a score): a plain `f64`
+    /// vector, half the memory of `Option<f64>`, and only [`Replicates::defined_within`] reads it.
+    pub within: Vec<f64>,
+}
+
+impl Replicates {
+    /// The within-query replicates of the resamples that drew an eligible scene.
+    pub fn defined_within(&self) -> Vec<f64> {
+        self.within
+            .iter()
+            .copied()
+            .filter(|v| !v.is_nan())
+            .collect()
+    }
 }
 
 impl SharedDraws {
-    /// Counts and qualities of every row of `matrix` (over the full library), and
-    /// `permutations` uniform permutations of the `n` scenes drawn from `perm_seed` (block `c`
-    /// of 64 rows from `ChaCha8Rng::seed_from_u64(perm_seed)` with stream `c`, Fisher–Yates).
+    /// `resamples` scene-bootstrap resamples from `boot_seed` (the rows of
+    /// `ResampleMatrix::generate` for `n` clusters) and `permutations` uniform permutations of
+    /// the `n` scenes from `perm_seed` (block `c` of 64 rows from
+    /// `ChaCha8Rng::seed_from_u64(perm_seed)` with stream `c`, batched Fisher–Yates).
     pub fn build(
         t: &Transfer,
-        matrix: &ResampleMatrix,
+        resamples: usize,
+        boot_seed: u64,
         permutations: usize,
         perm_seed: u64,
-    ) -> Self {
+    ) -> Result<Self, StatsError> {
+        // Validates the design once, with the errors of `ResampleMatrix::generate`.
+        let design = ResampleDesign {
+            n_clusters: t.n,
+            strata: None,
+        };
+        resample_counts_rows(&design, boot_seed, 0..0)?;
+        if resamples == 0 {
+            return Err(StatsError::InvalidParameter(
+                "bootstrap needs at least one resample".to_owned(),
+            ));
+        }
+        // Permutation entries are `u32` and resample weights (a scene drawn at most n times)
+        // `i32`.
+        if i32::try_from(t.n).is_err() {
+            return Err(StatsError::InvalidParameter(format!(
+                "{} query scenes are more than the shared draws support",
+                t.n
+            )));
+        }
+        Self::new(
+            t,
+            resamples,
+            Resamples::Seeded(boot_seed),
+            permutations,
+            perm_seed,
+        )
+    }
+
+    /// As [`Self::build`] from explicit multiplicities (`counts[b * n + s]`).
+    #[cfg(test)]
+    pub fn from_counts(
+        t: &Transfer,
+        counts: Vec<u32>,
+        permutations: usize,
+        perm_seed: u64,
+    ) -> Result<Self, StatsError> {
+        let resamples = counts.len() / t.n;
+        Self::new(
+            t,
+            resamples,
+            Resamples::Fixed(counts),
+            permutations,
+            perm_seed,
+        )
+    }
+
+    fn new(
+        t: &Transfer,
+        resamples: usize,
+        source: Resamples,
+        permutations: usize,
+        perm_seed: u64,
+    ) -> Result<Self, StatsError> {
         let (n, k) = (t.n, t.k);
-        // Scene-major copy of P, rows padded to a multiple of 8 (zeros), so the weighted sums
-        // over experiences run in whole vector registers.
-        let stride = k.div_ceil(8) * 8;
-        let mut p_scene = vec![0.0; n * stride];
-        for e in 0..k {
-            for s in 0..n {
-                p_scene[s * stride + e] = t.at(e, s);
-            }
-        }
-        let resamples = matrix.len();
-        let rows = matrix.rows();
-        let inv_n = 1.0 / n as f64;
-        // Row-major counts and qualities per block of resamples, then transposed into place.
-        let blocks: Vec<(Vec<f64>, Vec<f64>)> = rows
-            .par_chunks(BLOCK)
-            .map(|block| {
-                let mut counts = vec![0.0; block.len() * n];
-                for (c, row) in counts.chunks_exact_mut(n).zip(block) {
-                    for &s in row {
-                        c[s] += 1.0;
-                    }
-                }
-                let mut q = vec![0.0; block.len() * k];
-                roboaudit_stats::run_wide(Qualities {
-                    n,
-                    k,
-                    stride,
-                    inv_n,
-                    p_scene: &p_scene,
-                    counts: &counts,
-                    out: &mut q,
-                });
-                (counts, q)
-            })
-            .collect();
-        let mut weights = vec![0u32; resamples * n];
-        let mut quality = vec![0.0; resamples * k];
-        for (i, (counts, q)) in blocks.iter().enumerate() {
-            let b0 = i * BLOCK;
-            for (r, c) in counts.chunks_exact(n).enumerate() {
-                for (s, &v) in c.iter().enumerate() {
-                    // a count of at most n draws, exact in f64 and in u32
-                    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-                    let count = v as u32;
-                    weights[s * resamples + b0 + r] = count;
-                }
-            }
-            for (r, qr) in q.chunks_exact(k).enumerate() {
-                for (e, &v) in qr.iter().enumerate() {
-                    quality[e * resamples + b0 + r] = v;
-                }
-            }
-        }
         let mut perms = vec![0u32; permutations * n];
+        let plan = ShufflePlan::new(n);
         perms
             .par_chunks_mut(n * ROWS_PER_STREAM)
             .enumerate()
@@ -121,9 +179,17 @@ impl SharedDraws {
                 rng.set_stream(block as u64);
                 for row in chunk.chunks_exact_mut(n) {
                     row.iter_mut().enumerate().for_each(|(s, v)| *v = s as u32);
-                    fast_shuffle(row, &mut rng);
+                    match &plan {
+                        Some(plan) => plan.shuffle(row, &mut rng),
+                        None => batched_shuffle(row, &mut rng),
+                    }
                 }
             });
+        let perms = if n <= 256 {
+            Perms::Bytes(perms.iter().map(|&v| v as u8).collect())
+        } else {
+            Perms::Words(perms)
+        };
         let two_class: Vec<bool> = (0..n)
             .map(|s| {
                 let outcomes = (0..k).flat_map(|e| t.cells[e * n + s].iter());
@@ -131,405 +197,384 @@ impl SharedDraws {
                 wins > 0 && wins < outcomes.count()
             })
             .collect();
-        let indicator: Vec<f64> = two_class.iter().map(|&b| f64::from(u8::from(b))).collect();
-        let mut two_class_counts = vec![0.0; resamples];
-        two_class_counts
-            .par_chunks_mut(BLOCK)
-            .enumerate()
-            .for_each(|(i, out)| {
-                run_wide(LaneSums {
-                    n,
-                    resamples,
-                    b0: i * BLOCK,
-                    weights: &weights,
-                    term: Term::Scaled(&indicator),
-                    out,
-                });
-            });
-        Self {
+        Ok(Self {
             n,
+            k,
             resamples,
-            weights,
-            quality,
-            perms_u8: (n <= 256).then(|| perms.iter().map(|&v| v as u8).collect()),
+            source,
             perms,
             permutations,
             two_class,
-            two_class_counts,
+        })
+    }
+
+    /// The multiplicities of resamples `rows` (`counts[(b − rows.start) * n + s]`).
+    fn counts(&self, rows: std::ops::Range<usize>) -> Result<Vec<u32>, StatsError> {
+        match &self.source {
+            Resamples::Seeded(seed) => {
+                let design = ResampleDesign {
+                    n_clusters: self.n,
+                    strata: None,
+                };
+                resample_counts_rows(&design, *seed, rows)
+            }
+            #[cfg(test)]
+            Resamples::Fixed(counts) => Ok(counts[rows.start * self.n..rows.end * self.n].to_vec()),
         }
     }
 
-    /// Shuffled success `mean_s P[picks[π(s)], s]` of every shared permutation `π`, in
-    /// permutation order. `picks` are library positions of the full library.
-    #[cfg(test)]
-    pub fn shuffled_successes(&self, t: &Transfer, picks: &[usize]) -> Vec<f64> {
-        let n = self.n;
-        let cols = shuffle_table(t, picks);
-        let starts: Vec<usize> = (0..n).map(|s| s * n).collect();
-        let inv_n = 1.0 / n as f64;
-        let mut out = vec![0.0; self.permutations];
-        match &self.perms_u8 {
-            Some(perms) => permuted_sums(perms, n, &cols, &starts, inv_n, &mut out, usize::from),
-            None => permuted_sums(&self.perms, n, &cols, &starts, inv_n, &mut out, |v| {
-                v as usize
-            }),
-        }
-        out
-    }
-
-    /// Discrimination gap `G_b = SR_b − Σ_e f_b(e) q_b(e)` on every resample (SPEC.md §1: SR,
-    /// f and q recomputed over the resampled scenes, with multiplicity), in resample order.
-    /// Written as `Σ_s w_b[s]·(P[sel(s), s] − q_b(sel(s))) / n`, the same quantity.
-    #[cfg(test)]
-    pub fn gap_replicates(&self, t: &Transfer, picks: &[usize]) -> Vec<f64> {
-        let (n, b_total) = (self.n, self.resamples);
-        let own: Vec<f64> = picks.iter().enumerate().map(|(s, &p)| t.at(p, s)).collect();
-        let inv_n = 1.0 / n as f64;
-        let mut out = vec![0.0; b_total];
-        out.par_chunks_mut(BLOCK).enumerate().for_each(|(i, o)| {
-            run_wide(LaneSums {
-                n,
-                resamples: b_total,
-                b0: i * BLOCK,
-                weights: &self.weights,
-                term: Term::Gap {
-                    own: &own,
-                    picks,
-                    quality: &self.quality,
-                },
-                out: &mut *o,
-            });
-            o.iter_mut().for_each(|v| *v *= inv_n);
-        });
-        out
-    }
-
-    /// [`Self::shuffled_successes`] and (when `gaps`) [`Self::gap_replicates`] of many rules,
-    /// in rule order, bit-identical to one call per rule: each block of the shared tables is
-    /// read from memory once and then serves every rule from cache, where one call per rule
-    /// streams the whole tables once per rule. Without `gaps` the gap vectors are empty.
+    /// The replicates of every rule (gaps only when `gaps`), computed for all rules at once:
+    /// each block of resamples and of permutations is drawn into cache once and then serves
+    /// every rule. [`AllReplicates::rule`] hands out one rule's.
     pub fn replicates_many(
         &self,
         t: &Transfer,
-        rules: &[&[usize]],
+        rules: &[RuleDraws<'_>],
         gaps: bool,
-    ) -> Vec<(Vec<f64>, Vec<f64>)> {
-        let (n, b_total) = (self.n, self.resamples);
+    ) -> Result<AllReplicates, StatsError> {
+        let shuffled = self.shuffled_all(t, rules);
+        let (gap_values, within_slot, scored, within) = self.resample_replicates(t, rules, gaps)?;
+        Ok(AllReplicates {
+            rules: rules.len(),
+            permutations: self.permutations,
+            resamples: self.resamples,
+            shuffled,
+            gaps: gaps.then_some(gap_values),
+            within_slot,
+            scored,
+            within,
+        })
+    }
+
+    /// Shuffled successes `Σ_s P[picks[π(s)], s] / n` of every rule under every permutation,
+    /// rules stacked [`MAX_STACK`] at a time in one table (see [`Shuffled`]): per stack, its
+    /// first rule, its width and the successes chunk-major, `out[(c·width + r)·CHUNK + j]` for
+    /// permutation `c·CHUNK + j`, so that one rule's are runs of `CHUNK` contiguous values
+    /// (permutation-major, a rule's values would lie a whole stack apart).
+    fn shuffled_all(&self, t: &Transfer, rules: &[RuleDraws<'_>]) -> Vec<(usize, usize, Vec<f64>)> {
+        let n = self.n;
         let inv_n = 1.0 / n as f64;
-        let tables: Vec<Vec<f64>> = rules.iter().map(|picks| shuffle_table(t, picks)).collect();
-        let starts: Vec<usize> = (0..n).map(|s| s * n).collect();
-        let shuffle_blocks: Vec<Vec<Vec<f64>>> = (0..self.permutations.div_ceil(CHUNK))
-            .into_par_iter()
-            .map(|c| {
-                let len = CHUNK.min(self.permutations - c * CHUNK);
-                tables
-                    .iter()
-                    .map(|cols| {
-                        let mut o = vec![0.0; len];
-                        let at = c * CHUNK * n..(c * CHUNK + len) * n;
-                        match &self.perms_u8 {
-                            Some(p) => permuted_block(
-                                &p[at],
+        // Stacks of up to MAX_STACK rules while their table fits; beyond, one rule at a time
+        // from an `n²`-value table.
+        let fits = n * n * 4 <= MAX_TABLE_VALUES;
+        let per_stack = if fits {
+            MAX_STACK.min(MAX_TABLE_VALUES / (n * n) / 4 * 4).max(4)
+        } else {
+            1
+        };
+        let chunks = self.permutations.div_ceil(CHUNK);
+        let mut out = Vec::new();
+        for (g, group) in rules.chunks(per_stack).enumerate() {
+            let width = if fits { group.len().div_ceil(4) * 4 } else { 1 };
+            let mut table = vec![0.0; n * n * width];
+            for (r, rule) in group.iter().enumerate() {
+                for (from, &p) in rule.picks.iter().enumerate() {
+                    for s in 0..n {
+                        table[(s * n + from) * width + r] = t.at(p, s);
+                    }
+                }
+            }
+            let mut successes = vec![0.0; chunks * CHUNK * width];
+            successes
+                .par_chunks_mut(CHUNK * width)
+                .enumerate()
+                .for_each_init(
+                    || vec![0.0; CHUNK * width],
+                    |sums, (c, o)| {
+                        let rows = CHUNK.min(self.permutations - c * CHUNK);
+                        let at = c * CHUNK * n..(c * CHUNK + rows) * n;
+                        let sums = &mut sums[..rows * width];
+                        match &self.perms {
+                            Perms::Bytes(p) => run_wide(Shuffled {
+                                perms: &p[at],
                                 n,
-                                cols,
-                                &starts,
-                                inv_n,
-                                &mut o,
-                                &usize::from,
-                            ),
-                            None => permuted_block(
-                                &self.perms[at],
+                                table: &table,
+                                width,
+                                index: usize::from,
+                                out: sums,
+                            }),
+                            Perms::Words(p) => run_wide(Shuffled {
+                                perms: &p[at],
                                 n,
-                                cols,
-                                &starts,
-                                inv_n,
-                                &mut o,
-                                &|v: u32| v as usize,
-                            ),
+                                table: &table,
+                                width,
+                                index: |v: u32| v as usize,
+                                out: sums,
+                            }),
                         }
-                        o
-                    })
+                        transpose(sums, width, o, CHUNK, |v| v * inv_n);
+                    },
+                );
+            out.push((g * per_stack, width, successes));
+        }
+        out
+    }
+
+    /// Gap and within-query replicates of every rule on every resample, block-major:
+    /// `gaps[(block * rules + r) * BLOCK + j]` and `within[(block * scored + w) * BLOCK + j]`
+    /// for the `w`-th scored rule (`within_slot[r]`), NaN where no eligible scene was drawn.
+    ///
+    /// `n·G_b = Σ_s w_b(s)·P[sel(s), s] − Σ_e F_b(e)·q_b(e)` with `F_b(e)` the resample weight of
+    /// the scenes selecting `e` (the same quantity as `Σ_s w_b(s)·(P[sel(s), s] −
+    /// q_b(sel(s)))`, SPEC.md §1), and the within-query mean is `Σ_s w_b(s)·v(s) / Σ_s
+    /// w_b(s)·[v(s) defined]`. Every such `Σ_s w_b(s)·x(s)` of every rule (the qualities
+    /// `n·q_b(e)` too) is one column of a single weighted-sum kernel pass over the drawn scenes
+    /// ([`ClusterRows::weighted_sums_block`]); only `Σ_e F_b(e)·q_b(e)` runs per rule, over
+    /// its distinct picks ([`PickedQualities`]).
+    #[allow(clippy::type_complexity)]
+    fn resample_replicates(
+        &self,
+        t: &Transfer,
+        rules: &[RuleDraws<'_>],
+        gaps: bool,
+    ) -> Result<(Vec<f64>, Vec<Option<usize>>, usize, Vec<f64>), StatsError> {
+        let (n, k) = (self.n, self.k);
+        let inv_n = 1.0 / n as f64;
+        let rule_count = rules.len();
+        // The columns of the kernel pass: qualities and own successes `P[sel_r(s), s]` (for the
+        // gaps), then the shared two-outcome indicator, each scored rule's per-scene AUROC (0
+        // where undefined) and an own indicator for a rule whose defined scenes are not the
+        // two-outcome ones (never for per-scene AUROCs over the full library, kept for safety).
+        let mut columns: Vec<Vec<f64>> = Vec::new();
+        let (quality_at, own_at) = (0, k);
+        if gaps {
+            columns.extend((0..k).map(|e| (0..n).map(|s| t.at(e, s)).collect()));
+            columns.extend(
+                rules
+                    .iter()
+                    .map(|r| (0..n).map(|s| t.at(r.picks[s], s)).collect()),
+            );
+        }
+        let shared = columns.len();
+        columns.push(
+            self.two_class
+                .iter()
+                .map(|&b| f64::from(u8::from(b)))
+                .collect(),
+        );
+        let mut within_slot: Vec<Option<usize>> = vec![None; rule_count];
+        let mut within_columns: Vec<(usize, usize)> = Vec::new();
+        for (i, r) in rules.iter().enumerate() {
+            if let Some(per_scene) = r.per_scene {
+                let value = columns.len();
+                columns.push(per_scene.iter().map(|v| v.unwrap_or(0.0)).collect());
+                let same = per_scene
+                    .iter()
+                    .zip(&self.two_class)
+                    .all(|(v, &two)| v.is_some() == two);
+                let count = if same {
+                    shared
+                } else {
+                    columns.push(
+                        per_scene
+                            .iter()
+                            .map(|v| f64::from(u8::from(v.is_some())))
+                            .collect(),
+                    );
+                    columns.len() - 1
+                };
+                within_slot[i] = Some(within_columns.len());
+                within_columns.push((value, count));
+            }
+        }
+        let scored = within_columns.len();
+        let width = columns.len();
+        let values: Vec<f64> = (0..n)
+            .flat_map(|s| columns.iter().map(move |c| c[s]))
+            .collect();
+        let kernel_rows = ClusterRows::new(n, width, &values)?;
+        // Distinct picks of each rule with the scenes that pick them, in library order.
+        let groups: Vec<Vec<(usize, Vec<usize>)>> = rules
+            .iter()
+            .map(|r| {
+                let mut by_pick: Vec<Vec<usize>> = vec![Vec::new(); k];
+                r.picks
+                    .iter()
+                    .enumerate()
+                    .for_each(|(s, &p)| by_pick[p].push(s));
+                by_pick
+                    .into_iter()
+                    .enumerate()
+                    .filter(|(_, scenes)| !scenes.is_empty())
                     .collect()
             })
             .collect();
-        let owns: Vec<Vec<f64>> = rules
-            .iter()
-            .map(|picks| picks.iter().enumerate().map(|(s, &p)| t.at(p, s)).collect())
-            .collect();
-        let gap_blocks: Vec<Vec<Vec<f64>>> = if gaps {
-            (0..b_total.div_ceil(BLOCK))
-                .into_par_iter()
-                .map(|i| {
-                    let len = BLOCK.min(b_total - i * BLOCK);
-                    rules
+        let blocks = self.resamples.div_ceil(BLOCK);
+        // At least one row per block in each buffer (unused when empty), so that both split
+        // into exactly one chunk per block.
+        let gap_rows = if gaps { rule_count.max(1) } else { 1 };
+        let mut gap_values = vec![0.0; blocks * gap_rows * BLOCK];
+        let mut within = vec![f64::NAN; blocks * scored.max(1) * BLOCK];
+        // Scratch of one rayon split, reused block after block (no zeroing per block: every
+        // entry read is written first; padding keeps finite values from earlier blocks).
+        struct Scratch {
+            sums: Vec<f64>,
+            /// `sums` resample-minor: `columns[c * COLUMN_STRIDE + j]`.
+            columns: Vec<f64>,
+            weights: Vec<i32>,
+            picked: Vec<f64>,
+        }
+        gap_values
+            .par_chunks_mut(gap_rows * BLOCK)
+            .zip(within.par_chunks_mut(scored.max(1) * BLOCK))
+            .enumerate()
+            .try_for_each_init(
+                || Scratch {
+                    sums: vec![0.0; BLOCK * width],
+                    columns: vec![0.0; width * COLUMN_STRIDE],
+                    weights: vec![0; n * COLUMN_STRIDE],
+                    picked: vec![0.0; rule_count * COLUMN_STRIDE],
+                },
+                |scratch, (i, (gap_out, within_out))| {
+                    let len = BLOCK.min(self.resamples - i * BLOCK);
+                    let counts = self.counts(i * BLOCK..i * BLOCK + len)?;
+                    let sums = &mut scratch.sums[..len * width];
+                    kernel_rows.weighted_sums_block(&counts, sums)?;
+                    // Everything below reads the sums column by column, over resamples.
+                    transpose(sums, width, &mut scratch.columns, COLUMN_STRIDE, |v| v);
+                    let column =
+                        |c: usize| &scratch.columns[c * COLUMN_STRIDE..c * COLUMN_STRIDE + len];
+                    if gaps {
+                        // A count of at most n <= i32::MAX draws (checked when built).
+                        transpose(&counts, n, &mut scratch.weights, COLUMN_STRIDE, |v| {
+                            v as i32
+                        });
+                        run_wide(PickedQualities {
+                            groups: &groups,
+                            weights: &scratch.weights,
+                            quality: &scratch.columns
+                                [quality_at * COLUMN_STRIDE..(quality_at + k) * COLUMN_STRIDE],
+                            stride: COLUMN_STRIDE,
+                            len,
+                            out: &mut scratch.picked,
+                        });
+                        // `q_b(e) = sums / n`, so `n·G_b = own − picked / n`.
+                        for ((r, out), picked) in gap_out
+                            .chunks_exact_mut(BLOCK)
+                            .enumerate()
+                            .take(rule_count)
+                            .zip(scratch.picked.chunks_exact(COLUMN_STRIDE))
+                        {
+                            for ((o, &p), &own) in
+                                out.iter_mut().zip(&picked[..len]).zip(column(own_at + r))
+                            {
+                                *o = (own - p * inv_n) * inv_n;
+                            }
+                        }
+                    }
+                    for (&(value, count), out) in within_columns
                         .iter()
-                        .zip(&owns)
-                        .map(|(picks, own)| {
-                            let mut o = vec![0.0; len];
-                            run_wide(LaneSums {
-                                n,
-                                resamples: b_total,
-                                b0: i * BLOCK,
-                                weights: &self.weights,
-                                term: Term::Gap {
-                                    own,
-                                    picks,
-                                    quality: &self.quality,
-                                },
-                                out: &mut o,
-                            });
-                            o.iter_mut().for_each(|v| *v *= inv_n);
-                            o
-                        })
-                        .collect()
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
-        (0..rules.len())
-            .map(|r| {
-                let shuffled = shuffle_blocks
-                    .iter()
-                    .flat_map(|b| b[r].iter().copied())
-                    .collect();
-                let gap = gap_blocks
-                    .iter()
-                    .flat_map(|b| b[r].iter().copied())
-                    .collect();
-                (shuffled, gap)
-            })
-            .collect()
+                        .zip(within_out.chunks_exact_mut(BLOCK))
+                    {
+                        for ((o, &v), &c) in out.iter_mut().zip(column(value)).zip(column(count)) {
+                            *o = if c > 0.0 { v / c } else { f64::NAN };
+                        }
+                    }
+                    Ok::<(), StatsError>(())
+                },
+            )?;
+        Ok((gap_values, within_slot, scored, within))
     }
+}
 
-    /// Mean of `value[s]` over the drawn scenes with `value[s]` defined, repeats counted, per
-    /// resample; `None` where a resample drew no such scene.
-    pub fn mean_replicates(&self, value: &[Option<f64>]) -> Vec<Option<f64>> {
-        let n = self.n;
-        let v: Vec<f64> = value.iter().map(|x| x.unwrap_or(0.0)).collect();
-        let defined: Vec<f64> = value
-            .iter()
-            .map(|x| f64::from(u8::from(x.is_some())))
-            .collect();
-        let same_pattern = value
-            .iter()
-            .zip(&self.two_class)
-            .all(|(x, &two)| x.is_some() == two);
-        let b_total = self.resamples;
-        let mut out = vec![None; b_total];
-        out.par_chunks_mut(BLOCK).enumerate().for_each(|(i, o)| {
-            let b0 = i * BLOCK;
-            let len = o.len();
-            let mut sums = [0.0f64; BLOCK];
-            run_wide(LaneSums {
-                n,
-                resamples: b_total,
-                b0,
-                weights: &self.weights,
-                term: Term::Scaled(&v),
-                out: &mut sums[..len],
-            });
-            // Within-query AUROCs are defined exactly on the two-outcome scenes, for every
-            // score, so their per-resample count is shared by all rules.
-            let mut own_counts = [0.0f64; BLOCK];
-            let counts = if same_pattern {
-                &self.two_class_counts[b0..b0 + len]
+/// `dst[c * stride + j] = f(src[j * cols + c])` for the `src.len() / cols` rows of `src`, in
+/// 8 × 8 tiles so that both sides touch whole cache lines (row by row, every write of a row
+/// would land on a different line of `dst`).
+fn transpose<T: Copy, U: Copy>(
+    src: &[T],
+    cols: usize,
+    dst: &mut [U],
+    stride: usize,
+    f: impl Fn(T) -> U,
+) {
+    let rows = src.len() / cols;
+    for j0 in (0..rows).step_by(8) {
+        for c0 in (0..cols).step_by(8) {
+            if j0 + 8 <= rows && c0 + 8 <= cols {
+                // A whole tile: fixed-size rows, no bounds check per element.
+                let mut tile = [[f(src[j0 * cols + c0]); 8]; 8];
+                for (jj, row) in tile.iter_mut().enumerate() {
+                    let at = (j0 + jj) * cols + c0;
+                    if let Some(src_row) = src
+                        .get(at..at + 8)
+                        .and_then(|r| <&[T; 8]>::try_from(r).ok())
+                    {
+                        for (slot, &v) in row.iter_mut().zip(src_row) {
+                            *slot = f(v);
+                        }
+                    }
+                }
+                for cc in 0..8 {
+                    let at = (c0 + cc) * stride + j0;
+                    if let Some(dst_row) = dst
+                        .get_mut(at..at + 8)
+                        .and_then(|r| <&mut [U; 8]>::try_from(r).ok())
+                    {
+                        for (slot, row) in dst_row.iter_mut().zip(&tile) {
+                            *slot = row[cc];
+                        }
+                    }
+                }
             } else {
-                run_wide(LaneSums {
-                    n,
-                    resamples: b_total,
-                    b0,
-                    weights: &self.weights,
-                    term: Term::Scaled(&defined),
-                    out: &mut own_counts[..len],
-                });
-                &own_counts[..len]
-            };
-            for ((slot, &sum), &count) in o.iter_mut().zip(&sums).zip(counts) {
-                *slot = (count > 0.0).then(|| sum / count);
+                for j in j0..(j0 + 8).min(rows) {
+                    for c in c0..(c0 + 8).min(cols) {
+                        dst[c * stride + j] = f(src[j * cols + c]);
+                    }
+                }
             }
-        });
-        out
-    }
-}
-
-/// `cols[s * n + from] = P[picks[from], s]`: one small table (n² values, in cache), so a
-/// permutation costs n loads.
-fn shuffle_table(t: &Transfer, picks: &[usize]) -> Vec<f64> {
-    let n = t.n;
-    let mut cols = vec![0.0; n * n];
-    for (from, &p) in picks.iter().enumerate() {
-        for s in 0..n {
-            cols[s * n + from] = t.p[p * n + s];
         }
     }
-    cols
 }
 
-/// `out[r] = inv_n · Σ_s cols[starts[s] + perms[r·n + s]]` in four lanes ([`lanes4`]), for
-/// permutation entries of any width (`index` widens one).
-#[cfg(test)]
-fn permuted_sums<T: Copy + Sync>(
-    perms: &[T],
-    n: usize,
-    cols: &[f64],
-    starts: &[usize],
-    inv_n: f64,
-    out: &mut [f64],
-    index: impl Fn(T) -> usize + Sync,
-) {
-    out.par_chunks_mut(CHUNK)
-        .zip(perms.par_chunks(n * CHUNK))
-        .for_each(|(o, rows)| permuted_block(rows, n, cols, starts, inv_n, o, &index));
+/// The replicates of all rules of one audit, as computed (stacks of rules for the shuffles,
+/// blocks of resamples for the rest); [`Self::rule`] gathers one rule's.
+pub(crate) struct AllReplicates {
+    rules: usize,
+    permutations: usize,
+    resamples: usize,
+    shuffled: Vec<(usize, usize, Vec<f64>)>,
+    gaps: Option<Vec<f64>>,
+    within_slot: Vec<Option<usize>>,
+    scored: usize,
+    within: Vec<f64>,
 }
 
-/// [`permuted_sums`] of one block of permutations (`rows`: `o.len()` rows of `n`).
-fn permuted_block<T: Copy>(
-    rows: &[T],
-    n: usize,
-    cols: &[f64],
-    starts: &[usize],
-    inv_n: f64,
-    o: &mut [f64],
-    index: &impl Fn(T) -> usize,
-) {
-    for (slot, row) in o.iter_mut().zip(rows.chunks_exact(n)) {
-        *slot = lanes4(row, starts, row, |from, start, _| cols[start + index(from)]) * inv_n;
-    }
-}
-
-/// `Σ_i term(a_i, b_i, c_i)` over three equal-length slices in 4 independent lanes, walking
-/// fixed-size chunks so that the per-element loads need no bounds checks (only a gather inside
-/// `term` does). A single running sum is one long chain of dependent additions; the four lanes
-/// round as [`crate::kernels`]' block sums do, identically for every thread count.
-#[inline]
-fn lanes4<A: Copy, B: Copy, C>(a: &[A], b: &[B], c: &[C], term: impl Fn(A, B, &C) -> f64) -> f64 {
-    let (a4, a_tail) = a.as_chunks::<4>();
-    let (b4, b_tail) = b.as_chunks::<4>();
-    let (c4, c_tail) = c.as_chunks::<4>();
-    let mut acc = [0.0f64; 4];
-    for ((x, y), z) in a4.iter().zip(b4).zip(c4) {
-        for j in 0..4 {
-            acc[j] += term(x[j], y[j], &z[j]);
+impl AllReplicates {
+    /// Rule `r`'s replicates (in the order of the rules given to
+    /// [`SharedDraws::replicates_many`]), in permutation and resample order.
+    pub fn rule(&self, r: usize) -> Replicates {
+        let mut shuffled = Vec::with_capacity(self.permutations);
+        if let Some((first, width, successes)) = self
+            .shuffled
+            .iter()
+            .find(|(first, width, _)| (*first..*first + width).contains(&r))
+        {
+            for (c, chunk) in successes.chunks_exact(width * CHUNK).enumerate() {
+                let len = CHUNK.min(self.permutations - c * CHUNK);
+                shuffled.extend_from_slice(&chunk[(r - first) * CHUNK..][..len]);
+            }
         }
-    }
-    let mut tail = 0.0;
-    for ((&x, &y), z) in a_tail.iter().zip(b_tail).zip(c_tail) {
-        tail += term(x, y, z);
-    }
-    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::metrics::gap_on;
-    use roboaudit_stats::ResampleDesign;
-
-    fn setup() -> (Transfer, ResampleMatrix, Vec<usize>) {
-        let inputs = crate::synthetic::generate(&crate::synthetic::SyntheticSpec {
-            experiences: 7,
-            scenes: 13,
-            seeds: 3,
-            representations: 0,
-            dim: 1,
-            seed: 5,
-        });
-        let t = Transfer::build(&inputs).unwrap();
-        let design = ResampleDesign {
-            n_clusters: 13,
-            strata: None,
+        let gather = |values: &[f64], rows: usize, row: usize| {
+            let mut v = Vec::with_capacity(self.resamples);
+            for (block, chunk) in values.chunks_exact(rows * BLOCK).enumerate() {
+                let len = BLOCK.min(self.resamples - block * BLOCK);
+                v.extend_from_slice(&chunk[row * BLOCK..row * BLOCK + len]);
+            }
+            v
         };
-        let m = ResampleMatrix::generate(&design, 300, 3).unwrap();
-        let picks = (0..13).map(|s| (s * 5 + 1) % 7).collect();
-        (t, m, picks)
-    }
-
-    #[test]
-    fn replicates_equal_the_statistic_on_each_row() {
-        let (t, m, picks) = setup();
-        let lib: Vec<usize> = (0..7).collect();
-        let d = SharedDraws::build(&t, &m, 10, 1);
-        let gaps = d.gap_replicates(&t, &picks);
-        let per_scene: Vec<Option<f64>> = (0..13)
-            .map(|s| (s % 3 == 0).then(|| s as f64 / 13.0))
-            .collect();
-        // The pattern of two-outcome scenes takes the shared-count path, any other the general one.
-        let shared: Vec<Option<f64>> = (0..13)
-            .map(|s| d.two_class[s].then(|| (s * s) as f64 / 169.0))
-            .collect();
-        assert!(d.two_class.iter().any(|&b| b));
-        assert!((0..13).any(|s| per_scene[s].is_some() != d.two_class[s]));
-        for (per_scene, means) in [
-            (&per_scene, d.mean_replicates(&per_scene)),
-            (&shared, d.mean_replicates(&shared)),
-        ] {
-            check_means(m.rows(), per_scene, &means);
-        }
-        for (b, row) in m.rows().iter().enumerate() {
-            let g = gap_on(&t, &lib, &picks, row).unwrap();
-            assert!((gaps[b] - g).abs() < 1e-12, "{b}: {} vs {g}", gaps[b]);
-        }
-    }
-
-    /// All rules at once give each rule's single-rule replicates, bit for bit, with and
-    /// without gaps, for a permutation and resample count that leave partial blocks.
-    #[test]
-    fn replicates_of_many_rules_equal_one_rule_at_a_time() {
-        let (t, m, picks) = setup();
-        let d = SharedDraws::build(&t, &m, 1_000, 4);
-        let other: Vec<usize> = (0..13).map(|s| (s * 3) % 7).collect();
-        let constant = vec![2usize; 13];
-        let rules: Vec<&[usize]> = vec![&picks, &other, &constant];
-        for gaps in [true, false] {
-            let many = d.replicates_many(&t, &rules, gaps);
-            for (rule, (shuffled, gap)) in rules.iter().zip(&many) {
-                assert_eq!(shuffled, &d.shuffled_successes(&t, rule));
-                let want = if gaps {
-                    d.gap_replicates(&t, rule)
-                } else {
-                    Vec::new()
-                };
-                assert_eq!(gap, &want);
-            }
-        }
-    }
-
-    fn check_means(rows: &[Vec<usize>], per_scene: &[Option<f64>], means: &[Option<f64>]) {
-        for (b, row) in rows.iter().enumerate() {
-            let vals: Vec<f64> = row.iter().filter_map(|&s| per_scene[s]).collect();
-            let want = (!vals.is_empty()).then(|| vals.iter().sum::<f64>() / vals.len() as f64);
-            match (means[b], want) {
-                (Some(a), Some(w)) => assert!((a - w).abs() < 1e-12),
-                (a, w) => assert_eq!(a, w),
-            }
-        }
-    }
-
-    #[test]
-    fn permutations_are_permutations_and_reproducible() {
-        let (t, m, picks) = setup();
-        let d = SharedDraws::build(&t, &m, 200, 9);
-        for row in d.perms.chunks_exact(13) {
-            let mut sorted = row.to_vec();
-            sorted.sort_unstable();
-            assert_eq!(sorted, (0..13).collect::<Vec<u32>>());
-        }
-        assert!(
-            d.perms
-                .chunks_exact(13)
-                .any(|r| r != d.perms[..13].to_vec())
-        );
-        let again = SharedDraws::build(&t, &m, 200, 9);
-        assert_eq!(d.perms, again.perms);
-        // Each shuffled success is the success of the permuted selections.
-        let sr = d.shuffled_successes(&t, &picks);
-        for (r, row) in d.perms.chunks_exact(13).enumerate() {
-            let want: f64 = (0..13)
-                .map(|s| t.at(picks[row[s] as usize], s))
-                .sum::<f64>()
-                / 13.0;
-            assert!((sr[r] - want).abs() < 1e-12);
+        Replicates {
+            shuffled,
+            gaps: match &self.gaps {
+                Some(g) => gather(g, self.rules.max(1), r),
+                None => Vec::new(),
+            },
+            within: match self.within_slot.get(r).copied().flatten() {
+                Some(w) => gather(&self.within, self.scored.max(1), w),
+                None => Vec::new(),
+            },
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -51,25 +51,49 @@ impl Transfer {
             "experience",
         )?;
         let (k, n) = (inputs.experiences.len(), inputs.scenes.len());
-        let mut seeded: Vec<Vec<(i64, bool)>> = vec![Vec::new(); k * n];
+        // Where each row goes: a cell, or the own-base tally of its experience. Logs list an
+        // experience's (and a scene's) executions together, so the previous row's ids are
+        // tried before hashing.
         let mut own_runs: Vec<(usize, usize)> = vec![(0, 0); k];
+        let mut targets: Vec<Option<usize>> = Vec::with_capacity(inputs.executions.len());
+        let mut per_cell = vec![0usize; k * n];
+        let mut last_exp: Option<(&str, usize)> = None;
+        let mut last_scene: Option<(&str, usize)> = None;
         for (row, ex) in inputs.executions.iter().enumerate() {
-            let e = *exp_index.get(ex.experience_id.as_str()).ok_or_else(|| {
-                RetrievalError::UnknownExperience {
-                    id: ex.experience_id.clone(),
-                    context: format!("execution row {row}"),
-                }
-            })?;
-            if let Some(&s) = scene_index.get(ex.scene_id.as_str()) {
-                seeded[e * n + s].push((ex.seed, ex.success));
+            let e = match last_exp {
+                Some((id, e)) if id == ex.experience_id => e,
+                _ => *exp_index.get(ex.experience_id.as_str()).ok_or_else(|| {
+                    RetrievalError::UnknownExperience {
+                        id: ex.experience_id.clone(),
+                        context: format!("execution row {row}"),
+                    }
+                })?,
+            };
+            last_exp = Some((ex.experience_id.as_str(), e));
+            let scene = match last_scene {
+                Some((id, s)) if id == ex.scene_id => Some(s),
+                _ => scene_index.get(ex.scene_id.as_str()).copied(),
+            };
+            if let Some(s) = scene {
+                last_scene = Some((ex.scene_id.as_str(), s));
+                targets.push(Some(e * n + s));
+                per_cell[e * n + s] += 1;
             } else if inputs.experiences[e].base_scene_id.as_deref() == Some(ex.scene_id.as_str()) {
                 own_runs[e].0 += usize::from(ex.success);
                 own_runs[e].1 += 1;
+                targets.push(None);
             } else {
                 return Err(RetrievalError::UnknownScene {
                     id: ex.scene_id.clone(),
                     context: format!("execution row {row}"),
                 });
+            }
+        }
+        let mut seeded: Vec<Vec<(i64, bool)>> =
+            per_cell.iter().map(|&c| Vec::with_capacity(c)).collect();
+        for (ex, target) in inputs.executions.iter().zip(targets) {
+            if let Some(cell) = target {
+                seeded[cell].push((ex.seed, ex.success));
             }
         }
         let mut p = vec![0.0; k * n];

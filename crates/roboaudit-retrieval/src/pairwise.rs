@@ -1,12 +1,15 @@
 //! The pairwise tables of one representation (experience × scene cosine and L2, experience ×
-//! experience cosine distance), computed blocked for the cache and with 256-bit registers
-//! where the CPU has them ([`roboaudit_stats::run_wide`]).
+//! experience cosine distance), with the accumulators in registers and 256-bit registers where
+//! the CPU has them ([`roboaudit_stats::run_wide`]).
 //!
 //! Every entry is the sum of [`lanes`]: eight interleaved lanes over the whole 8-wide chunks
 //! of the dimensions, in dimension order, combined as `((l0 + l4) + (l1 + l5)) + ((l2 + l6) +
-//! (l3 + l7))`, plus the leftover dimensions summed in order. The blocked loops keep each lane's
-//! additions in that order (they only interrupt a lane between dimension blocks and keep its
-//! partial sum in memory), so the tables are bit-identical to one [`lanes`] call per entry.
+//! (l3 + l7))`, plus the leftover dimensions summed in order. The items are stored
+//! dimension-major (`t[j * stride + i]`), so lane `l` of an experience against a run of items
+//! is a loop over the dimensions `j ≡ l (mod 8)` adding `term(a[j], t[j][i])` to accumulators
+//! that stay in registers; the dimensions come in blocks that a group of experiences reads from
+//! cache in turn, each lane's partial sums kept in memory between blocks. Each lane adds in
+//! dimension order, so the tables are bit-identical to one [`lanes`] call per entry.
 
 use rayon::prelude::*;
 use roboaudit_stats::WideKernel;
@@ -15,10 +18,41 @@ use roboaudit_stats::WideKernel;
 /// experience).
 pub(crate) type Row = (Vec<f64>, Vec<f64>, Vec<f64>);
 
+/// Widest run of items accumulated at once: 12 AVX registers.
+const RUN: usize = 48;
+
+/// Dimension-major copy of the whole 8-chunks of some vectors, items padded to a multiple of 4
+/// (zeros): `t[j * stride + i]`.
+struct Transposed {
+    items: usize,
+    stride: usize,
+    t: Vec<f64>,
+}
+
+impl Transposed {
+    fn new(vs: &[Vec<f64>], full: usize) -> Self {
+        let stride = vs.len().div_ceil(4) * 4;
+        // Row by row of the result, appended (no zero fill first): the writes stream, and the
+        // reads walk all vectors side by side, one cache line of each serving eight rows
+        // (vector by vector, every write would land on a different cache line).
+        let mut t = Vec::with_capacity(full * stride);
+        for j in 0..full {
+            t.extend(vs.iter().map(|v| v[j]));
+            t.extend(std::iter::repeat_n(0.0, stride - vs.len()));
+        }
+        Self {
+            items: vs.len(),
+            stride,
+            t,
+        }
+    }
+}
+
 /// Experiences per task: each block of dimensions of the transposed tables is read once per
-/// group from memory and then reused from cache by the group's experiences.
-const GROUP: usize = 8;
-/// Dimensions per block (a multiple of 8).
+/// group from memory and then reused from cache by the group's experiences (a library of 50
+/// in two tasks; the representations run in parallel besides).
+const GROUP: usize = 25;
+/// Dimensions per block (a multiple of 8): a block of the three tables stays in cache.
 const DIMS: usize = 256;
 
 /// One row per experience `e`: (cosine to every scene, L2 to every scene, cosine distance
@@ -32,22 +66,11 @@ pub(crate) fn rows(
 ) -> Vec<Row> {
     let dim = exps.first().map_or(0, Vec::len);
     let full = dim - dim % 8;
-    // Dimension-major copies (`t[j * items + i]`) of the whole 8-chunks: the inner loops then
-    // run over the items, contiguous and independent, which the compiler vectorizes.
-    let transpose = |vs: &[Vec<f64>]| {
-        let mut t = vec![0.0; full * vs.len()];
-        for (i, v) in vs.iter().enumerate() {
-            for (j, &x) in v[..full].iter().enumerate() {
-                t[j * vs.len() + i] = x;
-            }
-        }
-        t
-    };
-    let tables = Transposed {
+    let tables = Tables {
         full,
-        scene_u: transpose(scene_u),
-        scenes: transpose(scenes),
-        exp_u: transpose(exp_u),
+        scene_u: Transposed::new(scene_u, full),
+        scenes: Transposed::new(scenes, full),
+        exp_u: Transposed::new(exp_u, full),
     };
     let starts: Vec<usize> = (0..exps.len()).step_by(GROUP).collect();
     let groups: Vec<Vec<Row>> = starts
@@ -67,13 +90,14 @@ pub(crate) fn rows(
     groups.into_iter().flatten().collect()
 }
 
-struct Transposed {
+struct Tables {
     full: usize,
-    scene_u: Vec<f64>,
-    scenes: Vec<f64>,
-    exp_u: Vec<f64>,
+    scene_u: Transposed,
+    scenes: Transposed,
+    exp_u: Transposed,
 }
 
+/// The [`Row`]s of experiences `first..last`.
 struct Group<'a> {
     first: usize,
     last: usize,
@@ -81,40 +105,48 @@ struct Group<'a> {
     exp_u: &'a [Vec<f64>],
     scenes: &'a [Vec<f64>],
     scene_u: &'a [Vec<f64>],
-    t: &'a Transposed,
+    t: &'a Tables,
 }
 
 impl WideKernel for Group<'_> {
     type Output = Vec<Row>;
 
     #[inline(always)]
-    fn run(self) -> Self::Output {
+    fn run(self) -> Vec<Row> {
         let product = |x: f64, y: f64| x * y;
         let square = |x: f64, y: f64| (x - y) * (x - y);
-        let (k, n, full) = (self.exps.len(), self.scenes.len(), self.t.full);
+        let full = self.t.full;
         let members = self.first..self.last;
-        // lane-major accumulators: acc[lane * items + item]
-        let mut cos: Vec<Vec<f64>> = members.clone().map(|_| vec![0.0; 8 * n]).collect();
-        let mut l2 = cos.clone();
-        let mut ee: Vec<Vec<f64>> = members.clone().map(|_| vec![0.0; 8 * k]).collect();
-        let mut c0 = 0;
-        while c0 < full {
-            let c1 = (c0 + DIMS).min(full);
+        let mut cos: Vec<Lanes> = members
+            .clone()
+            .map(|_| Lanes::new(&self.t.scene_u, 0))
+            .collect();
+        let mut l2: Vec<Lanes> = members
+            .clone()
+            .map(|_| Lanes::new(&self.t.scenes, 0))
+            .collect();
+        let mut ee: Vec<Lanes> = members
+            .clone()
+            .map(|e| Lanes::new(&self.t.exp_u, e + 1))
+            .collect();
+        let mut d0 = 0;
+        while d0 < full {
+            let dims = d0..(d0 + DIMS).min(full);
             for (g, e) in members.clone().enumerate() {
                 let (unit, raw) = (&self.exp_u[e], &self.exps[e]);
-                accumulate(unit, &self.t.scene_u, n, 0, c0..c1, &mut cos[g], product);
-                accumulate(raw, &self.t.scenes, n, 0, c0..c1, &mut l2[g], square);
-                accumulate(unit, &self.t.exp_u, k, e + 1, c0..c1, &mut ee[g], product);
+                cos[g].add(unit, &self.t.scene_u, dims.clone(), product);
+                l2[g].add(raw, &self.t.scenes, dims.clone(), square);
+                ee[g].add(unit, &self.t.exp_u, dims.clone(), product);
             }
-            c0 = c1;
+            d0 = dims.end;
         }
         members
             .enumerate()
             .map(|(g, e)| {
-                let c = finish(&self.exp_u[e], self.scene_u, &cos[g], 0, full, product);
-                let mut d = finish(&self.exps[e], self.scenes, &l2[g], 0, full, square);
+                let c = cos[g].finish(&self.exp_u[e], self.scene_u, full, product);
+                let mut d = l2[g].finish(&self.exps[e], self.scenes, full, square);
                 d.iter_mut().for_each(|v| *v = v.sqrt());
-                let mut x = finish(&self.exp_u[e], self.exp_u, &ee[g], e + 1, full, product);
+                let mut x = ee[g].finish(&self.exp_u[e], self.exp_u, full, product);
                 x.iter_mut().for_each(|v| *v = 1.0 - *v);
                 (c, d, x)
             })
@@ -122,53 +154,114 @@ impl WideKernel for Group<'_> {
     }
 }
 
-/// The values of items `from..` from their lane accumulators (`acc[lane * items + i]`, items
-/// = `others.len()`) and the leftover dimensions `full..` summed in order.
-#[inline(always)]
-fn finish(
-    a: &[f64],
-    others: &[Vec<f64>],
-    acc: &[f64],
+/// The eight lane sums of one vector against the items `from..` of a [`Transposed`] table:
+/// `acc[lane * width + (i − start)]` for the padded items from `start` (`from` rounded down to
+/// a multiple of 4) on.
+struct Lanes {
     from: usize,
-    full: usize,
-    term: impl Fn(f64, f64) -> f64,
-) -> Vec<f64> {
-    let items = others.len();
-    (from..items)
-        .map(|i| {
-            let lanes: [f64; 8] = std::array::from_fn(|l| acc[l * items + i]);
-            let tail: f64 = a[full..]
-                .iter()
-                .zip(&others[i][full..])
-                .map(|(&x, &y)| term(x, y))
-                .sum();
-            combine(&lanes, tail)
-        })
-        .collect()
+    start: usize,
+    width: usize,
+    acc: Vec<f64>,
 }
 
-/// Adds `term(a[j], b_i[j])` for the dimensions `dims` (whole chunks of 8) to lane `j mod 8`
-/// of every item `i` in `from..items`, reading the items dimension-major
-/// (`t[j * items + i]`), each lane in dimension order.
-#[inline(always)]
-fn accumulate(
-    a: &[f64],
-    t: &[f64],
-    items: usize,
-    from: usize,
-    dims: std::ops::Range<usize>,
-    acc: &mut [f64],
-    term: impl Fn(f64, f64) -> f64 + Copy,
-) {
-    for j in dims {
-        let x = a[j];
-        let row = &t[j * items + from..(j + 1) * items];
-        let lane = j % 8;
-        let lane_acc = &mut acc[lane * items + from..(lane + 1) * items];
-        for (s, &y) in lane_acc.iter_mut().zip(row) {
-            *s += term(x, y);
+impl Lanes {
+    fn new(t: &Transposed, from: usize) -> Self {
+        let start = from.min(t.items) - from.min(t.items) % 4;
+        let width = t.stride - start;
+        Self {
+            from,
+            start,
+            width,
+            acc: vec![0.0; 8 * width],
         }
     }
+
+    /// Adds the dimensions `dims` (a run of whole 8-chunks) lane by lane, each lane and run of
+    /// items in registers ([`lane_run`]).
+    #[inline(always)]
+    fn add(
+        &mut self,
+        a: &[f64],
+        t: &Transposed,
+        dims: std::ops::Range<usize>,
+        term: impl Fn(f64, f64) -> f64 + Copy,
+    ) {
+        let mut offset = 0;
+        while offset < self.width {
+            let width = (self.width - offset).min(RUN);
+            for lane in 0..8 {
+                let acc = &mut self.acc[lane * self.width + offset..][..width];
+                let first = self.start + offset;
+                macro_rules! widths {
+                    ($($w:literal)*) => {
+                        match width {
+                            $($w => lane_run::<$w>(a, t, first, dims.start + lane, dims.end, term, acc),)*
+                            _ => lane_run::<RUN>(a, t, first, dims.start + lane, dims.end, term, acc),
+                        }
+                    };
+                }
+                widths!(4 8 12 16 20 24 28 32 36 40 44);
+            }
+            offset += width;
+        }
+    }
+
+    /// The entries of items `from..`: the lanes combined, plus the leftover dimensions `full..`
+    /// summed in order.
+    fn finish(
+        &self,
+        a: &[f64],
+        others: &[Vec<f64>],
+        full: usize,
+        term: impl Fn(f64, f64) -> f64,
+    ) -> Vec<f64> {
+        (self.from..others.len())
+            .map(|i| {
+                let lanes: [f64; 8] =
+                    std::array::from_fn(|l| self.acc[l * self.width + i - self.start]);
+                let tail: f64 = a[full..]
+                    .iter()
+                    .zip(&others[i][full..])
+                    .map(|(&x, &y)| term(x, y))
+                    .sum();
+                combine(&lanes, tail)
+            })
+            .collect()
+    }
+}
+
+/// Adds `term(a[j], t[j][first + i])` to `acc[i]` (`i < W = acc.len()`) for the dimensions
+/// `j = j0, j0 + 8, … < end`, in order, with the accumulators in registers.
+#[inline(always)]
+fn lane_run<const W: usize>(
+    a: &[f64],
+    t: &Transposed,
+    first: usize,
+    j0: usize,
+    end: usize,
+    term: impl Fn(f64, f64) -> f64,
+    acc: &mut [f64],
+) {
+    let Ok(acc) = <&mut [f64; W]>::try_from(acc) else {
+        return;
+    };
+    let mut sum: [f64; W] = *acc;
+    let mut j = j0;
+    while j < end {
+        let x = a[j];
+        let at = j * t.stride + first;
+        let Some(row) =
+            t.t.get(at..at + W)
+                .and_then(|r| <&[f64; W]>::try_from(r).ok())
+        else {
+            break;
+        };
+        for i in 0..W {
+            sum[i] += term(x, row[i]);
+        }
+        j += 8;
+    }
+    *acc = sum;
 }
 
 #[inline(always)]

@@ -419,7 +419,7 @@ proptest! {
             if seed % 2 == 0 {
                 fisher_yates(&mut work, &mut rng);
             } else {
-                crate::shuffle::fast_shuffle(&mut work, &mut rng);
+                crate::shuffle::batched_shuffle(&mut work, &mut rng);
             }
             let mut a = work.clone();
             let mut b = picks.clone();
@@ -431,13 +431,14 @@ proptest! {
 }
 
 #[test]
-fn fast_shuffle_draws_every_permutation_uniformly() {
-    // 60,000 shuffles of 3 items: each of the 6 orders 10,000 times in expectation (sd ≈ 91).
+fn batched_shuffle_draws_every_permutation_uniformly() {
+    // 60,000 shuffles of 3 items: each of the 6 orders 10,000 times in expectation (sd ≈ 91);
+    // 120,000 of 5 items: each of the 120 orders 1,000 times (sd ≈ 32).
     let mut rng = ChaCha8Rng::seed_from_u64(17);
     let mut counts = std::collections::HashMap::new();
     for _ in 0..60_000 {
         let mut v = [0u8, 1, 2];
-        crate::shuffle::fast_shuffle(&mut v, &mut rng);
+        crate::shuffle::batched_shuffle(&mut v, &mut rng);
         *counts.entry(v).or_insert(0usize) += 1;
     }
     assert_eq!(counts.len(), 6);
@@ -445,6 +446,62 @@ fn fast_shuffle_draws_every_permutation_uniformly() {
         counts.values().all(|&c| c.abs_diff(10_000) < 500),
         "{counts:?}"
     );
+    let mut counts = std::collections::HashMap::new();
+    for _ in 0..120_000 {
+        let mut v = [0u8, 1, 2, 3, 4];
+        crate::shuffle::batched_shuffle(&mut v, &mut rng);
+        *counts.entry(v).or_insert(0usize) += 1;
+    }
+    assert_eq!(counts.len(), 120);
+    assert!(
+        counts.values().all(|&c| c.abs_diff(1_000) < 200),
+        "{counts:?}"
+    );
+}
+
+/// The batched shuffle is Fisher–Yates whose swap positions of each batch are the mixed-radix
+/// digits of one Lemire draw below the batch's product (u128 reference, documented batching:
+/// consecutive bounds from `len` down to 2 while the product stays at most 2^24).
+#[test]
+fn batched_shuffle_follows_the_documented_draws() {
+    use rand::Rng;
+    for len in [40usize, 7, 2, 300] {
+        let mut a = ChaCha8Rng::seed_from_u64(3);
+        let mut b = ChaCha8Rng::seed_from_u64(3);
+        for _ in 0..50 {
+            let mut got: Vec<usize> = (0..len).collect();
+            crate::shuffle::batched_shuffle(&mut got, &mut a);
+            let mut want: Vec<usize> = (0..len).collect();
+            let mut bound = len;
+            while bound > 1 {
+                let mut batch = vec![bound];
+                while *batch.last().unwrap() > 2
+                    && batch.iter().product::<usize>() * (batch.last().unwrap() - 1) <= 1 << 24
+                {
+                    batch.push(batch.last().unwrap() - 1);
+                }
+                let product = batch.iter().product::<usize>() as u128;
+                let v = loop {
+                    let m = u128::from(b.next_u32()) * product;
+                    if m % (1 << 32) >= (1 << 32) % product {
+                        break m >> 32;
+                    }
+                };
+                let mut rest = v;
+                let mut digits = Vec::new();
+                for &radix in batch.iter().rev() {
+                    digits.push((rest % radix as u128) as usize);
+                    rest /= radix as u128;
+                }
+                digits.reverse();
+                for (&bd, &j) in batch.iter().zip(&digits) {
+                    want.swap(bd - 1, j);
+                }
+                bound = batch.last().unwrap() - 1;
+            }
+            assert_eq!(got, want, "len {len}");
+        }
+    }
 }
 
 #[test]
@@ -463,9 +520,16 @@ fn planted_gap_and_detection_grow_with_the_rate() {
     let all: Vec<usize> = (0..40).collect();
     let r = Reference::compute(&t, &lib, &all);
     let c = core(&t, &lib, &r, oracle_top_share(&t, &lib, &all), &picks, 0.05);
-    let rows = roboaudit_stats::ResampleMatrix::from_rows(vec![(0..40).collect(); 2], 40).unwrap();
-    let shuffled =
-        crate::draws::SharedDraws::build(&t, &rows, 2_000, 8).shuffled_successes(&t, &picks);
+    let draws = crate::draws::SharedDraws::from_counts(&t, vec![1; 2 * 40], 2_000, 8).unwrap();
+    let rule = crate::draws::RuleDraws {
+        picks: &picks,
+        per_scene: None,
+    };
+    let shuffled = draws
+        .replicates_many(&t, &[rule], false)
+        .unwrap()
+        .rule(0)
+        .shuffled;
     let env = roboaudit_stats::quantiles(&shuffled, &[0.025, 0.975]).unwrap();
     let plan = PowerPlan {
         rates: &[0.1, 0.5, 1.0],

@@ -6,17 +6,23 @@
 #![allow(missing_docs, clippy::unwrap_used)]
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use roboaudit_stats::{BootstrapConfig, ResampleDesign, auroc, bootstrap, bootstrap_counts};
+use roboaudit_stats::{
+    BootstrapConfig, ResampleDesign, auroc, bootstrap, bootstrap_counts, bootstrap_sums,
+};
 use std::hint::black_box;
 
 #[allow(dead_code)] // its `main` and timing helpers are the example's, not the bench's
 #[path = "../examples/bench_bootstrap.rs"]
 mod example;
 
-use example::{SCENES, best_fixed, best_fixed_counts, oracle_gap, splitmix64, success_matrix};
+use example::{
+    SCENES, best_fixed, best_fixed_counts, best_fixed_sums, oracle_gap, scene_rows, splitmix64,
+    success_matrix,
+};
 
 fn bench_bootstrap(c: &mut Criterion) {
     let pt = success_matrix();
+    let rows = scene_rows(&pt);
     let design = ResampleDesign {
         n_clusters: SCENES,
         strata: None,
@@ -28,12 +34,15 @@ fn bench_bootstrap(c: &mut Criterion) {
     let mut group = c.benchmark_group("cluster_bootstrap");
     group.sample_size(30);
     group.bench_function("best_fixed_50x40_10k_resamples", |b| {
+        b.iter(|| bootstrap_sums(black_box(&design), &config, &rows, best_fixed_sums).unwrap())
+    });
+    group.bench_function("best_fixed_50x40_10k_resamples_counts_engine", |b| {
         b.iter(|| {
-            bootstrap_counts(black_box(&design), &config, |c| best_fixed_counts(&pt, c)).unwrap()
+            bootstrap_counts(black_box(&design), &config, |c| best_fixed_counts(&rows, c)).unwrap()
         })
     });
     group.bench_function("best_fixed_50x40_10k_resamples_index_engine", |b| {
-        b.iter(|| bootstrap(black_box(&design), &config, |idx| best_fixed(&pt, idx)).unwrap())
+        b.iter(|| bootstrap(black_box(&design), &config, |idx| best_fixed(&rows, idx)).unwrap())
     });
     group.bench_function("oracle_gap_50x40_10k_resamples", |b| {
         b.iter(|| bootstrap(black_box(&design), &config, |idx| oracle_gap(&pt, idx)).unwrap())

@@ -5,12 +5,14 @@
 //!
 //! Headline statistic: best-fixed success over the drawn scenes,
 //! `BF = max_e mean_{s in draw} P[e, s]`, which does not separate per scene (the max is taken
-//! after averaging), so every resample recomputes a 50-experience score vector.
+//! after averaging), so every resample recomputes a 50-experience score vector: the library's
+//! cluster-weighted sums ([`bootstrap_sums`], kernel [`ClusterRows::weighted_sums`]); the
+//! statistic itself only takes the maximum.
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 
 use roboaudit_stats::{
-    BootstrapConfig, ResampleDesign, ResampleMatrix, WideKernel, auroc, bootstrap,
-    bootstrap_counts, run_wide,
+    BootstrapConfig, ClusterRows, ResampleDesign, ResampleMatrix, WeightedSums, auroc, bootstrap,
+    bootstrap_counts, bootstrap_sums,
 };
 use std::time::Instant;
 
@@ -48,72 +50,59 @@ pub(crate) fn success_matrix() -> Vec<[f64; PADDED]> {
         .collect()
 }
 
+/// The same matrix as the library's per-cluster rows: scene `s` (the cluster) carries the
+/// success of every experience in it, `P[·, s]`.
+pub(crate) fn scene_rows(pt: &[[f64; PADDED]]) -> ClusterRows {
+    let values: Vec<f64> = pt
+        .iter()
+        .flat_map(|r| r[..EXPERIENCES].iter().copied())
+        .collect();
+    ClusterRows::new(SCENES, EXPERIENCES, &values).unwrap()
+}
+
 /// Best-fixed success over the drawn scenes from the index list of a resample (the form
 /// [`bootstrap`] hands over): per-scene draw counts, then [`best_fixed_counts`].
-pub(crate) fn best_fixed(pt: &[[f64; PADDED]], scenes: &[usize]) -> Option<f64> {
+pub(crate) fn best_fixed(rows: &ClusterRows, scenes: &[usize]) -> Option<f64> {
     let mut counts = [0u32; SCENES];
     for &s in scenes {
         // at most 40 draws: no overflow, and no overflow check in the dependent chain
         counts[s % SCENES] = counts[s % SCENES].wrapping_add(1);
     }
-    best_fixed_counts(pt, &counts)
+    best_fixed_counts(rows, &counts)
 }
 
 /// Best-fixed success from the scene multiplicities `c_s` of a resample (the form
-/// [`bootstrap_counts`] hands over): `q[e] = Σ_s c_s · P[e, s]` over the scenes drawn at least
-/// once (about 25 of 40), then `max_e q[e] / Σ_s c_s`; run through [`run_wide`], so with 256-bit
-/// registers where the CPU has them (same bits either way).
-pub(crate) fn best_fixed_counts(pt: &[[f64; PADDED]], counts: &[u32]) -> Option<f64> {
-    let draws: u32 = counts.iter().sum();
-    let best = run_wide(BestFixed { pt, counts });
-    Some(best / f64::from(draws))
+/// [`bootstrap_counts`] hands over): `q[e] = Σ_s c_s · P[e, s]` by the library's weighted-sum
+/// kernel ([`ClusterRows::weighted_sums`]), then `max_e q[e] / Σ_s c_s`.
+pub(crate) fn best_fixed_counts(rows: &ClusterRows, counts: &[u32]) -> Option<f64> {
+    let mut q = [0.0; EXPERIENCES];
+    rows.weighted_sums(counts, &mut q).ok()?;
+    Some(max(&q) / f64::from(counts.iter().sum::<u32>()))
 }
 
-/// `max_e Σ_s c_s · P[e, s]`. The drawn scenes are listed without branches (which scenes were
-/// drawn is random, so a branch on `c_s != 0` mispredicts), and `q` is accumulated in two
-/// slices of 26 experiences that fit the vector registers (7 AVX or 13 SSE2 registers), so the
-/// accumulators never leave the registers while the contiguous rows stream through.
-struct BestFixed<'a> {
-    pt: &'a [[f64; PADDED]],
-    counts: &'a [u32],
+/// Best-fixed success from the sums [`bootstrap_sums`] hands over (the headline form).
+pub(crate) fn best_fixed_sums(r: &WeightedSums<'_>) -> Option<f64> {
+    Some(max(r.sums) / f64::from(r.draws))
 }
 
-impl WideKernel for BestFixed<'_> {
-    type Output = f64;
-
-    #[inline(always)]
-    fn run(self) -> f64 {
-        let (mut drawn, mut weight, mut k) = ([0usize; SCENES], [0.0f64; SCENES], 0);
-        for (s, &c) in self.counts.iter().enumerate().take(SCENES) {
-            drawn[k] = s;
-            weight[k] = f64::from(c);
-            k += usize::from(c != 0);
-        }
-        let (drawn, weight) = (&drawn[..k], &weight[..k]);
-        slice_max::<0>(self.pt, drawn, weight).max(slice_max::<SLICE>(self.pt, drawn, weight))
-    }
-}
-
-const SLICE: usize = PADDED / 2;
-
-/// `max_{e in OFFSET..OFFSET+SLICE, e < 50} Σ_k weight[k] · P[e, drawn[k]]`, each sum left to
-/// right over `k`, a multiply then an add per term.
-#[inline(always)]
-fn slice_max<const OFFSET: usize>(pt: &[[f64; PADDED]], drawn: &[usize], weight: &[f64]) -> f64 {
-    let mut q = [0.0f64; SLICE];
-    for (&s, &c) in drawn.iter().zip(weight) {
-        let row: &[f64; SLICE] = pt[s][OFFSET..OFFSET + SLICE].try_into().unwrap();
-        for (qe, &p) in q.iter_mut().zip(row) {
-            *qe += c * p;
+/// Largest value, in four lanes (a single running max is one serial dependency chain; the
+/// four lanes compile to one vector max per four values).
+fn max(v: &[f64]) -> f64 {
+    let mut m = [f64::NEG_INFINITY; 4];
+    let (quads, rest) = v.as_chunks::<4>();
+    for q in quads {
+        for k in 0..4 {
+            m[k] = if q[k] > m[k] { q[k] } else { m[k] };
         }
     }
-    let real = EXPERIENCES.saturating_sub(OFFSET).min(SLICE);
-    // Two lanes: a single running max is one serial dependency chain.
-    let mut max = [f64::NEG_INFINITY; 2];
-    for (i, &v) in q[..real].iter().enumerate() {
-        max[i % 2] = if v > max[i % 2] { v } else { max[i % 2] };
+    for &x in rest {
+        m[0] = if x > m[0] { x } else { m[0] };
     }
-    max[0].max(max[1])
+    let (a, b) = (
+        if m[0] > m[1] { m[0] } else { m[1] },
+        if m[2] > m[3] { m[2] } else { m[3] },
+    );
+    if a > b { a } else { b }
 }
 
 /// Oracle minus random over the drawn scenes: `mean_s max_e P[e,s] − mean_{e,s} P[e,s]`.
@@ -163,6 +152,7 @@ fn time<T>(mut f: impl FnMut() -> T) -> (f64, f64, T) {
 
 fn main() {
     let pt = success_matrix();
+    let rows = scene_rows(&pt);
     let design = ResampleDesign {
         n_clusters: SCENES,
         strata: None,
@@ -172,7 +162,7 @@ fn main() {
         ..BootstrapConfig::default()
     };
     // `BENCH_PROFILE=engine perf record …`: only the engine, for a profile without the other benches;
-    // `BENCH_PROFILE=bf perf stat …`: only the headline bootstrap (counts engine), and
+    // `BENCH_PROFILE=bf perf stat …`: only the headline bootstrap (sums engine), and
     // `BENCH_PROFILE=bf_rows`: the same through the index-list engine.
     let profile = std::env::var("BENCH_PROFILE");
     for _ in 0..300 {
@@ -181,10 +171,10 @@ fn main() {
                 bootstrap_counts(&design, &config, |c| Some(f64::from(c[0]))).unwrap(),
             ),
             Ok("bf") => std::hint::black_box(
-                bootstrap_counts(&design, &config, |c| best_fixed_counts(&pt, c)).unwrap(),
+                bootstrap_sums(&design, &config, &rows, best_fixed_sums).unwrap(),
             ),
             Ok("bf_rows") => std::hint::black_box(
-                bootstrap(&design, &config, |idx| best_fixed(&pt, idx)).unwrap(),
+                bootstrap(&design, &config, |idx| best_fixed(&rows, idx)).unwrap(),
             ),
             _ => break,
         };
@@ -193,11 +183,14 @@ fn main() {
         return;
     }
     let (bf_median, bf_min, bf) =
-        time(|| bootstrap_counts(&design, &config, |c| best_fixed_counts(&pt, c)).unwrap());
-    // The same resamples through the index-list engine: the very same result, a little slower.
+        time(|| bootstrap_sums(&design, &config, &rows, best_fixed_sums).unwrap());
+    // The same resamples through the index-list and the counts engines: the very same result.
     let (_, bf_rows_min, bf_rows) =
-        time(|| bootstrap(&design, &config, |idx| best_fixed(&pt, idx)).unwrap());
+        time(|| bootstrap(&design, &config, |idx| best_fixed(&rows, idx)).unwrap());
     assert_eq!(bf, bf_rows);
+    let (_, bf_counts_min, bf_counts) =
+        time(|| bootstrap_counts(&design, &config, |c| best_fixed_counts(&rows, c)).unwrap());
+    assert_eq!(bf, bf_counts);
     let (gap_median, gap_min, gap) =
         time(|| bootstrap(&design, &config, |idx| oracle_gap(&pt, idx)).unwrap());
 
@@ -210,7 +203,7 @@ fn main() {
         matrix
             .rows()
             .iter()
-            .map(|r| best_fixed(&pt, r).unwrap())
+            .map(|r| best_fixed(&rows, r).unwrap())
             .sum::<f64>()
     });
 
@@ -234,7 +227,7 @@ fn main() {
          \"bf_estimate\": {}, \"bf_lo\": {}, \"bf_hi\": {}, \"bf_median_s\": {bf_median}, \"bf_min_s\": {bf_min}, \
          \"gap_estimate\": {}, \"gap_lo\": {}, \"gap_hi\": {}, \"gap_median_s\": {gap_median}, \"gap_min_s\": {gap_min}, \
          \"profile_min_s\": {{\"engine_free_statistic\": {engine_min}, \"generate_matrix\": {matrix_min}, \
-         \"bf_statistic_serial\": {statistic_min}, \"bf_index_engine\": {bf_rows_min}}}, \
+         \"bf_statistic_serial\": {statistic_min}, \"bf_index_engine\": {bf_rows_min}, \"bf_counts_engine\": {bf_counts_min}}}, \
          \"auroc_n\": {n}, \"auroc\": {}, \"auroc_median_s\": {auroc_median}, \"auroc_min_s\": {auroc_min}}}",
         rayon::current_num_threads(),
         bf.estimate,

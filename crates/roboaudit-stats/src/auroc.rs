@@ -65,8 +65,101 @@ pub fn grouped_auroc(
 ) -> Result<GroupedAuroc, StatsError> {
     check_inputs(scores, labels, weights)?;
     check_same_len("scores", scores.len(), "groups", groups.len())?;
-    let mut order: Vec<usize> = (0..scores.len()).collect();
-    // Stable sort keeps the input order inside a group; the AUROC sort below does the rest.
+    Ok(by_group(groups, |members| {
+        let mut samples = to_samples(scores, labels, weights, members.iter().copied());
+        let n_positive = members.iter().filter(|&&i| labels[i]).count();
+        (n_positive, auroc_of_samples(&mut samples))
+    }))
+}
+
+/// [`auroc`] of items that each carry a positive and a negative weight (the tallies of the two
+/// outcomes observed at that score, for example the successes and failures of one cell): the
+/// value of [`auroc`] on the expanded sample, each item entering as a positive with weight
+/// `positives[i]` and as a negative with weight `negatives[i]`, at a fraction of the sort.
+/// `Ok(None)` when either class has zero total weight.
+///
+/// # Errors
+/// `Empty` for no items, `LengthMismatch` when the slices differ in length, `NonFinite` for a
+/// NaN/infinite score, `InvalidWeight` for a negative or non-finite weight.
+///
+/// # Example
+/// ```
+/// use roboaudit_stats::{auroc, auroc_tallies};
+/// // scores 0.1 (1 success, 2 failures) and 0.7 (3 successes, 1 failure)
+/// let tallied = auroc_tallies(&[0.1, 0.7], &[1.0, 3.0], &[2.0, 1.0])?;
+/// let expanded = auroc(
+///     &[0.1, 0.1, 0.7, 0.7],
+///     &[true, false, true, false],
+///     Some(&[1.0, 2.0, 3.0, 1.0]),
+/// )?;
+/// assert_eq!(tallied, expanded);
+/// # Ok::<(), roboaudit_stats::StatsError>(())
+/// ```
+pub fn auroc_tallies(
+    scores: &[f64],
+    positives: &[f64],
+    negatives: &[f64],
+) -> Result<Option<f64>, StatsError> {
+    check_tallies(scores, positives, negatives)?;
+    let mut samples = tally_samples(scores, positives, negatives, 0..scores.len());
+    Ok(auroc_of_samples(&mut samples))
+}
+
+/// [`grouped_auroc`] of tallied items ([`auroc_tallies`]): `n` of a group counts its items and
+/// `n_positive` those with a positive weight above zero.
+///
+/// # Errors
+/// As [`auroc_tallies`], plus `LengthMismatch` when `groups` differs in length from `scores`.
+pub fn grouped_auroc_tallies(
+    scores: &[f64],
+    positives: &[f64],
+    negatives: &[f64],
+    groups: &[usize],
+) -> Result<GroupedAuroc, StatsError> {
+    check_tallies(scores, positives, negatives)?;
+    check_same_len("scores", scores.len(), "groups", groups.len())?;
+    Ok(by_group(groups, |members| {
+        let n_positive = members.iter().filter(|&&i| positives[i] > 0.0).count();
+        let mut samples = tally_samples(scores, positives, negatives, members.iter().copied());
+        (n_positive, auroc_of_samples(&mut samples))
+    }))
+}
+
+fn check_tallies(scores: &[f64], positives: &[f64], negatives: &[f64]) -> Result<(), StatsError> {
+    if scores.is_empty() {
+        return Err(StatsError::Empty { what: "scores" });
+    }
+    check_same_len("scores", scores.len(), "positives", positives.len())?;
+    check_same_len("scores", scores.len(), "negatives", negatives.len())?;
+    check_finite(scores, "scores")?;
+    for (what, w) in [("positives", positives), ("negatives", negatives)] {
+        if let Some(index) = w.iter().position(|&v| !(v.is_finite() && v >= 0.0)) {
+            return Err(StatsError::InvalidWeight { what, index });
+        }
+    }
+    Ok(())
+}
+
+fn tally_samples(
+    scores: &[f64],
+    positives: &[f64],
+    negatives: &[f64],
+    idx: impl Iterator<Item = usize>,
+) -> Vec<Sample> {
+    idx.map(|i| Sample {
+        score: total_order_key(sort_key(scores[i])),
+        pos: positives[i],
+        neg: negatives[i],
+    })
+    .collect()
+}
+
+/// Groups (sorted by label, the input order kept inside a group) with their eligible mean;
+/// `auroc_of(members)` gives a group's positive count and AUROC.
+fn by_group(groups: &[usize], auroc_of: impl Fn(&[usize]) -> (usize, Option<f64>)) -> GroupedAuroc {
+    let mut order: Vec<usize> = (0..groups.len()).collect();
+    // Stable sort keeps the input order inside a group (and costs one pass when the groups
+    // already arrive contiguous and in order); the AUROC sort does the rest.
     order.sort_by_key(|&i| groups[i]);
     let mut out = Vec::new();
     let mut start = 0;
@@ -78,24 +171,23 @@ pub fn grouped_auroc(
                 .take_while(|&&i| groups[i] == group)
                 .count();
         let members = &order[start..end];
-        let mut samples = to_samples(scores, labels, weights, members.iter().copied());
-        let n_positive = members.iter().filter(|&&i| labels[i]).count();
+        let (n_positive, auroc) = auroc_of(members);
         out.push(GroupAuroc {
             group,
             n: members.len(),
             n_positive,
-            auroc: auroc_of_samples(&mut samples),
+            auroc,
         });
         start = end;
     }
     let eligible: Vec<f64> = out.iter().filter_map(|g| g.auroc).collect();
     #[allow(clippy::cast_precision_loss)] // group counts are far below 2^53
     let mean = (!eligible.is_empty()).then(|| eligible.iter().sum::<f64>() / eligible.len() as f64);
-    Ok(GroupedAuroc {
+    GroupedAuroc {
         groups: out,
         n_eligible: eligible.len(),
         mean,
-    })
+    }
 }
 
 fn check_inputs(

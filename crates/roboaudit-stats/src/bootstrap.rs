@@ -49,8 +49,15 @@ pub struct ResampleMatrix {
 impl ResampleMatrix {
     /// Draws `resamples` rows for `design`. Rows come in blocks of [`ROWS_PER_STREAM`]: block `c`
     /// (rows `64c..64c+64`) is drawn in order from its own ChaCha8 stream
-    /// (`ChaCha8Rng::seed_from_u64(seed)` with `set_stream(c)`), each index by Lemire's exact
-    /// multiply-and-reject method on `next_u32`. Blocks are drawn in parallel, and the same
+    /// (`ChaCha8Rng::seed_from_u64(seed)` with `set_stream(c)`), read as its `next_u32` words. A
+    /// row's positions are cut, in order, into batches whose bounds (the number of clusters each
+    /// position draws from) multiply to at most 2^24 (a bound above 2^24 is a batch of its own),
+    /// and each batch is drawn from one word by batched multiply-and-reject (Lemire 2019;
+    /// Brackett-Rozinsky & Lemire 2024): with `x_0` the word, position `i` of the batch is the
+    /// high half of the 64-bit product `x_{i-1} · b_i` and `x_i` its low half; the word is
+    /// rejected, and the batch drawn from the next word, when `x_0 · Π b_i mod 2^32` is below
+    /// `2^32 mod Π b_i`. Every index is exactly uniform and independent; 40 clusters take 10
+    /// words per row (4 indices per word). Blocks are drawn in parallel, and the same
     /// `(design, resamples, seed)` always gives the same matrix, for any thread count; the first
     /// `m` rows do not depend on `resamples`. Without strata every entry is uniform on
     /// `0..n_clusters`; with strata, position `i` draws uniformly among the clusters of stratum

@@ -4,7 +4,8 @@
 use crate::StatsError;
 use crate::bootstrap::{BootstrapConfig, BootstrapResult, ROWS_PER_STREAM, ResampleDesign};
 use crate::check::check_finite;
-use crate::draws::{BlockWords, StratumPools};
+use crate::draws::{BlockCounts, BlockWords, StratumPools};
+use crate::wide::{WideKernel, run_wide};
 use rayon::prelude::*;
 
 /// As [`crate::bootstrap`] for a statistic of the cluster multiplicities: `statistic` receives
@@ -61,17 +62,13 @@ where
         .par_chunks_mut(ROWS_PER_STREAM)
         .enumerate()
         .for_each(|(block, out)| {
-            let mut words = BlockWords::new(config.seed, block);
-            let (mut row, mut counts) = (vec![0; n], vec![0u32; n]);
-            for slot in out {
-                pools.fill_row(&mut words, &mut row);
-                counts.fill(0);
-                for &c in &row {
-                    // at most n_clusters <= u32::MAX draws per row (checked by the design)
-                    counts[c] = counts[c].wrapping_add(1);
-                }
-                *slot = statistic(&counts);
-            }
+            let words = BlockWords::new(config.seed, block);
+            run_wide(Resamples {
+                pools: &pools,
+                words,
+                statistic: &statistic,
+                out,
+            });
         });
     let jackknife = |left_out: usize| {
         let mut counts = vec![1u32; n];
@@ -88,11 +85,129 @@ where
     )
 }
 
+/// The cluster multiplicities of the rows of [`crate::ResampleMatrix::generate`] for the same
+/// design, resample count and seed, without the index rows: `counts[b * n_clusters + c]` is how
+/// often resample `b` drew cluster `c`. Drawn in parallel blocks; the same for any thread count.
+/// For callers that evaluate many statistics of the multiplicities on shared resamples (for
+/// example with [`crate::ClusterRows::weighted_sums_block`]).
+///
+/// # Errors
+/// As [`crate::ResampleMatrix::generate`].
+///
+/// # Example
+/// ```
+/// use roboaudit_stats::{ResampleDesign, ResampleMatrix, resample_counts};
+/// let design = ResampleDesign { n_clusters: 4, strata: None };
+/// let counts = resample_counts(&design, 100, 9)?;
+/// let rows = ResampleMatrix::generate(&design, 100, 9)?;
+/// for (b, row) in rows.rows().iter().enumerate() {
+///     let mut want = [0u32; 4];
+///     row.iter().for_each(|&c| want[c] += 1);
+///     assert_eq!(&counts[b * 4..b * 4 + 4], &want);
+/// }
+/// # Ok::<(), roboaudit_stats::StatsError>(())
+/// ```
+pub fn resample_counts(
+    design: &ResampleDesign,
+    resamples: usize,
+    seed: u64,
+) -> Result<Vec<u32>, StatsError> {
+    StratumPools::for_design(design, resamples)?;
+    let n = design.n_clusters;
+    let mut counts = vec![0u32; resamples * n];
+    counts
+        .par_chunks_mut(ROWS_PER_STREAM * n)
+        .enumerate()
+        .try_for_each(|(block, out)| {
+            let first = block * ROWS_PER_STREAM;
+            out.copy_from_slice(&resample_counts_rows(
+                design,
+                seed,
+                first..first + out.len() / n,
+            )?);
+            Ok(())
+        })?;
+    Ok(counts)
+}
+
+/// Rows `rows` of [`resample_counts`] for the same design and seed (row `b` does not depend
+/// on how many resamples are drawn): `counts[(b - rows.start) * n_clusters + c]`. Drawn in the
+/// calling thread, so that a caller can produce and consume the resamples block by block (a
+/// range starting at a multiple of [`ROWS_PER_STREAM`] draws nothing it does not return).
+///
+/// # Errors
+/// As [`crate::ResampleMatrix::generate`] for the design (an empty range is allowed).
+pub fn resample_counts_rows(
+    design: &ResampleDesign,
+    seed: u64,
+    rows: std::ops::Range<usize>,
+) -> Result<Vec<u32>, StatsError> {
+    let pools = StratumPools::for_design(design, 1)?;
+    let n = design.n_clusters;
+    let mut counts = vec![0u32; rows.len() * n];
+    let mut drawn = BlockCounts::new(n);
+    let mut b = rows.start;
+    while b < rows.end {
+        let block = b / ROWS_PER_STREAM;
+        let first = block * ROWS_PER_STREAM;
+        let last = (first + ROWS_PER_STREAM).min(rows.end);
+        let mut words = BlockWords::new(seed, block);
+        pools.fill_block(&mut words, last - first, &mut drawn);
+        for r in b..last {
+            let at = (r - rows.start) * n;
+            counts[at..at + n].copy_from_slice(drawn.row(r - first).0);
+        }
+        b = last;
+    }
+    Ok(counts)
+}
+
+/// One block of [`bootstrap_counts`]: draw each row as counts and evaluate, in one vector
+/// dispatch (the statistic included; it does not depend on which copy runs it).
+struct Resamples<'a, F> {
+    pools: &'a StratumPools,
+    words: BlockWords,
+    statistic: &'a F,
+    out: &'a mut [Option<f64>],
+}
+
+impl<F> WideKernel for Resamples<'_, F>
+where
+    F: Fn(&[u32]) -> Option<f64>,
+{
+    type Output = ();
+
+    #[inline(always)]
+    fn run(mut self) {
+        let mut block = BlockCounts::new(self.pools.n_clusters());
+        self.pools
+            .fill_block(&mut self.words, self.out.len(), &mut block);
+        for (r, slot) in self.out.iter_mut().enumerate() {
+            *slot = (self.statistic)(block.row(r).0);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::bootstrap::{IntervalMethod, bootstrap};
+    use crate::{resample_counts, resample_counts_rows};
+
+    /// Any range of rows gives those rows of the whole, aligned to the streams or not.
+    #[test]
+    fn row_ranges_are_slices_of_the_whole() {
+        let design = ResampleDesign {
+            n_clusters: 9,
+            strata: None,
+        };
+        let all = resample_counts(&design, 300, 5).unwrap();
+        for range in [0..300, 64..128, 3..5, 250..300, 70..70] {
+            let part = resample_counts_rows(&design, 5, range.clone()).unwrap();
+            assert_eq!(part, all[range.start * 9..range.end * 9]);
+        }
+    }
 
     /// Counts give the very result of the index form (same rows, same replicates, same BCa
     /// jackknife), with and without strata, with undefined replicates and a partial last block.

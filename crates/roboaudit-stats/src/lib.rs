@@ -7,6 +7,8 @@
 //! API CONTRACT (fixed: other crates code against these signatures):
 //! - `auroc(scores, labels, weights) -> Result<Option<f64>>` (None = one class, ineligible)
 //! - `grouped_auroc(scores, labels, groups, weights) -> Result<GroupedAuroc>`
+//! - `auroc_tallies` / `grouped_auroc_tallies`: the same on items carrying a positive and a
+//!   negative weight (outcome tallies at one score)
 //! - `pearson`, `spearman`, `kendall_tau_b` `(x, y) -> Result<Option<f64>>` (None = constant input)
 //! - `average_ranks(x) -> Result<Vec<f64>>`
 //! - `quantile(data, q) -> Result<f64>` (NumPy "linear"), `quantiles(data, qs)`
@@ -15,7 +17,10 @@
 //! - evaluator metrics: `absolute_relative_error`, `normalized_regret_at_k`, `mmrv`
 //! - added helpers: `percentile` (NumPy percent scale), `normal_cdf` / `normal_quantile`
 //!   (SciPy `ndtr` / `ndtri`), `ResampleMatrix::rows`, `ROWS_PER_STREAM`, `bootstrap_counts`
-//!   (statistics of cluster multiplicities), `WideKernel` / `run_wide` (AVX2 dispatch of hot loops)
+//!   (statistics of cluster multiplicities), `resample_counts` / `resample_counts_rows`,
+//!   `bootstrap_sums` with `ClusterRows` / `WeightedSums` (statistics of cluster-weighted
+//!   sums, with their kernel),
+//!   `WideKernel` / `run_wide` (AVX2 dispatch of hot loops)
 //!
 //! # Example
 //! A scene-cluster bootstrap of a mean, and an AUROC with a tie:
@@ -50,19 +55,24 @@ mod evaluator;
 mod interval;
 mod normal;
 mod quantile;
+mod select;
+mod sums;
 mod wide;
 
-pub use auroc::{GroupAuroc, GroupedAuroc, auroc, grouped_auroc};
+pub use auroc::{
+    GroupAuroc, GroupedAuroc, auroc, auroc_tallies, grouped_auroc, grouped_auroc_tallies,
+};
 pub use bootstrap::{
     BootstrapConfig, BootstrapResult, Interval, IntervalMethod, ROWS_PER_STREAM, ResampleDesign,
     ResampleMatrix, bootstrap, bootstrap_with_matrix, equivalent,
 };
 pub use correlation::{average_ranks, kendall_tau_b, pearson, spearman};
-pub use counts::bootstrap_counts;
+pub use counts::{bootstrap_counts, resample_counts, resample_counts_rows};
 pub use error::StatsError;
 pub use evaluator::{absolute_relative_error, mmrv, normalized_regret_at_k};
 pub use normal::{normal_cdf, normal_quantile};
 pub use quantile::{percentile, percentile_levels, quantile, quantiles, quantiles_in_place};
+pub use sums::{ClusterRows, WeightedSums, bootstrap_sums};
 pub use wide::{WideKernel, run_wide};
 
 /// Compiles and runs the README example as a doctest.

@@ -1,7 +1,11 @@
 //! Quantiles with NumPy's default ("linear", type 7) interpolation.
 
 use crate::StatsError;
-use crate::check::{check_finite, sort_key, total_order_key};
+use crate::check::{check_finite, sort_key};
+use crate::select::order_statistics;
+use crate::wide::{WideKernel, run_wide};
+#[cfg(test)]
+use crate::{check::total_order_key, select::from_total_order_key};
 
 /// The `q`-quantile of `data`, `q` in [0, 1], equal to `numpy.quantile(data, q)` (method "linear").
 ///
@@ -38,12 +42,35 @@ pub fn quantiles_in_place(data: &mut [f64], qs: &[f64]) -> Result<Vec<f64>, Stat
     if data.is_empty() {
         return Err(StatsError::Empty { what: "data" });
     }
-    check_finite(data, "data")?;
     for &q in qs {
         check_q(q)?;
     }
-    data.iter_mut().for_each(|v| *v = sort_key(*v));
+    // Both passes over the data in 256-bit registers where the CPU has them: for the thousands
+    // of replicate vectors of an audit they are a good part of the cost.
+    if !run_wide(SortKeys { data }) {
+        check_finite(data, "data")?;
+    }
     Ok(quantiles_selected(data, qs))
+}
+
+/// Maps every value to its [`sort_key`] when all are finite (`true`); leaves `data` untouched
+/// otherwise (`false`).
+struct SortKeys<'a> {
+    data: &'a mut [f64],
+}
+
+impl WideKernel for SortKeys<'_> {
+    type Output = bool;
+
+    #[inline(always)]
+    fn run(self) -> bool {
+        // A fold without an early exit compiles to vector code.
+        if !self.data.iter().fold(true, |ok, v| ok & v.is_finite()) {
+            return false;
+        }
+        self.data.iter_mut().for_each(|v| *v = sort_key(*v));
+        true
+    }
 }
 
 /// The quantile levels `np.percentile` uses for a two-sided interval at `level`:
@@ -103,10 +130,9 @@ pub(crate) fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
 
 /// [`quantile_sorted`] for several levels on non-empty, finite `keys` in any order (they are
 /// permuted; −0.0 already mapped to +0.0): the order statistics the levels need are found by
-/// selection instead of a sort, in ascending order, each selection searching only the part of
-/// `keys` above the previous one (a selection leaves everything larger to its right), so two
-/// levels cost about one selection and a minimum scan. The index arithmetic and interpolation
-/// are [`quantile_sorted`]'s, operation by operation, so the values are its bits.
+/// selection instead of a sort ([`order_statistics`]: a sample bracket per tail and one pass,
+/// with a full selection as the fallback). The index arithmetic and interpolation are
+/// [`quantile_sorted`]'s, operation by operation, so the values are its bits.
 pub(crate) fn quantiles_selected(keys: &mut [f64], qs: &[f64]) -> Vec<f64> {
     let n = keys.len();
     // (lower index, gamma) per level; `None` for a level at the top (the maximum)
@@ -132,16 +158,7 @@ pub(crate) fn quantiles_selected(keys: &mut [f64], qs: &[f64]) -> Vec<f64> {
         .collect();
     needed.sort_unstable();
     needed.dedup();
-    // Selection on the integers whose order is `f64::total_cmp`'s (its own bit transform,
-    // applied once per value instead of once per comparison).
-    let mut ints: Vec<i64> = keys.iter().map(|&v| total_order_key(v)).collect();
-    let mut order_stats = Vec::with_capacity(needed.len());
-    let mut start = 0;
-    for &i in &needed {
-        let (_, &mut v, _) = ints[start..].select_nth_unstable(i - start);
-        order_stats.push(from_total_order_key(v));
-        start = i + 1;
-    }
+    let order_stats = order_statistics(keys, &needed);
     let stat = |i: usize| {
         needed
             .binary_search(&i)
@@ -164,14 +181,6 @@ pub(crate) fn quantiles_selected(keys: &mut [f64], qs: &[f64]) -> Vec<f64> {
             }
         })
         .collect()
-}
-
-/// The `f64` of a [`total_order_key`].
-fn from_total_order_key(key: i64) -> f64 {
-    #[allow(clippy::cast_sign_loss, clippy::cast_possible_wrap)]
-    let bits = key ^ (((key >> 63) as u64) >> 1) as i64;
-    #[allow(clippy::cast_sign_loss)]
-    f64::from_bits(bits as u64)
 }
 
 #[cfg(test)]

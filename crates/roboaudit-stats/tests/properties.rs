@@ -3,8 +3,8 @@
 
 use proptest::prelude::*;
 use roboaudit_stats::{
-    BootstrapConfig, IntervalMethod, ResampleDesign, ResampleMatrix, auroc, bootstrap,
-    kendall_tau_b,
+    BootstrapConfig, IntervalMethod, ResampleDesign, ResampleMatrix, auroc, auroc_tallies,
+    bootstrap, grouped_auroc, grouped_auroc_tallies, kendall_tau_b,
 };
 
 /// Scores drawn from a small grid so that ties are common.
@@ -88,6 +88,41 @@ proptest! {
         s2.push(s[i]);
         y2.push(y[i]);
         prop_assert!(close(auroc(&s, &y, Some(&weights)).unwrap(), auroc(&s2, &y2, None).unwrap()));
+    }
+
+    #[test]
+    fn tallies_equal_their_expanded_rows(
+        items in prop::collection::vec(((-6i32..6), (0u32..4), (0u32..4), (0usize..3)), 1..40)
+    ) {
+        // Each item expands to `pos` positive and `neg` negative rows of its score; integer
+        // tallies sum exactly, so both forms give the very same AUROCs.
+        let scores: Vec<f64> = items.iter().map(|i| f64::from(i.0) / 2.0).collect();
+        let positives: Vec<f64> = items.iter().map(|i| f64::from(i.1)).collect();
+        let negatives: Vec<f64> = items.iter().map(|i| f64::from(i.2)).collect();
+        let groups: Vec<usize> = items.iter().map(|i| i.3).collect();
+        let (mut s, mut y, mut g) = (Vec::new(), Vec::new(), Vec::new());
+        for item in &items {
+            for (count, label) in [(item.1, true), (item.2, false)] {
+                for _ in 0..count {
+                    s.push(f64::from(item.0) / 2.0);
+                    y.push(label);
+                    g.push(item.3);
+                }
+            }
+        }
+        let tallied = auroc_tallies(&scores, &positives, &negatives).unwrap();
+        let expanded = if s.is_empty() { None } else { auroc(&s, &y, None).unwrap() };
+        prop_assert_eq!(tallied, expanded);
+        let tallied = grouped_auroc_tallies(&scores, &positives, &negatives, &groups).unwrap();
+        if !s.is_empty() {
+            let expanded = grouped_auroc(&s, &y, &g, None).unwrap();
+            prop_assert_eq!(tallied.mean, expanded.mean);
+            prop_assert_eq!(tallied.n_eligible, expanded.n_eligible);
+            let eligible = |r: &roboaudit_stats::GroupedAuroc| -> Vec<(usize, Option<f64>)> {
+                r.groups.iter().filter(|x| x.auroc.is_some()).map(|x| (x.group, x.auroc)).collect()
+            };
+            prop_assert_eq!(eligible(&tallied), eligible(&expanded));
+        }
     }
 
     #[test]

@@ -5,23 +5,37 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use roboaudit_stats::{ROWS_PER_STREAM, ResampleDesign, ResampleMatrix};
 
-/// Independent re-derivation of row `b`: stream ⌊b/64⌋, rows of the block drawn in order,
-/// each index by Lemire's method on `next_u32`.
+/// Independent re-derivation of row `b`: stream ⌊b/64⌋ read with `next_u32`, rows of the block
+/// drawn in order, each row in batches of `k` positions (`k` the most with `n^k <= 2^24`, the
+/// last batch shorter), a batch being Lemire's draw of one number `v` below `n^k` (rejecting a
+/// word whose low half of `word · n^k` is below `2^32 mod n^k`), written in base `n` with the
+/// first position as the most significant digit.
 fn expected_row(seed: u64, b: usize, n: u32) -> Vec<usize> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     rng.set_stream((b / ROWS_PER_STREAM) as u64);
+    let n = u128::from(n);
+    let mut k = 1;
+    while n.pow(k + 1) <= 1 << 24 {
+        k += 1;
+    }
     let mut row = Vec::new();
     for _ in 0..=(b % ROWS_PER_STREAM) {
-        row = (0..n)
-            .map(|_| {
-                loop {
-                    let m = u64::from(rng.next_u32()) * u64::from(n);
-                    if (m as u32) >= n.wrapping_neg() % n {
-                        break (m >> 32) as usize;
-                    }
+        row.clear();
+        while row.len() < n as usize {
+            let len = (n as usize - row.len()).min(k as usize);
+            let product = n.pow(len as u32);
+            let v = loop {
+                let m = u128::from(rng.next_u32()) * product;
+                if m % (1 << 32) >= (1 << 32) % product {
+                    break m >> 32;
                 }
-            })
-            .collect();
+            };
+            let digits: Vec<usize> = (0..len)
+                .rev()
+                .map(|i| ((v / n.pow(i as u32)) % n) as usize)
+                .collect();
+            row.extend(digits);
+        }
     }
     row
 }
@@ -37,6 +51,19 @@ fn rows_follow_the_documented_stream_layout() {
         assert_eq!(
             m.row(b).unwrap(),
             expected_row(99, b, 13).as_slice(),
+            "row {b}"
+        );
+    }
+    // 40 clusters: ten batches of four per row
+    let design = ResampleDesign {
+        n_clusters: 40,
+        strata: None,
+    };
+    let m = ResampleMatrix::generate(&design, 130, 7).unwrap();
+    for b in [0, 5, 64, 129] {
+        assert_eq!(
+            m.row(b).unwrap(),
+            expected_row(7, b, 40).as_slice(),
             "row {b}"
         );
     }
