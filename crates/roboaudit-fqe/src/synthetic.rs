@@ -139,6 +139,69 @@ pub(crate) fn vectors(rows: &[Vec<f32>], fixed: Option<i32>) -> ArrayRef {
     }
 }
 
+/// An `int64` column.
+pub(crate) fn ints(v: &[i64]) -> ArrayRef {
+    Arc::new(Int64Array::from(v.to_vec()))
+}
+
+/// A LeRobot `image` column: one `{bytes, path}` struct per frame, the PNG bytes inline.
+pub(crate) fn image_column(images: &[Vec<u8>]) -> ArrayRef {
+    let mut bytes = BinaryBuilder::new();
+    for i in images {
+        bytes.append_value(i);
+    }
+    let bytes: ArrayRef = Arc::new(bytes.finish());
+    let paths: ArrayRef = Arc::new(StringArray::from(vec![None::<&str>; images.len()]));
+    let fields = Fields::from(vec![
+        Field::new("bytes", DataType::Binary, true),
+        Field::new("path", DataType::Utf8, true),
+    ]);
+    Arc::new(StructArray::new(fields, vec![bytes, paths], None))
+}
+
+/// LeRobot v3.0 episode and task metadata under `root/meta`: episode `i` has task
+/// `episode_tasks[i]`, `lengths[i]` frames and global rows `from[i]..to[i]` of the one data
+/// file; `tasks` lists the task strings by `task_index`.
+pub(crate) fn write_v3_meta(
+    root: &Path,
+    episode_tasks: &[&str],
+    lengths: &[i64],
+    from: &[i64],
+    to: &[i64],
+    tasks: &[&str],
+) -> Result<(), FqeError> {
+    let episodes = episode_tasks.len();
+    let mut task_lists = ListBuilder::new(StringBuilder::new());
+    for t in episode_tasks {
+        task_lists.values().append_value(t);
+        task_lists.append(true);
+    }
+    let n_ep: Vec<i64> = (0..episodes as i64).collect();
+    write_parquet(
+        &root.join("meta/episodes/chunk-000/file-000.parquet"),
+        vec![
+            ("episode_index", ints(&n_ep)),
+            ("tasks", Arc::new(task_lists.finish())),
+            ("length", ints(lengths)),
+            ("data/chunk_index", ints(&vec![0; episodes])),
+            ("data/file_index", ints(&vec![0; episodes])),
+            ("dataset_from_index", ints(from)),
+            ("dataset_to_index", ints(to)),
+        ],
+    )?;
+    let task_index: Vec<i64> = (0..tasks.len() as i64).collect();
+    write_parquet(
+        &root.join("meta/tasks.parquet"),
+        vec![
+            ("task_index", ints(&task_index)),
+            (
+                "__index_level_0__",
+                Arc::new(StringArray::from(tasks.to_vec())),
+            ),
+        ],
+    )
+}
+
 fn png(positions: usize, s: usize) -> Result<Vec<u8>, FqeError> {
     let (w, h) = (2 * positions, 4);
     let mut data = Vec::with_capacity(w * h * 3);
@@ -250,18 +313,7 @@ pub fn write_chain_run(dir: &Path, run: &ChainRun) -> Result<(), FqeError> {
         serde_json::to_vec_pretty(&info).map_err(|e| FqeError::InvalidInputs(e.to_string()))?,
     )
     .map_err(io(&info_file))?;
-    let mut bytes = BinaryBuilder::new();
-    for i in &images {
-        bytes.append_value(i);
-    }
-    let bytes: ArrayRef = Arc::new(bytes.finish());
-    let paths: ArrayRef = Arc::new(StringArray::from(vec![None::<&str>; images.len()]));
-    let fields = Fields::from(vec![
-        Field::new("bytes", DataType::Binary, true),
-        Field::new("path", DataType::Utf8, true),
-    ]);
-    let image_col: ArrayRef = Arc::new(StructArray::new(fields, vec![bytes, paths], None));
-    let ints = |v: &[i64]| -> ArrayRef { Arc::new(Int64Array::from(v.to_vec())) };
+    let image_col = image_column(&images);
     write_parquet(
         &root.join("data/chunk-000/file-000.parquet"),
         vec![
@@ -279,34 +331,7 @@ pub fn write_chain_run(dir: &Path, run: &ChainRun) -> Result<(), FqeError> {
             ("task_index", ints(&task_col)),
         ],
     )?;
-    let mut task_lists = ListBuilder::new(StringBuilder::new());
-    for t in &ep_tasks {
-        task_lists.values().append_value(t);
-        task_lists.append(true);
-    }
-    let n_ep: Vec<i64> = (0..run.episodes as i64).collect();
-    write_parquet(
-        &root.join("meta/episodes/chunk-000/file-000.parquet"),
-        vec![
-            ("episode_index", ints(&n_ep)),
-            ("tasks", Arc::new(task_lists.finish())),
-            ("length", ints(&lengths)),
-            ("data/chunk_index", ints(&vec![0; run.episodes])),
-            ("data/file_index", ints(&vec![0; run.episodes])),
-            ("dataset_from_index", ints(&from)),
-            ("dataset_to_index", ints(&to)),
-        ],
-    )?;
-    write_parquet(
-        &root.join("meta/tasks.parquet"),
-        vec![
-            ("task_index", ints(&[0, 1])),
-            (
-                "__index_level_0__",
-                Arc::new(StringArray::from(CHAIN_TASKS.to_vec())),
-            ),
-        ],
-    )?;
+    write_v3_meta(&root, &ep_tasks, &lengths, &from, &to, &CHAIN_TASKS)?;
     let mut gt_policies = Vec::new();
     for (k, q) in run.quality.iter().enumerate() {
         let name = format!("pi{k}");

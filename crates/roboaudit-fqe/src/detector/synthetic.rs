@@ -10,15 +10,13 @@ use std::fs;
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow_array::builder::{BinaryBuilder, ListBuilder, StringBuilder};
-use arrow_array::{ArrayRef, BooleanArray, Float32Array, Int64Array, StringArray, StructArray};
-use arrow_schema::{DataType, Field, Fields};
+use arrow_array::{BooleanArray, Float32Array};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
 use crate::FqeError;
-use crate::synthetic::{vectors, write_parquet};
+use crate::synthetic::{image_column, ints, vectors, write_parquet, write_v3_meta};
 
 /// Block side in pixels.
 const BLOCK: usize = 3;
@@ -195,18 +193,7 @@ pub fn write_goal_dataset(dir: &Path, run: &GoalRun) -> Result<Vec<bool>, FqeErr
     let text =
         serde_json::to_vec_pretty(&info).map_err(|e| FqeError::InvalidInputs(e.to_string()))?;
     fs::write(&info_file, text).map_err(|e| io(&info_file, e))?;
-    let mut bytes = BinaryBuilder::new();
-    for i in &images {
-        bytes.append_value(i);
-    }
-    let bytes: ArrayRef = Arc::new(bytes.finish());
-    let paths: ArrayRef = Arc::new(StringArray::from(vec![None::<&str>; images.len()]));
-    let fields = Fields::from(vec![
-        Field::new("bytes", DataType::Binary, true),
-        Field::new("path", DataType::Utf8, true),
-    ]);
-    let image_col: ArrayRef = Arc::new(StructArray::new(fields, vec![bytes, paths], None));
-    let ints = |v: &[i64]| -> ArrayRef { Arc::new(Int64Array::from(v.to_vec())) };
+    let image_col = image_column(&images);
     write_parquet(
         &root.join("data/chunk-000/file-000.parquet"),
         vec![
@@ -221,33 +208,7 @@ pub fn write_goal_dataset(dir: &Path, run: &GoalRun) -> Result<Vec<bool>, FqeErr
             ("task_index", ints(&vec![0; index_col.len()])),
         ],
     )?;
-    let mut task_lists = ListBuilder::new(StringBuilder::new());
-    for _ in 0..run.episodes {
-        task_lists.values().append_value(GOAL_TASK);
-        task_lists.append(true);
-    }
-    let n_ep: Vec<i64> = (0..run.episodes as i64).collect();
-    write_parquet(
-        &root.join("meta/episodes/chunk-000/file-000.parquet"),
-        vec![
-            ("episode_index", ints(&n_ep)),
-            ("tasks", Arc::new(task_lists.finish())),
-            ("length", ints(&lengths)),
-            ("data/chunk_index", ints(&vec![0; run.episodes])),
-            ("data/file_index", ints(&vec![0; run.episodes])),
-            ("dataset_from_index", ints(&from)),
-            ("dataset_to_index", ints(&to)),
-        ],
-    )?;
-    write_parquet(
-        &root.join("meta/tasks.parquet"),
-        vec![
-            ("task_index", ints(&[0])),
-            (
-                "__index_level_0__",
-                Arc::new(StringArray::from(vec![GOAL_TASK])),
-            ),
-        ],
-    )?;
+    let episode_tasks = vec![GOAL_TASK; run.episodes];
+    write_v3_meta(&root, &episode_tasks, &lengths, &from, &to, &[GOAL_TASK])?;
     Ok(truth)
 }
