@@ -125,15 +125,7 @@ fn check_options(args: &DetectArgs) -> Result<Validation> {
 
 /// Usage errors exit 2, input errors 3, the rest 1; the message keeps the cause chain.
 fn classify(e: DetectorError) -> anyhow::Error {
-    let mut text = e.to_string();
-    let mut cause = std::error::Error::source(&e);
-    while let Some(c) = cause {
-        let more = c.to_string();
-        if !text.contains(&more) {
-            text = format!("{text}: {more}");
-        }
-        cause = c.source();
-    }
+    let text = super::fqe::cause_chain(&e);
     if e.is_usage() {
         Usage(text).into()
     } else if e.is_invalid_input() {

@@ -183,11 +183,11 @@ pub fn run(cmd: FqeCommand) -> Result<()> {
     }
 }
 
-/// Input errors exit with code 3, out-of-range settings (a usage error) with 2. The message
-/// keeps the whole cause chain (a Parquet decoder's reason is the useful part).
-pub(super) fn classify(e: FqeError) -> anyhow::Error {
+/// `e`'s message followed by each source's that it does not already contain (a Parquet
+/// decoder's reason is often the useful part).
+pub(super) fn cause_chain(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
-    let mut cause = std::error::Error::source(&e);
+    let mut cause = e.source();
     while let Some(c) = cause {
         let more = c.to_string();
         if !text.contains(&more) {
@@ -195,6 +195,13 @@ pub(super) fn classify(e: FqeError) -> anyhow::Error {
         }
         cause = c.source();
     }
+    text
+}
+
+/// Input errors exit with code 3, out-of-range settings (a usage error) with 2. The message
+/// keeps the whole cause chain (a Parquet decoder's reason is the useful part).
+pub(super) fn classify(e: FqeError) -> anyhow::Error {
+    let text = cause_chain(&e);
     match e {
         FqeError::InvalidConfig(_) => Usage(text).into(),
         FqeError::Data(_)
