@@ -211,6 +211,28 @@ fn bad_options_exit_2_before_reading_and_write_nothing() {
         assert!(text(&o).contains(needle), "{extra:?}: {}", text(&o));
         assert!(!Path::new(&out).exists(), "{extra:?} wrote output");
     }
+    // The labels file spelt another way (with `..`, through a symbolic link) is still the
+    // labels file: refused, and left as it was.
+    let before = read(&f.labels);
+    let dotted = f.path("dataset/../partial.csv");
+    let link = f.path("link.csv");
+    std::os::unix::fs::symlink(&f.labels, &link).unwrap();
+    for (flag, path) in [("--out", &dotted), ("--out", &link), ("--report", &dotted)] {
+        let mut args = vec!["data", "detect", &dataset, "--labels", &labels];
+        if flag == "--out" {
+            args.extend(["--out", path.as_str()]);
+        } else {
+            args.extend(["--out", &out, "--report", path.as_str()]);
+        }
+        let o = roboaudit(&args);
+        assert_eq!(o.status.code(), Some(2), "{flag} {path}: {}", text(&o));
+        assert!(text(&o).contains("overwritten"), "{}", text(&o));
+        assert_eq!(
+            read(&f.labels),
+            before,
+            "{flag} {path} changed the labels file"
+        );
+    }
     // A non-CSV output name, on a dataset that does not exist: the option is checked first.
     let o = roboaudit(&[
         "data",

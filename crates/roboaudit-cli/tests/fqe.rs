@@ -172,6 +172,24 @@ fn explicit_dataset_and_policy_files_then_evaluate_with_ground_truth() {
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(report(&out)["metrics"].as_array().unwrap().is_empty());
+
+    // A report of another schema is refused (exit 3) and left as it was.
+    let file = out.join("fqe.json");
+    let foreign = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("roboaudit.fqe.v1", "roboaudit.fqe.v9");
+    std::fs::write(&file, &foreign).unwrap();
+    let o = roboaudit(&[
+        "fqe",
+        "evaluate",
+        "--ground-truth",
+        gt.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("roboaudit.fqe.v9"));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), foreign);
 }
 
 #[test]
@@ -216,8 +234,10 @@ fn bad_inputs_exit_with_code_3_and_usage_errors_with_2() {
     assert_eq!(o.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&o.stderr).contains("roboaudit.fqe.ground_truth.v1"));
 
+    // No fqe.json to score: an input error naming the file.
     let o = roboaudit(&["fqe", "evaluate", "--out", out.to_str().unwrap()]);
-    assert_ne!(o.status.code(), Some(0));
+    assert_eq!(o.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("fqe.json"));
     assert!(!out.join("fqe.json").exists());
 
     let o = roboaudit(&["fqe", "fit", "--out"]);

@@ -1,5 +1,6 @@
 //! Warnings a reader must see beside the estimates ([`FqeReport::notes`]): a neural fit whose
-//! learning curve has not flattened, and estimates outside `[0, 1]`.
+//! learning curve has not flattened or that made fewer Bellman backups than an episode has
+//! frames, and estimates outside `[0, 1]`.
 //!
 //! The return is a terminal success `r_i ∈ {0, 1}` discounted by `γ ∈ [0, 1]` (SPEC §3), so every
 //! true `Q` and `V^π` lies in `[0, 1]`: an estimate outside it is an estimator failure (divergence,
@@ -44,6 +45,17 @@ pub fn curve_unsettled(curve: &[CurvePoint]) -> bool {
     value_moving || loss_growing || !last.mean_value.is_finite()
 }
 
+/// How many times the target network moved to the online one over the fit: the number of
+/// Bellman backups the estimate can contain (a copy every `N` steps: `steps / N`; a Polyak
+/// average at rate `τ`: `steps · τ`, the copies its time constant amounts to).
+fn bellman_backups(n: &crate::NeuralFqeConfig) -> f64 {
+    if n.target_tau > 0.0 {
+        n.steps as f64 * n.target_tau
+    } else {
+        (n.steps / n.target_update_every.max(1)) as f64
+    }
+}
+
 /// `policy/task` labels of the cells where `value` is out of `[0, 1]` (beyond [`RANGE_SLACK`]),
 /// with the value.
 fn outside(r: &FqeReport, value: impl Fn(&crate::report::Cell) -> Option<f64>) -> Vec<String> {
@@ -73,7 +85,8 @@ fn listing(cells: &[String]) -> String {
     s
 }
 
-/// The notes of a fitted report, in order: neural fit not converged, neural estimates outside
+/// The notes of a fitted report, in order: neural fit not converged, neural fit with fewer
+/// backups than the median episode's frames (when the report knows them), neural estimates outside
 /// `[0, 1]`, linear estimates outside `[0, 1]`. Every note starts with [`NEURAL_PREFIX`] or
 /// [`LINEAR_PREFIX`]. Empty when nothing is wrong.
 pub fn reliability_notes(r: &FqeReport) -> Vec<String> {
@@ -97,6 +110,27 @@ pub fn reliability_notes(r: &FqeReport) -> Vec<String> {
                 r.policies.len(),
                 unsettled.join(", ")
             ));
+        }
+        if let Some(frames) = r.median_episode_frames {
+            let backups = bellman_backups(n);
+            if backups < frames as f64 {
+                let schedule = if n.target_tau > 0.0 {
+                    format!("a Polyak rate of {}", n.target_tau)
+                } else {
+                    format!(
+                        "the target network copied every {} steps",
+                        n.target_update_every
+                    )
+                };
+                notes.push(format!(
+                    "{NEURAL_PREFIX} {} steps with {schedule} make about {backups:.0} Bellman \
+                     backups, fewer than the {frames} frames of the median episode: a terminal \
+                     success label reaches an episode's initial inputs only after about one \
+                     backup per frame, so these estimates still mostly reflect the \
+                     initialization, not the data",
+                    n.steps
+                ));
+            }
         }
         let cells = outside(r, |c| c.neural.as_ref().map(|s| s.mean));
         if !cells.is_empty() {

@@ -171,4 +171,9 @@ pub struct FqeReport {
     /// outside `[0, 1]`); absent in older reports.
     #[serde(default)]
     pub notes: Vec<String>,
+    /// Length in frames of the dataset's median episode (the upper middle one for an even count),
+    /// which bounds how many Bellman backups carry a terminal label to an episode's initial inputs
+    /// ([`crate::notes::reliability_notes`]). Absent in older reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median_episode_frames: Option<usize>,
 }

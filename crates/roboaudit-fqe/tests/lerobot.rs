@@ -204,6 +204,25 @@ fn linear_fqe_ranks_the_chain_policies_and_beats_the_naive_average() {
     assert!(notes[0].contains("1 seed: the learning curve has not flattened for 1 of"));
     assert!(notes[1].starts_with("neural FQE: 1 estimates outside [0, 1]"));
     assert!(notes[1].contains("420.000"), "{}", notes[1]);
+    // 600 steps with a copy every 100 are 6 backups: too few for 40-frame episodes (the
+    // default 20,000 steps above, 200 backups, were enough), and 39 backups are still one short.
+    report.median_episode_frames = Some(40);
+    assert_eq!(reliability_notes(&report).len(), 3);
+    for (steps, warned) in [(600, true), (3900, true), (4000, false)] {
+        report.neural_config = Some(NeuralFqeConfig {
+            steps,
+            ..NeuralFqeConfig::default()
+        });
+        let notes = reliability_notes(&report);
+        let hit = notes.iter().find(|n| n.contains("Bellman backups"));
+        assert_eq!(hit.is_some(), warned, "{steps}: {notes:?}");
+        if steps == 600 {
+            assert!(
+                hit.unwrap()
+                    .contains("about 6 Bellman backups, fewer than the 40 frames")
+            );
+        }
+    }
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! partial labels file labels, from each episode's terminal frame; it reports its accuracy on
 //! held-out labelled episodes and writes a full labels file for `fqe fit --labels`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use roboaudit_data::lerobot::LeRobotDataset;
@@ -112,15 +112,38 @@ fn check_options(args: &DetectArgs) -> Result<Validation> {
             )));
         }
     }
-    if report == args.out {
+    if same_file(&report, &args.out) {
         return Err(usage("--report and --out name the same file".into()));
     }
-    if args.out == args.labels || report == args.labels {
+    if same_file(&args.out, &args.labels) || same_file(&report, &args.labels) {
         return Err(usage(
             "--out / --report name the --labels file: it would be overwritten".into(),
         ));
     }
     Ok(validation)
+}
+
+/// Where `p` points once `.`/`..`, relative spelling and symbolic links are resolved: the file
+/// itself when it exists, else its (resolved) folder joined with its name; `p` as given when
+/// neither resolves.
+fn resolved(p: &Path) -> PathBuf {
+    if let Ok(c) = p.canonicalize() {
+        return c;
+    }
+    let parent = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    match (parent.canonicalize(), p.file_name()) {
+        (Ok(d), Some(name)) => d.join(name),
+        _ => p.to_path_buf(),
+    }
+}
+
+/// Whether two paths name the same file however they are spelt (`./a.csv`, an absolute path,
+/// a symbolic link), so that no output overwrites an input.
+fn same_file(a: &Path, b: &Path) -> bool {
+    resolved(a) == resolved(b)
 }
 
 /// Usage errors exit 2, input errors 3, the rest 1; the message keeps the cause chain.

@@ -609,10 +609,20 @@ fn fit(args: &FitArgs) -> Result<()> {
 
 fn evaluate(args: &EvaluateArgs) -> Result<()> {
     let file = args.out.join("fqe.json");
-    let text = std::fs::read_to_string(&file)
-        .with_context(|| format!("cannot read {}", file.display()))?;
-    let mut report: FqeReport = serde_json::from_str(&text)
+    // A missing, unreadable or foreign report is an input error (exit 3), like any other input.
+    let bytes = std::fs::read(&file)
+        .map_err(|e| InvalidInput(format!("cannot read {}: {e}", file.display())))?;
+    let mut report: FqeReport = serde_json::from_slice(&bytes)
         .map_err(|e| InvalidInput(format!("{} is not an FQE report: {e}", file.display())))?;
+    if report.schema != roboaudit_fqe::SCHEMA {
+        return Err(InvalidInput(format!(
+            "{}: schema {:?}, expected {:?}",
+            file.display(),
+            report.schema,
+            roboaudit_fqe::SCHEMA
+        ))
+        .into());
+    }
     let gt_path = ground_truth_path(args.run.as_deref(), args.ground_truth.as_ref())
         .ok_or_else(|| Usage("no ground truth: pass --run DIR or --ground-truth FILE".into()))?;
     let truth = read_ground_truth(&gt_path).map_err(classify)?;

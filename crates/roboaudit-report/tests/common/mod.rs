@@ -206,6 +206,7 @@ pub fn fqe_fixture(dir: &Path) {
         metrics: Vec::new(),
         coverage_flags: Vec::new(),
         notes: Vec::new(),
+        median_episode_frames: None,
     };
     let task = |i: usize, v: f64| TruthTask {
         task: format!("push {}", ["left", "right"][i]),
