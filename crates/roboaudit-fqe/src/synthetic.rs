@@ -139,6 +139,38 @@ pub(crate) fn vectors(rows: &[Vec<f32>], fixed: Option<i32>) -> ArrayRef {
     }
 }
 
+/// `root/meta/info.json` of a LeRobot v3.0 dataset at 10 fps in one data file: `counts` are
+/// (episodes, frames, tasks); `features` (a JSON object) are the dataset's own features, followed
+/// by `next.success` and the bookkeeping columns every such dataset carries.
+pub(crate) fn write_v3_info(
+    root: &Path,
+    robot: &str,
+    (episodes, frames, tasks): (usize, i64, usize),
+    mut features: serde_json::Value,
+) -> Result<(), FqeError> {
+    let scalar = |dtype: &str| serde_json::json!({"dtype": dtype, "shape": [1], "names": null});
+    if let Some(map) = features.as_object_mut() {
+        map.insert("next.success".into(), scalar("bool"));
+        map.insert("timestamp".into(), scalar("float32"));
+        for column in ["frame_index", "episode_index", "index", "task_index"] {
+            map.insert(column.into(), scalar("int64"));
+        }
+    }
+    let info = serde_json::json!({
+        "codebase_version": "v3.0", "robot_type": robot, "total_episodes": episodes,
+        "total_frames": frames, "total_tasks": tasks, "chunks_size": 1000, "fps": 10,
+        "data_path": "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet",
+        "features": features,
+    });
+    let info_file = root.join("meta/info.json");
+    fs::create_dir_all(root.join("meta")).map_err(io(root))?;
+    fs::write(
+        &info_file,
+        serde_json::to_vec_pretty(&info).map_err(|e| FqeError::InvalidInputs(e.to_string()))?,
+    )
+    .map_err(io(&info_file))
+}
+
 /// An `int64` column.
 pub(crate) fn ints(v: &[i64]) -> ArrayRef {
     Arc::new(Int64Array::from(v.to_vec()))
@@ -290,29 +322,16 @@ pub fn write_chain_run(dir: &Path, run: &ChainRun) -> Result<(), FqeError> {
         to.push(index);
     }
     let root = dir.join("dataset");
-    fs::create_dir_all(root.join("meta")).map_err(io(&root))?;
-    let info = serde_json::json!({
-        "codebase_version": "v3.0", "robot_type": "chain", "total_episodes": run.episodes,
-        "total_frames": index, "total_tasks": 2, "chunks_size": 1000, "fps": 10,
-        "data_path": "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet",
-        "features": {
+    write_v3_info(
+        &root,
+        "chain",
+        (run.episodes, index, 2),
+        serde_json::json!({
             "observation.image": {"dtype": "image", "shape": [4, 2 * s_max, 3], "names": ["height", "width", "channels"]},
             "observation.state": {"dtype": "float32", "shape": [1], "names": ["position"]},
             "action": {"dtype": "float32", "shape": [1], "names": ["push"]},
-            "next.success": {"dtype": "bool", "shape": [1], "names": null},
-            "timestamp": {"dtype": "float32", "shape": [1], "names": null},
-            "frame_index": {"dtype": "int64", "shape": [1], "names": null},
-            "episode_index": {"dtype": "int64", "shape": [1], "names": null},
-            "index": {"dtype": "int64", "shape": [1], "names": null},
-            "task_index": {"dtype": "int64", "shape": [1], "names": null}
-        }
-    });
-    let info_file = root.join("meta/info.json");
-    fs::write(
-        &info_file,
-        serde_json::to_vec_pretty(&info).map_err(|e| FqeError::InvalidInputs(e.to_string()))?,
-    )
-    .map_err(io(&info_file))?;
+        }),
+    )?;
     let image_col = image_column(&images);
     write_parquet(
         &root.join("data/chunk-000/file-000.parquet"),

@@ -6,7 +6,6 @@
 //! positions are a few pixels apart, so a detector that reads the image can be right on every
 //! episode, while one that ignores it is right only at the majority rate.
 
-use std::fs;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -16,7 +15,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
 use crate::FqeError;
-use crate::synthetic::{image_column, ints, vectors, write_parquet, write_v3_meta};
+use crate::synthetic::{image_column, ints, vectors, write_parquet, write_v3_info, write_v3_meta};
 
 /// Block side in pixels.
 const BLOCK: usize = 3;
@@ -171,28 +170,16 @@ pub fn write_goal_dataset(dir: &Path, run: &GoalRun) -> Result<Vec<bool>, FqeErr
         truth.push(ok);
     }
     let root = dir.join("dataset");
-    let io = |p: &Path, e| FqeError::io("write", p, e);
-    fs::create_dir_all(root.join("meta")).map_err(|e| io(&root, e))?;
-    let info = serde_json::json!({
-        "codebase_version": "v3.0", "robot_type": "goal", "total_episodes": run.episodes,
-        "total_frames": index, "total_tasks": 1, "chunks_size": 1000, "fps": 10,
-        "data_path": "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet",
-        "features": {
+    write_v3_info(
+        &root,
+        "goal",
+        (run.episodes, index, 1),
+        serde_json::json!({
             "observation.image": {"dtype": "image", "shape": [side, side, 3], "names": ["height", "width", "channels"]},
             "observation.state": {"dtype": "float32", "shape": [2], "names": ["x", "y"]},
             "action": {"dtype": "float32", "shape": [1], "names": ["dx"]},
-            "next.success": {"dtype": "bool", "shape": [1], "names": null},
-            "timestamp": {"dtype": "float32", "shape": [1], "names": null},
-            "frame_index": {"dtype": "int64", "shape": [1], "names": null},
-            "episode_index": {"dtype": "int64", "shape": [1], "names": null},
-            "index": {"dtype": "int64", "shape": [1], "names": null},
-            "task_index": {"dtype": "int64", "shape": [1], "names": null}
-        }
-    });
-    let info_file = root.join("meta/info.json");
-    let text =
-        serde_json::to_vec_pretty(&info).map_err(|e| FqeError::InvalidInputs(e.to_string()))?;
-    fs::write(&info_file, text).map_err(|e| io(&info_file, e))?;
+        }),
+    )?;
     let image_col = image_column(&images);
     write_parquet(
         &root.join("data/chunk-000/file-000.parquet"),
