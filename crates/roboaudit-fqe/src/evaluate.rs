@@ -12,6 +12,7 @@ use crate::linear::{LinearFqeConfig, fit_linear};
 use crate::metrics::{Metrics, Scored, metrics};
 use crate::naive::naive_estimate;
 use crate::neural::{NeuralFit, NeuralFqeConfig, fit_neural_with_progress};
+use crate::number::compact;
 use crate::report::{
     Cell, CellErrors, EstimatorMetrics, FqeReport, InSupport, PolicyReport, SCHEMA, SeedSpread,
     TruthCell,
@@ -350,7 +351,9 @@ pub fn score(report: &mut FqeReport, truth: &GroundTruth) -> Result<(), FqeError
     if (truth.gamma - report.gamma).abs() > 1e-12 {
         return Err(FqeError::InvalidInputs(format!(
             "ground truth uses gamma {}, the estimates gamma {}: pass --gamma {}",
-            truth.gamma, report.gamma, truth.gamma
+            compact(truth.gamma),
+            compact(report.gamma),
+            compact(truth.gamma)
         )));
     }
     for p in &mut report.policies {

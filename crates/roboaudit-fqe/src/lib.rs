@@ -48,6 +48,7 @@ pub mod metrics;
 pub mod naive;
 pub mod neural;
 pub mod notes;
+pub mod number;
 pub mod pca;
 pub mod report;
 pub mod summary;

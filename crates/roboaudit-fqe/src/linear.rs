@@ -79,13 +79,13 @@ impl LinearFqeConfig {
         if !(0.0..=1.0).contains(&self.gamma) {
             return Err(FqeError::InvalidConfig(format!(
                 "gamma {} not in [0, 1]",
-                self.gamma
+                crate::number::compact(self.gamma)
             )));
         }
         if !(self.ridge > 0.0 && self.ridge.is_finite()) {
             return Err(FqeError::InvalidConfig(format!(
                 "ridge {} must be > 0",
-                self.ridge
+                crate::number::compact(self.ridge)
             )));
         }
         if self.max_iterations == 0 || self.tolerance.is_nan() || self.tolerance <= 0.0 {

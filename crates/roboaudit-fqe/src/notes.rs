@@ -115,7 +115,7 @@ pub fn reliability_notes(r: &FqeReport) -> Vec<String> {
             let backups = bellman_backups(n);
             if backups < frames as f64 {
                 let schedule = if n.target_tau > 0.0 {
-                    format!("a Polyak rate of {}", n.target_tau)
+                    format!("a Polyak rate of {}", crate::number::compact(n.target_tau))
                 } else {
                     format!(
                         "the target network copied every {} steps",

@@ -2,6 +2,7 @@
 
 use std::fmt::Write;
 
+use crate::number::compact;
 use crate::report::FqeReport;
 
 fn f(v: Option<f64>) -> String {
@@ -111,7 +112,10 @@ pub fn render_markdown(r: &FqeReport) -> String {
     let _ = writeln!(
         s,
         "γ = {}, neural seeds {:?}, coverage threshold {} (standardized action distance). Schema `{}`.\n",
-        r.gamma, r.seeds, r.coverage_threshold, r.schema
+        compact(r.gamma),
+        r.seeds,
+        compact(r.coverage_threshold),
+        r.schema
     );
     if !r.notes.is_empty() {
         let _ = writeln!(s, "## Warnings\n");

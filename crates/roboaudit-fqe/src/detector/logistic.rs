@@ -45,7 +45,7 @@ impl LogisticConfig {
         if !(self.c > 0.0 && self.c.is_finite()) {
             return Err(FqeError::InvalidConfig(format!(
                 "C {} must be a finite number > 0",
-                self.c
+                crate::number::compact(self.c)
             )));
         }
         if self.max_iterations == 0 || self.tolerance.is_nan() || self.tolerance <= 0.0 {
