@@ -68,7 +68,7 @@ pub use inputs::{EpisodeSpan, FqeInputs, InputPart, TargetActions};
 pub use linear::{ActionTerms, LinearFit, LinearFqeConfig, LinearSolver, fit_linear};
 pub use load::{
     FrameFeatures, LoadOptions, LoadedDataset, align_target_actions, behaviour_actions,
-    load_lerobot, load_lerobot_with_progress,
+    component_rows, load_lerobot, load_lerobot_with_progress,
 };
 pub use naive::naive_estimate;
 pub use neural::{

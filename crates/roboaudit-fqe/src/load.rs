@@ -20,6 +20,19 @@ use crate::pca::CovarianceAccumulator;
 /// roughly, not converged eigenvectors.
 pub(crate) const PCA_ITERATIONS: usize = 10;
 
+/// The component fit sees every `component_stride`-th of `frames` rows, so that at most
+/// `component_frames` of them are fitted.
+pub(crate) fn component_stride(frames: usize, component_frames: usize) -> usize {
+    frames.div_ceil(component_frames.max(1)).max(1)
+}
+
+/// How many of `frames` rows the component fit sees (see [`LoadOptions::component_frames`]):
+/// a caller can bound the components ([`crate::pca::max_components`]) from it before reading
+/// any frame.
+pub fn component_rows(frames: usize, component_frames: usize) -> usize {
+    frames.div_ceil(component_stride(frames, component_frames))
+}
+
 /// Where the frame features — the first part of the policy input `x_t` — come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FrameFeatures {
@@ -397,7 +410,7 @@ fn image_part(
             })
         })
         .collect::<Result<_, _>>()?;
-    let stride = keys.len().div_ceil(opts.component_frames.max(1)).max(1);
+    let stride = component_stride(keys.len(), opts.component_frames);
     let mut acc = CovarianceAccumulator::new(enc.dim());
     let mut fitted = 0;
     for key in keys.iter().step_by(stride) {

@@ -12,6 +12,15 @@ use serde::Serialize;
 
 use crate::FqeError;
 
+/// The most principal components that `rows` rows of width `width` can give: at most `width`,
+/// and at most `rows − 1`, the rank of a covariance of `rows` centred rows (at least 1).
+/// Asking for more only adds round-off directions that the fit drops, after paying for them:
+/// subspace iteration costs `O(width² · k + width · k²)` per round, so 1,024 components of
+/// 3,072 raw pixels take minutes even when 120 rows span only 119 directions.
+pub fn max_components(rows: usize, width: usize) -> usize {
+    width.min(rows.saturating_sub(1)).max(1)
+}
+
 /// Streams rows into `Σx` and `Σxxᵀ`.
 pub struct CovarianceAccumulator {
     dim: usize,
@@ -78,7 +87,8 @@ impl CovarianceAccumulator {
         Ok(())
     }
 
-    /// The top-`k` principal subspace (`k` clamped to `dim`) after `iterations` rounds.
+    /// The top-`k` principal subspace after `iterations` rounds, `k` clamped to
+    /// [`max_components`] of the rows added before any iteration runs.
     ///
     /// # Errors
     /// [`FqeError::InvalidInputs`] without rows; [`FqeError::Candle`].
@@ -90,7 +100,7 @@ impl CovarianceAccumulator {
         }
         self.drain()?;
         let d = self.dim;
-        let k = k.min(d).max(1);
+        let k = k.min(max_components(self.n, d));
         #[allow(clippy::cast_precision_loss)]
         let nf = self.n as f64;
         let shifted_mean: Vec<f64> = self.sum.iter().map(|s| s / nf).collect();
@@ -234,5 +244,13 @@ mod tests {
         );
         let z = pca.project(&[2.0, 2.0, 0.0]);
         assert!((z[0].abs() - 8f32.sqrt()).abs() < 0.05);
+    }
+
+    #[test]
+    fn components_are_capped_at_the_rank_rows_can_have() {
+        assert_eq!(max_components(120, 3072), 119);
+        assert_eq!(max_components(5000, 3072), 3072);
+        assert_eq!(max_components(1, 8), 1);
+        assert_eq!(max_components(0, 8), 1);
     }
 }

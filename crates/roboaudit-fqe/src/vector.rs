@@ -82,7 +82,7 @@ pub(crate) fn vector_part(
             .collect()
     };
     let n = values.len() / width;
-    let stride = n.div_ceil(component_frames.max(1)).max(1);
+    let stride = crate::load::component_stride(n, component_frames);
     let mut acc = CovarianceAccumulator::new(width);
     let mut fitted = 0;
     for row in values.chunks_exact(width).step_by(stride) {
