@@ -1,11 +1,19 @@
 //! On-disk feature cache (SPEC.md §3): one file per (encoder, weights hash), records keyed by a
 //! 64-bit FNV-1a hash of the frame's encoded image bytes, so the same frame is encoded once
 //! across runs and datasets. Layout: the header `RAFQC1`, the feature width as `u32` LE, then
-//! fixed-size records `key: u64 LE, values: [f32 LE; width]`. A truncated last record (a killed
-//! run) is ignored.
+//! fixed-size records `key: u64 LE, values: [f32 LE; width]`. A truncated last record (a file
+//! from an older roboaudit that appended in place) is ignored.
+//!
+//! The cache file is never written in place: the first new record of a run starts a temporary
+//! copy in the same folder (the committed records, then the new ones), and
+//! [`FeatureCache::commit`] renames it over the cache file. A run that fails before committing
+//! (a corrupt frame, a bad setting found late) leaves the folder as it found it — the temporary
+//! file is deleted when the cache is dropped — at the price that its newly encoded frames are
+//! encoded again next time. The folder itself is created only when the first record is written,
+//! and removed again (with any parents created for it) when nothing was committed.
 
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
@@ -24,18 +32,44 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
     h
 }
 
+/// The uncommitted copy of the cache file: the committed records, then this run's.
+struct Pending {
+    writer: BufWriter<File>,
+    /// Deletes the file when dropped uncommitted.
+    tmp: tempfile::TempPath,
+}
+
 /// An open feature cache.
 pub struct FeatureCache {
+    dir: PathBuf,
     path: PathBuf,
     width: usize,
     rows: HashMap<u64, u64>,
     count: u64,
-    writer: BufWriter<File>,
-    reader: File,
+    /// The file every cached record is read from: the committed file, or the pending copy once
+    /// this run has added a record (`None` while there is neither).
+    reader: Option<File>,
+    pending: Option<Pending>,
+    /// Folders created for the pending copy, deepest first: removed again if it is dropped
+    /// uncommitted.
+    created: Vec<PathBuf>,
+}
+
+impl Drop for FeatureCache {
+    fn drop(&mut self) {
+        if let Some(p) = self.pending.take() {
+            drop(p);
+            for dir in &self.created {
+                // Only empty folders go; one another process wrote into stays.
+                let _ = std::fs::remove_dir(dir);
+            }
+        }
+    }
 }
 
 impl FeatureCache {
-    /// Opens or creates `dir/<encoder_id>-<weights_hash>.fqecache` for features of `width`.
+    /// Opens `dir/<encoder_id>-<weights_hash>.fqecache` for features of `width`, reading the
+    /// keys it holds; nothing is created or written until [`put`](Self::put) adds a record.
     ///
     /// # Errors
     /// [`FqeError::Io`] on file errors; [`FqeError::BadFile`] for a foreign file or a width mismatch.
@@ -45,82 +79,55 @@ impl FeatureCache {
         weights_hash: &str,
         width: usize,
     ) -> Result<Self, FqeError> {
-        std::fs::create_dir_all(dir).map_err(|e| FqeError::io("create", dir, e))?;
         let path = dir.join(format!("{encoder_id}-{weights_hash}.fqecache"));
-        let exists = path.exists();
-        let file = OpenOptions::new()
-            .create(true)
-            .read(true)
-            .append(true)
-            .open(&path)
-            .map_err(|e| FqeError::io("open", &path, e))?;
         let w32 = u32::try_from(width)
             .map_err(|_| FqeError::InvalidInputs("feature width too large".into()))?;
         let record = 8 + 4 * width as u64;
         let mut rows = HashMap::new();
         let mut count = 0;
-        let mut reader = file
-            .try_clone()
-            .map_err(|e| FqeError::io("open", &path, e))?;
-        let mut writer = BufWriter::new(file);
-        let len = std::fs::metadata(&path)
-            .map_err(|e| FqeError::io("read", &path, e))?
-            .len();
-        if exists && len >= HEADER {
-            let mut head = [0u8; 10];
-            reader
-                .seek(SeekFrom::Start(0))
-                .map_err(|e| FqeError::io("read", &path, e))?;
-            reader
-                .read_exact(&mut head)
-                .map_err(|e| FqeError::io("read", &path, e))?;
-            if &head[..6] != MAGIC {
-                return Err(FqeError::bad_file(&path, "not a roboaudit feature cache"));
-            }
-            let got = u32::from_le_bytes([head[6], head[7], head[8], head[9]]);
-            if got != w32 {
-                return Err(FqeError::bad_file(
-                    &path,
-                    format!("cache holds width {got}, expected {width}"),
-                ));
-            }
-            count = (len - HEADER) / record;
-            let mut key = [0u8; 8];
-            for r in 0..count {
-                reader
-                    .seek(SeekFrom::Start(HEADER + r * record))
+        let mut reader = None;
+        if path.exists() {
+            let mut file = File::open(&path).map_err(|e| FqeError::io("open", &path, e))?;
+            let len = file
+                .metadata()
+                .map_err(|e| FqeError::io("read", &path, e))?
+                .len();
+            // A file shorter than its header holds nothing: the first record replaces it.
+            if len >= HEADER {
+                let mut head = [0u8; 10];
+                file.read_exact(&mut head)
                     .map_err(|e| FqeError::io("read", &path, e))?;
-                reader
-                    .read_exact(&mut key)
-                    .map_err(|e| FqeError::io("read", &path, e))?;
-                rows.insert(u64::from_le_bytes(key), r);
+                if &head[..6] != MAGIC {
+                    return Err(FqeError::bad_file(&path, "not a roboaudit feature cache"));
+                }
+                let got = u32::from_le_bytes([head[6], head[7], head[8], head[9]]);
+                if got != w32 {
+                    return Err(FqeError::bad_file(
+                        &path,
+                        format!("cache holds width {got}, expected {width}"),
+                    ));
+                }
+                count = (len - HEADER) / record;
+                let mut key = [0u8; 8];
+                for r in 0..count {
+                    file.seek(SeekFrom::Start(HEADER + r * record))
+                        .map_err(|e| FqeError::io("read", &path, e))?;
+                    file.read_exact(&mut key)
+                        .map_err(|e| FqeError::io("read", &path, e))?;
+                    rows.insert(u64::from_le_bytes(key), r);
+                }
+                reader = Some(file);
             }
-            if HEADER + count * record != len {
-                // Drop the torn tail so that appends stay aligned.
-                writer
-                    .get_ref()
-                    .set_len(HEADER + count * record)
-                    .map_err(|e| FqeError::io("write", &path, e))?;
-            }
-        } else {
-            writer
-                .get_ref()
-                .set_len(0)
-                .map_err(|e| FqeError::io("write", &path, e))?;
-            writer
-                .write_all(MAGIC)
-                .map_err(|e| FqeError::io("write", &path, e))?;
-            writer
-                .write_all(&w32.to_le_bytes())
-                .map_err(|e| FqeError::io("write", &path, e))?;
         }
         Ok(Self {
+            dir: dir.to_path_buf(),
             path,
             width,
             rows,
             count,
-            writer,
             reader,
+            pending: None,
+            created: Vec::new(),
         })
     }
 
@@ -144,7 +151,66 @@ impl FeatureCache {
         self.rows.is_empty()
     }
 
-    /// Appends the features of `key` (no-op when cached).
+    fn record_len(&self) -> u64 {
+        8 + 4 * self.width as u64
+    }
+
+    /// The pending copy, started (folder created, committed records copied) if need be.
+    fn pending(&mut self) -> Result<&mut Pending, FqeError> {
+        if self.pending.is_none() {
+            self.created = self
+                .dir
+                .ancestors()
+                .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
+                .map(Path::to_path_buf)
+                .collect();
+            std::fs::create_dir_all(&self.dir).map_err(|e| FqeError::io("create", &self.dir, e))?;
+            let name = self
+                .path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let tmp = tempfile::Builder::new()
+                .prefix(&format!(".{name}."))
+                .suffix(".tmp")
+                .tempfile_in(&self.dir)
+                .map_err(|e| FqeError::io("create", &self.dir, e))?;
+            let io = |e| FqeError::io("write", tmp.path(), e);
+            let read_handle = tmp.as_file().try_clone().map_err(io)?;
+            let mut writer = BufWriter::new(tmp.as_file().try_clone().map_err(io)?);
+            let committed = HEADER + self.count * self.record_len();
+            match self.reader.as_mut().filter(|_| self.count > 0) {
+                Some(old) => {
+                    old.seek(SeekFrom::Start(0))
+                        .map_err(|e| FqeError::io("read", &self.path, e))?;
+                    let copied = std::io::copy(&mut old.take(committed), &mut writer)
+                        .map_err(|e| FqeError::io("read", &self.path, e))?;
+                    if copied != committed {
+                        return Err(FqeError::bad_file(
+                            &self.path,
+                            "cache file shrank while open",
+                        ));
+                    }
+                }
+                None => {
+                    let w32 = u32::try_from(self.width).unwrap_or(u32::MAX);
+                    writer.write_all(MAGIC).map_err(io)?;
+                    writer.write_all(&w32.to_le_bytes()).map_err(io)?;
+                }
+            }
+            self.reader = Some(read_handle);
+            self.pending = Some(Pending {
+                writer,
+                tmp: tmp.into_temp_path(),
+            });
+        }
+        self.pending
+            .as_mut()
+            .ok_or_else(|| FqeError::bad_file(&self.path, "no pending cache copy"))
+    }
+
+    /// Adds the features of `key` (no-op when cached) to the pending copy; they reach the cache
+    /// file at [`commit`](Self::commit).
     ///
     /// # Errors
     /// [`FqeError::Io`]; [`FqeError::InvalidInputs`] for a wrong width.
@@ -159,19 +225,20 @@ impl FeatureCache {
         if self.rows.contains_key(&key) {
             return Ok(());
         }
-        let io = |e| FqeError::io("write", &self.path, e);
         let mut buf = Vec::with_capacity(8 + 4 * self.width);
         buf.extend_from_slice(&key.to_le_bytes());
         for v in values {
             buf.extend_from_slice(&v.to_le_bytes());
         }
-        self.writer.write_all(&buf).map_err(io)?;
+        let pending = self.pending()?;
+        let written = pending.writer.write_all(&buf);
+        written.map_err(|e| FqeError::io("write", &pending.tmp, e))?;
         self.rows.insert(key, self.count);
         self.count += 1;
         Ok(())
     }
 
-    /// Reads the features of `key`, if cached.
+    /// Reads the features of `key`, if cached (committed or pending).
     ///
     /// # Errors
     /// [`FqeError::Io`].
@@ -179,16 +246,22 @@ impl FeatureCache {
         let Some(row) = self.rows.get(&key).copied() else {
             return Ok(None);
         };
-        self.writer
-            .flush()
-            .map_err(|e| FqeError::io("write", &self.path, e))?;
-        let record = 8 + 4 * self.width as u64;
+        if let Some(p) = &mut self.pending {
+            p.writer
+                .flush()
+                .map_err(|e| FqeError::io("write", &p.tmp, e))?;
+        }
+        let record = self.record_len();
         let io = |e| FqeError::io("read", &self.path, e);
-        self.reader
+        let reader = self
+            .reader
+            .as_mut()
+            .ok_or_else(|| FqeError::bad_file(&self.path, "cached frame has no file"))?;
+        reader
             .seek(SeekFrom::Start(HEADER + row * record + 8))
             .map_err(io)?;
         let mut buf = vec![0u8; 4 * self.width];
-        self.reader.read_exact(&mut buf).map_err(io)?;
+        reader.read_exact(&mut buf).map_err(io)?;
         Ok(Some(
             buf.chunks_exact(4)
                 .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
@@ -196,14 +269,29 @@ impl FeatureCache {
         ))
     }
 
-    /// Flushes appended records.
+    /// Makes the records added since opening (or the last commit) part of the cache file:
+    /// the pending copy is synced and renamed over it. A no-op when nothing was added.
     ///
     /// # Errors
     /// [`FqeError::Io`].
-    pub fn flush(&mut self) -> Result<(), FqeError> {
-        self.writer
-            .flush()
-            .map_err(|e| FqeError::io("write", &self.path, e))
+    pub fn commit(&mut self) -> Result<(), FqeError> {
+        let Some(mut p) = self.pending.take() else {
+            return Ok(());
+        };
+        let io = |e| FqeError::io("write", &self.path, e);
+        p.writer.flush().map_err(io)?;
+        let file = p.writer.get_ref();
+        // A temporary file is created owner-only; a cache is shared like any other output.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            file.set_permissions(std::fs::Permissions::from_mode(0o644))
+                .map_err(io)?;
+        }
+        file.sync_all().map_err(io)?;
+        p.tmp.persist(&self.path).map_err(|e| io(e.error))?;
+        self.created.clear();
+        Ok(())
     }
 }
 
@@ -212,6 +300,15 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
     #[test]
     fn cache_round_trips_and_survives_reopening_and_a_torn_tail() {
         let dir = tempfile::tempdir().unwrap();
@@ -219,10 +316,14 @@ mod tests {
         c.put(7, &[1.0, 2.0, 3.0]).unwrap();
         c.put(9, &[4.0, 5.0, 6.5]).unwrap();
         assert_eq!(c.get(9).unwrap(), Some(vec![4.0, 5.0, 6.5]));
-        c.flush().unwrap();
+        assert!(!c.path().exists(), "records reach the file only at commit");
+        c.commit().unwrap();
         let path = c.path().to_path_buf();
         drop(c);
-        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
         f.write_all(&[1, 2, 3]).unwrap();
         drop(f);
         let mut c = FeatureCache::open(dir.path(), "raw2", "none", 3).unwrap();
@@ -231,8 +332,39 @@ mod tests {
         assert!(c.get(8).unwrap().is_none());
         c.put(8, &[0.0; 3]).unwrap();
         assert_eq!(c.get(8).unwrap(), Some(vec![0.0; 3]));
+        assert_eq!(c.get(7).unwrap(), Some(vec![1.0, 2.0, 3.0]));
+        c.commit().unwrap();
+        // The torn tail is gone: header and three whole records of 8 + 12 bytes.
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 10 + 3 * 20);
+        assert_eq!(names(dir.path()), vec!["raw2-none.fqecache"]);
         assert!(FeatureCache::open(dir.path(), "raw2", "none", 4).is_err());
         assert_ne!(fnv1a64(b"a"), fnv1a64(b"b"));
         assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
+    }
+
+    #[test]
+    fn an_uncommitted_run_leaves_the_folder_as_it_found_it() {
+        let root = tempfile::tempdir().unwrap();
+        // A new cache in a folder that does not exist yet: neither is left behind.
+        let dir = root.path().join("cache");
+        let mut c = FeatureCache::open(&dir, "raw2", "none", 3).unwrap();
+        c.put(1, &[1.0; 3]).unwrap();
+        assert_eq!(c.get(1).unwrap(), Some(vec![1.0; 3]));
+        drop(c);
+        assert!(!dir.exists(), "{:?}", names(root.path()));
+        // An existing cache keeps its bytes, and no temporary file is left beside it.
+        let mut c = FeatureCache::open(&dir, "raw2", "none", 3).unwrap();
+        c.put(1, &[1.0; 3]).unwrap();
+        c.commit().unwrap();
+        let before = std::fs::read(c.path()).unwrap();
+        drop(c);
+        let mut c = FeatureCache::open(&dir, "raw2", "none", 3).unwrap();
+        c.put(2, &[2.0; 3]).unwrap();
+        let path = c.path().to_path_buf();
+        drop(c);
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        assert_eq!(names(&dir), vec!["raw2-none.fqecache"]);
+        let c = FeatureCache::open(&dir, "raw2", "none", 3).unwrap();
+        assert!(c.contains(1) && !c.contains(2));
     }
 }

@@ -400,7 +400,7 @@ fn image_part(
         done += n;
         progress(done, rows.len());
     }
-    cache.flush()?;
+    cache.commit()?;
     let keys: Vec<u64> = key_of_row
         .iter()
         .enumerate()

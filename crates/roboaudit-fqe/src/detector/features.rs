@@ -236,7 +236,7 @@ fn image_features(
         progress(done, total);
         Ok(())
     })?;
-    cache.flush()?;
+    cache.commit()?;
     let keys: Vec<u64> = keys
         .iter()
         .enumerate()
