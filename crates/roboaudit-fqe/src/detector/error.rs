@@ -62,6 +62,29 @@ pub enum DetectorError {
         /// Why, e.g. `5-fold cross-validation` (every training fold must hold the class).
         reason: String,
     },
+    /// A holdout fraction so small that no labelled episode is held out: the accuracy the
+    /// detector reports would rest on nothing.
+    #[error(
+        "holdout fraction {} of {labelled} labelled episodes holds out none; need at least 1, in {}",
+        crate::number::compact(*fraction), file.display()
+    )]
+    EmptyHoldout {
+        /// The labels file.
+        file: PathBuf,
+        /// The fraction asked for.
+        fraction: f64,
+        /// Labelled episodes.
+        labelled: usize,
+    },
+    /// A terminal frame's feature cannot be learnt from: a value that is not finite, an episode
+    /// without a value or an image. The message names the column, episode and frame.
+    #[error("unusable detector input: {message}, in {}", file.display())]
+    InvalidFeature {
+        /// What is wrong and where in the data.
+        message: String,
+        /// The data file holding the frame (the dataset folder when not known).
+        file: PathBuf,
+    },
     /// The feature named for the detector is not declared by the dataset.
     #[error("feature \"{feature}\" is not declared; declared features: {declared}, in {}", info.display())]
     MissingFeature {
@@ -95,13 +118,14 @@ impl From<FqeError> for DetectorError {
 }
 
 impl DetectorError {
-    /// Whether the error is a bad setting (a command-line usage error): an undeclared feature
-    /// or an out-of-range value. Everything else but I/O failures is invalid input.
+    /// Whether the error is a bad setting (a command-line usage error): an undeclared feature,
+    /// an out-of-range value, or a holdout fraction that holds out no labelled episode. Everything else but I/O failures is invalid input.
     pub fn is_usage(&self) -> bool {
         matches!(
             self,
             Self::MissingFeature { .. }
                 | Self::InvalidConfig(_)
+                | Self::EmptyHoldout { .. }
                 | Self::Fqe(FqeError::InvalidConfig(_))
         )
     }
@@ -113,12 +137,15 @@ impl DetectorError {
             | Self::UnknownEpisode { .. }
             | Self::SingleClass { .. }
             | Self::TooFewExamples { .. }
+            | Self::InvalidFeature { .. }
             | Self::Data(_) => true,
             Self::Fqe(e) => matches!(
                 e,
                 FqeError::Data(_) | FqeError::InvalidInputs(_) | FqeError::BadFile { .. }
             ),
-            Self::MissingFeature { .. } | Self::InvalidConfig(_) => false,
+            Self::MissingFeature { .. } | Self::InvalidConfig(_) | Self::EmptyHoldout { .. } => {
+                false
+            }
         }
     }
 }

@@ -53,8 +53,9 @@ pub struct TerminalFeatures {
 /// [`DetectorError::InvalidConfig`] for [`FrameFeatures::None`] or zero components;
 /// [`DetectorError::Data`] from the reader (a video or non-image feature read as an image,
 /// a non-numeric vector column, an undecodable PNG — naming file, row and column);
-/// [`DetectorError::Fqe`] for a terminal frame without an image or a non-finite value, cache
-/// and component errors.
+/// [`DetectorError::InvalidFeature`] for a terminal frame without an image or value, or with a
+/// non-finite value (naming column, episode, frame and data file); [`DetectorError::Fqe`] for
+/// cache and component errors.
 pub fn terminal_features(
     ds: &LeRobotDataset,
     features: &FrameFeatures,
@@ -143,19 +144,24 @@ fn vector_features(
     let mut width = 0;
     for ep in &frames {
         let last = ep.column(column).and_then(<[Vec<f32>]>::last);
-        let (Some(v), Some(index)) = (last, ep.index.last()) else {
-            return Err(FqeError::InvalidInputs(format!(
-                "episode {} has no \"{column}\" value",
-                ep.episode_index
-            ))
-            .into());
+        let (Some(v), Some(index), Some(frame)) = (last, ep.index.last(), ep.frame_index.last())
+        else {
+            return Err(DetectorError::InvalidFeature {
+                message: format!(
+                    "episode {} has no \"{column}\" value for its terminal frame",
+                    ep.episode_index
+                ),
+                file: data_file(ds, ep.episode_index),
+            });
         };
         if v.iter().any(|x| !x.is_finite()) {
-            return Err(FqeError::InvalidInputs(format!(
-                "column \"{column}\", episode {}, last frame (index {index}): non-finite value {v:?}",
-                ep.episode_index
-            ))
-            .into());
+            return Err(DetectorError::InvalidFeature {
+                message: format!(
+                    "column \"{column}\", episode {}, terminal frame (frame_index {frame}, index {index}): non-finite value {v:?}; the detector cannot learn from NaN or infinite features",
+                    ep.episode_index
+                ),
+                file: data_file(ds, ep.episode_index),
+            });
         }
         width = v.len();
         episode_index.push(ep.episode_index);
@@ -241,11 +247,12 @@ fn image_features(
         .iter()
         .enumerate()
         .map(|(r, key)| {
-            key.ok_or_else(|| {
-                FqeError::InvalidInputs(format!(
-                    "episode {}: its last frame (index {}) has no \"{feature}\" image",
+            key.ok_or_else(|| DetectorError::InvalidFeature {
+                message: format!(
+                    "episode {}: its terminal frame (index {}) has no \"{feature}\" image",
                     episode_index[r], terminal_index[r]
-                ))
+                ),
+                file: data_file(ds, episode_index[r]),
             })
         })
         .collect::<Result<_, _>>()?;
@@ -274,6 +281,13 @@ fn image_features(
         cache_hits: hits,
         encoded,
     })
+}
+
+/// The data file holding `episode`'s frames (the dataset folder when the metadata has no such
+/// episode, which the reader has already ruled out).
+fn data_file(ds: &LeRobotDataset, episode: i64) -> std::path::PathBuf {
+    ds.episode(episode)
+        .map_or_else(|| ds.root().to_path_buf(), |e| ds.root().join(&e.data_file))
 }
 
 fn cached(cache: &mut FeatureCache, key: u64) -> Result<Vec<f32>, FqeError> {

@@ -172,7 +172,8 @@ pub struct Detection {
 /// [`DetectorError::InvalidConfig`] from [`DetectorConfig::validate`];
 /// [`DetectorError::NoLabels`], [`DetectorError::UnknownEpisode`] (naming the row),
 /// [`DetectorError::SingleClass`] and [`DetectorError::TooFewExamples`] for an unusable labels
-/// file; [`DetectorError::Data`] when it cannot be read (naming file, row and column);
+/// file; [`DetectorError::EmptyHoldout`] for a holdout fraction that holds out no labelled
+/// episode (all before any frame is read); [`DetectorError::Data`] when it cannot be read (naming file, row and column);
 /// [`DetectorError::MissingFeature`] and the errors of [`terminal_features`].
 pub fn detect(
     ds: &LeRobotDataset,
@@ -330,7 +331,8 @@ fn read_partial_labels(
 }
 
 /// Both classes must be labelled; k-fold cross-validation needs two of each (so that every
-/// training fold holds both) and at least as many labelled episodes as folds.
+/// training fold holds both) and at least as many labelled episodes as folds; a holdout must
+/// hold out at least one episode.
 fn check_classes(
     file: &Path,
     labelled: ClassCounts,
@@ -361,6 +363,17 @@ fn check_classes(
                 ),
             });
         }
+    }
+    if let Validation::Holdout { fraction } = validation
+        && validation::holdout_size(fraction, labelled.successes)
+            + validation::holdout_size(fraction, labelled.failures)
+            == 0
+    {
+        return Err(DetectorError::EmptyHoldout {
+            file: file.to_path_buf(),
+            fraction,
+            labelled: n,
+        });
     }
     if let Validation::KFold { folds } = validation
         && n < folds

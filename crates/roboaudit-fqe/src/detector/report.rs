@@ -12,6 +12,7 @@ use super::{
     DETECTOR_SCHEMA, Detection, DetectorConfig, LogisticModel, MIN_CLASS_EXAMPLES, THRESHOLD,
     TerminalFeatures, Validation,
 };
+use crate::number::compact;
 
 /// Below this many held-out episodes the report warns that the accuracy is imprecise (the
 /// Wilson 95% interval of 20 episodes is about ±0.2 wide at 80%).
@@ -187,6 +188,9 @@ fn warnings(r: &DetectorReport) -> Vec<String> {
             "the held-out episodes hold one class only: balanced accuracy, AUROC and precision or recall are undefined".into(),
         );
     }
+    if let Some(warning) = degenerate(s) {
+        out.push(warning);
+    }
     if (1..FEW_HELDOUT).contains(&s.n_heldout) {
         let ci = s
             .accuracy_interval
@@ -215,12 +219,40 @@ fn warnings(r: &DetectorReport) -> Vec<String> {
     out
 }
 
+/// The warning for a detector no better than chance on held-out episodes of both classes:
+/// one that predicts a single class for all of them (balanced accuracy exactly 0.5, whatever
+/// the plain accuracy — which is then just the class balance), or any other balanced accuracy
+/// of at most 0.5.
+fn degenerate(s: &HeldOutScores) -> Option<String> {
+    let balanced = s.balanced_accuracy?;
+    let c = s.confusion;
+    let predicted_successes = c.true_positive + c.false_positive;
+    let predicted_failures = c.true_negative + c.false_negative;
+    let single = match (predicted_successes, predicted_failures) {
+        (0, _) => Some("failure"),
+        (_, 0) => Some("success"),
+        _ => None,
+    };
+    if let Some(class) = single {
+        return Some(format!(
+            "degenerate detector: it predicts {class} for every one of the {} held-out episodes (balanced accuracy {balanced:.2}): it tells the classes apart no better than a constant, so its accuracy is only the class balance and its predicted labels carry no information; check --features, raise --c, or label more episodes",
+            s.n_heldout
+        ));
+    }
+    (balanced <= 0.5).then(|| {
+        format!(
+            "balanced accuracy {balanced:.3} on the held-out episodes is no better than chance (0.5): the predicted labels carry no information; check --features, raise --c, or label more episodes"
+        )
+    })
+}
+
 fn opt(v: Option<f64>) -> String {
     v.map_or_else(|| "undefined".to_owned(), |x| format!("{x:.3}"))
 }
 
 impl DetectorReport {
-    /// A few lines for a terminal: split, held-out scores, predictions, warnings.
+    /// A few lines for a terminal: split, held-out scores, predictions. The warnings are left
+    /// to the caller ([`warnings`](Self::warnings)): the CLI prints them on stderr.
     pub fn summary(&self) -> String {
         let v = &self.validation;
         let s = &v.scores;
@@ -234,11 +266,12 @@ impl DetectorReport {
             self.labelled.failures,
             self.features,
             self.components,
-            self.c
+            compact(self.c)
         );
         let split = match v.method {
             Validation::Holdout { fraction } => format!(
-                "holdout {fraction} (seed {}): trained on {}, held out {}",
+                "holdout {} (seed {}): trained on {}, held out {}",
+                compact(fraction),
                 self.seed,
                 v.folds.first().map_or(0, |f| f.n_train),
                 s.n_heldout
@@ -284,9 +317,6 @@ impl DetectorReport {
             self.predicted.successes,
             self.predicted.failures
         );
-        for w in &self.warnings {
-            let _ = writeln!(out, "warning: {w}");
-        }
         out
     }
 }
@@ -310,5 +340,33 @@ impl Detection {
             );
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::detector::score_predictions;
+
+    #[test]
+    fn a_detector_predicting_one_class_is_called_degenerate() {
+        // Three successes, five failures, all predicted failures: accuracy 0.625, balanced 0.5.
+        let y = [true, true, true, false, false, false, false, false];
+        let constant = score_predictions(&y, &[0.3; 8], THRESHOLD).unwrap();
+        assert_eq!(constant.accuracy, Some(0.625));
+        let w = degenerate(&constant).unwrap();
+        assert!(w.contains("predicts failure for every one of the 8"), "{w}");
+        // Wrong way round on every episode: both classes predicted, balanced accuracy 0.
+        let inverted: Vec<f64> = y.iter().map(|s| if *s { 0.1 } else { 0.9 }).collect();
+        let w = degenerate(&score_predictions(&y, &inverted, THRESHOLD).unwrap()).unwrap();
+        assert!(w.contains("no better than chance"), "{w}");
+        // One mistake among eight: no warning.
+        let mut good: Vec<f64> = y.iter().map(|s| if *s { 0.9 } else { 0.1 }).collect();
+        good[3] = 0.8;
+        assert!(degenerate(&score_predictions(&y, &good, THRESHOLD).unwrap()).is_none());
+        // Held-out episodes of one class: balanced accuracy is undefined, nothing to judge.
+        let one = score_predictions(&[false; 4], &[0.2; 4], THRESHOLD).unwrap();
+        assert!(degenerate(&one).is_none());
     }
 }

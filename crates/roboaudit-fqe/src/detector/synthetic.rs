@@ -33,6 +33,11 @@ pub struct GoalRun {
     pub success_rate: f64,
     /// Seed of every draw.
     pub seed: u64,
+    /// Global `index` of a frame whose PNG is cut to half its bytes (undecodable), to test
+    /// what readers do with a damaged dataset; `None` for none.
+    pub corrupt_png: Option<usize>,
+    /// Global `index` of a frame whose `observation.state` x is NaN; `None` for none.
+    pub nan_state: Option<usize>,
 }
 
 impl Default for GoalRun {
@@ -43,6 +48,8 @@ impl Default for GoalRun {
             side: 16,
             success_rate: 0.4,
             seed: 0,
+            corrupt_png: None,
+            nan_state: None,
         }
     }
 }
@@ -150,11 +157,18 @@ pub fn write_goal_dataset(dir: &Path, run: &GoalRun) -> Result<Vec<bool>, FqeErr
             let x = start_x as f64
                 + (end_x as f64 - start_x as f64) * t as f64 / (run.frames - 1) as f64;
             let x = x.round() as usize;
-            images.push(encode_png(
-                side,
-                &frame(side, table, (x, y), blue, &mut rng),
-            )?);
-            states.push(vec![x as f32 / far as f32, y as f32 / far as f32]);
+            let mut png = encode_png(side, &frame(side, table, (x, y), blue, &mut rng))?;
+            let global = images.len();
+            if run.corrupt_png == Some(global) {
+                png.truncate(png.len() / 2);
+            }
+            images.push(png);
+            let state_x = if run.nan_state == Some(global) {
+                f32::NAN
+            } else {
+                x as f32 / far as f32
+            };
+            states.push(vec![state_x, y as f32 / far as f32]);
             actions.push(vec![x as f32 - prev]);
             prev = x as f32;
             success.push(ok && t + 1 == run.frames);

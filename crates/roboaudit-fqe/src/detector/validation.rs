@@ -64,6 +64,18 @@ pub struct Split {
     pub heldout: Vec<usize>,
 }
 
+/// Episodes of a class of `class_size` that a holdout of `fraction` holds out:
+/// `round(fraction · class_size)`, at most `class_size − 1` so that training keeps the class.
+pub fn holdout_size(fraction: f64, class_size: usize) -> usize {
+    #[allow(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss
+    )]
+    let held = (fraction * class_size as f64).round() as usize;
+    held.min(class_size.saturating_sub(1))
+}
+
 /// Fisher–Yates shuffle driven by `rng`.
 fn shuffle(items: &mut [usize], rng: &mut ChaCha8Rng) {
     for i in (1..items.len()).rev() {
@@ -87,13 +99,7 @@ pub fn stratified_splits(y: &[bool], validation: Validation, seed: u64) -> Vec<S
     let folds = match validation {
         Validation::Holdout { fraction } => {
             for class in &classes {
-                #[allow(
-                    clippy::cast_precision_loss,
-                    clippy::cast_possible_truncation,
-                    clippy::cast_sign_loss
-                )]
-                let held = ((fraction * class.len() as f64).round() as usize)
-                    .min(class.len().saturating_sub(1));
+                let held = holdout_size(fraction, class.len());
                 for &i in &class[..held] {
                     fold_of[i] = 1;
                 }
