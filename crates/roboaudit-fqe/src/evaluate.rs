@@ -261,6 +261,7 @@ pub fn fit_all_with_progress(
         coverage_flags: flags,
         notes: Vec::new(),
         median_episode_frames: median_episode_frames(inputs),
+        dataset: None,
     };
     report.notes = crate::notes::reliability_notes(&report);
     Ok(report)

@@ -1,8 +1,14 @@
 //! The `roboaudit.fqe.v1` report: per task and policy the estimate of each estimator (neural with
 //! its spread over training seeds), ground truth when given, coverage flags, and metrics.
 
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use roboaudit_data::lerobot::LeRobotDataset;
 use serde::{Deserialize, Serialize};
 
+use crate::FqeError;
+use crate::cache::fnv1a64;
 use crate::coverage::TaskCoverage;
 use crate::linear::LinearFqeConfig;
 use crate::metrics::Metrics;
@@ -142,6 +148,64 @@ pub struct InSupport {
     pub metrics: Metrics,
 }
 
+/// Which dataset a fit was made on ([`FqeReport::dataset`]): scoring its estimates against the
+/// ground truth of another run would compare the values of other policies, or of the same names
+/// on other data, without any sign that it did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DatasetIdentity {
+    /// The dataset folder, as given to the fit.
+    pub path: PathBuf,
+    /// Episodes in its metadata.
+    pub episodes: usize,
+    /// 64-bit FNV-1a (hex) of `meta/info.json`'s bytes followed by every episode's index,
+    /// length and tasks from the episodes metadata: a copy of the dataset has the same one, and
+    /// two collections that differ in any episode's length almost surely do not.
+    pub fingerprint: String,
+}
+
+impl DatasetIdentity {
+    /// The identity of `ds` (reads `meta/info.json` again; no data file).
+    ///
+    /// # Errors
+    /// [`FqeError::Io`] when `meta/info.json` cannot be read.
+    pub fn of(ds: &LeRobotDataset) -> Result<Self, FqeError> {
+        let info = ds.root().join("meta/info.json");
+        let mut bytes = std::fs::read(&info).map_err(|e| FqeError::io("read", &info, e))?;
+        let mut episodes = String::new();
+        for e in ds.episodes() {
+            let length = e.length.map_or_else(|| "?".to_owned(), |l| l.to_string());
+            let _ = writeln!(
+                episodes,
+                "{}\t{length}\t{}",
+                e.index,
+                e.tasks.join("\u{1f}")
+            );
+        }
+        bytes.extend_from_slice(episodes.as_bytes());
+        Ok(Self {
+            path: ds.root().to_path_buf(),
+            episodes: ds.episodes().len(),
+            fingerprint: format!("{:016x}", fnv1a64(&bytes)),
+        })
+    }
+
+    /// Whether `other` is the same dataset (same fingerprint and episode count; the folder may
+    /// have moved).
+    pub fn same_dataset(&self, other: &Self) -> bool {
+        self.fingerprint == other.fingerprint && self.episodes == other.episodes
+    }
+
+    /// `PATH (N episodes, fingerprint F)`, for messages.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} ({} episodes, fingerprint {})",
+            self.path.display(),
+            self.episodes,
+            self.fingerprint
+        )
+    }
+}
+
 /// The whole report (`fqe.json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FqeReport {
@@ -176,4 +240,8 @@ pub struct FqeReport {
     /// ([`crate::notes::reliability_notes`]). Absent in older reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub median_episode_frames: Option<usize>,
+    /// The dataset the estimates were fitted on (set by the caller that opened it; `fqe
+    /// evaluate` refuses ground truth of another run's dataset). Absent in older reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<DatasetIdentity>,
 }

@@ -207,6 +207,7 @@ pub fn fqe_fixture(dir: &Path) {
         coverage_flags: Vec::new(),
         notes: Vec::new(),
         median_episode_frames: None,
+        dataset: None,
     };
     let task = |i: usize, v: f64| TruthTask {
         task: format!("push {}", ["left", "right"][i]),
