@@ -22,6 +22,11 @@ pub struct Problem {
     pub row: Option<usize>,
     /// What is wrong, with the values seen.
     pub message: String,
+    /// Whether the problem stops `fqe fit` and `data detect` from reading the dataset with
+    /// their default columns: a data file missing or unreadable, an episode without rows, or a
+    /// missing, malformed, non-finite or undecodable value in `action`, `observation.state` or
+    /// an `image` feature. `data inspect` exits with code 3 when any problem blocks.
+    pub blocking: bool,
 }
 
 /// One feature as declared and as stored.
@@ -127,9 +132,11 @@ pub struct InspectReport {
     pub labels: LabelSummary,
     /// Inconsistencies, in the order found (repeats of one kind are summarised after 5).
     pub problems: Vec<Problem>,
-    /// Data files that exist but cannot be read at all (a corrupt or truncated Parquet file):
-    /// the dataset cannot be used, so `data inspect` exits with a data error (3).
+    /// Data files that exist but cannot be read at all (a corrupt or truncated Parquet file).
     pub unreadable_data_files: usize,
+    /// Problems that make the dataset unusable ([`Problem::blocking`]), counting those beyond
+    /// the first few of a kind that [`problems`](Self::problems) leaves out.
+    pub blocking_problems: usize,
 }
 
 /// Collects problems, keeping the first few of each kind and counting the rest.
@@ -137,6 +144,7 @@ pub struct InspectReport {
 pub(crate) struct Problems {
     list: Vec<Problem>,
     counts: BTreeMap<&'static str, usize>,
+    blocking: usize,
 }
 
 /// Problems of one kind kept before the rest are only counted.
@@ -151,6 +159,31 @@ impl Problems {
         row: Option<usize>,
         message: impl Into<String>,
     ) {
+        self.add(kind, file, episode, row, message.into(), false);
+    }
+
+    /// [`push`](Self::push) for a problem that makes the dataset unusable ([`Problem::blocking`]).
+    pub(crate) fn push_blocking(
+        &mut self,
+        kind: &'static str,
+        file: &Path,
+        episode: Option<i64>,
+        row: Option<usize>,
+        message: impl Into<String>,
+    ) {
+        self.add(kind, file, episode, row, message.into(), true);
+    }
+
+    fn add(
+        &mut self,
+        kind: &'static str,
+        file: &Path,
+        episode: Option<i64>,
+        row: Option<usize>,
+        message: String,
+        blocking: bool,
+    ) {
+        self.blocking += usize::from(blocking);
         let count = self.counts.entry(kind).or_insert(0);
         *count += 1;
         if *count <= PER_KIND {
@@ -158,12 +191,14 @@ impl Problems {
                 file: file.to_path_buf(),
                 episode,
                 row,
-                message: message.into(),
+                message,
+                blocking,
             });
         }
     }
 
-    fn finish(mut self) -> Vec<Problem> {
+    /// The problems, and how many of them block.
+    fn finish(mut self) -> (Vec<Problem>, usize) {
         for (kind, count) in &self.counts {
             if *count > PER_KIND {
                 self.list.push(Problem {
@@ -174,10 +209,11 @@ impl Problems {
                         "... and {} more problems of kind \"{kind}\" (only the first {PER_KIND} are listed)",
                         count - PER_KIND
                     ),
+                    blocking: false,
                 });
             }
         }
-        self.list
+        (self.list, self.blocking)
     }
 }
 
@@ -185,8 +221,10 @@ impl LeRobotDataset {
     /// Reads every data file and checks the dataset against its metadata: row counts against
     /// `total_frames` and episode lengths, `frame_index` and global `index` continuity,
     /// `timestamp = frame_index / fps` (within 1e-4 s), v3.0 index ranges, data and video files
-    /// present, declared features against columns and widths, declared against actual video
-    /// codecs, per-feature fps, task indices, and label availability.
+    /// present, declared features against columns and widths, NaN or infinite values in numeric
+    /// columns, the first and last frame of every episode of each `image` feature decoded (a
+    /// sample: decoding every frame would cost as much as encoding them), declared against
+    /// actual video codecs, per-feature fps, task indices, and label availability.
     ///
     /// # Errors
     /// None at present: unreadable files become [`Problem`]s. The `Result` leaves room for
@@ -239,6 +277,7 @@ impl LeRobotDataset {
             })
             .collect();
         let lengths = scanned.episodes.values().map(|e| e.rows);
+        let (problems, blocking_problems) = problems.finish();
         Ok(InspectReport {
             dir: self.root.clone(),
             version: self.info.version,
@@ -255,8 +294,9 @@ impl LeRobotDataset {
             features,
             videos,
             labels,
-            problems: problems.finish(),
+            problems,
             unreadable_data_files: scanned.unreadable.len(),
+            blocking_problems,
         })
     }
 

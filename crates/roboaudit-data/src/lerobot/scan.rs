@@ -15,6 +15,16 @@ use super::table::ParquetTable;
 /// Largest accepted |timestamp − frame_index / fps|, seconds (LeRobot's own tolerance).
 const TIMESTAMP_TOLERANCE_S: f64 = 1e-4;
 
+/// Whether `fqe fit` and `data detect` read column `name` with their default options (the
+/// action, the proprioception, an image feature), so that a bad value there stops them.
+fn read_by_default(ds: &LeRobotDataset, name: &str) -> bool {
+    name == "action"
+        || name == "observation.state"
+        || ds
+            .feature(name)
+            .is_some_and(|f| f.kind == FeatureKind::Image)
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct Scanned {
     pub rows: usize,
@@ -26,6 +36,8 @@ pub(crate) struct Scanned {
     pub episodes: BTreeMap<i64, EpisodeScan>,
     pub storage: HashMap<String, String>,
     pub notes: HashMap<String, String>,
+    /// Every column name seen in a readable data file.
+    pub columns_seen: HashSet<String>,
     reward: Option<RewardStats>,
     done_column: Option<String>,
     success_columns: Vec<String>,
@@ -85,7 +97,7 @@ pub(crate) fn scan_data(ds: &LeRobotDataset, problems: &mut Problems) -> Scanned
             out.unreadable_files += 1;
             let mut list: Vec<i64> = eps.iter().copied().collect();
             list.sort_unstable();
-            problems.push(
+            problems.push_blocking(
                 "missing data file",
                 rel,
                 list.first().copied(),
@@ -109,7 +121,7 @@ pub(crate) fn scan_data(ds: &LeRobotDataset, problems: &mut Problems) -> Scanned
                     }
                     cause = c.source();
                 }
-                problems.push(
+                problems.push_blocking(
                     "unreadable data file",
                     rel,
                     None,
@@ -133,7 +145,7 @@ pub(crate) fn scan_data(ds: &LeRobotDataset, problems: &mut Problems) -> Scanned
             problems,
         ) {
             out.unreadable_files += 1;
-            problems.push("bad column", rel, None, e.row(), e.to_string());
+            problems.push_blocking("bad column", rel, None, e.row(), e.to_string());
         }
     }
     check_index(&mut all_index, problems);
@@ -179,18 +191,18 @@ fn scan_file(
     all_index: &mut Vec<i64>,
     problems: &mut Problems,
 ) -> Result<(), crate::DataError> {
+    out.columns_seen.extend(table.all_names.iter().cloned());
     for f in ds.features() {
         if f.kind != FeatureKind::Video && !table.all_names.contains(&f.name) {
-            problems.push(
-                "missing column",
-                rel,
-                None,
-                None,
-                format!(
-                    "declared feature \"{}\" has no column in the data file",
-                    f.name
-                ),
+            let message = format!(
+                "declared feature \"{}\" has no column in the data file",
+                f.name
             );
+            if read_by_default(ds, &f.name) {
+                problems.push_blocking("missing column", rel, None, None, message);
+            } else {
+                problems.push("missing column", rel, None, None, message);
+            }
         }
     }
     for name in &table.all_names {
@@ -227,11 +239,46 @@ fn scan_file(
         }
         let values = table.vectors(&f.name)?;
         let width = f.width();
+        let blocking = read_by_default(ds, &f.name);
+        if let Some(k) = values.iter().position(|v| v.iter().any(|x| !x.is_finite())) {
+            let bad = values
+                .iter()
+                .filter(|v| v.iter().any(|x| !x.is_finite()))
+                .count();
+            let message = format!(
+                "column \"{}\": {bad} rows hold NaN or infinite values (first: row {}, episode {}, frame_index {}: {:?})",
+                f.name,
+                k + 1,
+                episodes[k],
+                frames[k],
+                values[k]
+            );
+            let (episode, row) = (Some(episodes[k]), Some(k + 1));
+            if blocking {
+                problems.push_blocking("non-finite", rel, episode, row, message);
+            } else {
+                problems.push("non-finite", rel, episode, row, message);
+            }
+        }
         if let Some(k) = values.iter().position(|v| v.len() != width) {
             let bad = values.iter().filter(|v| v.len() != width).count();
-            problems.push("width", rel, episodes.get(k).copied(), Some(k + 1), format!(
+            let message = format!(
                 "column \"{}\": {bad} rows do not have the {width} values of the declared shape (row {} has {})",
-                f.name, k + 1, values[k].len()));
+                f.name,
+                k + 1,
+                values[k].len()
+            );
+            if blocking {
+                problems.push_blocking(
+                    "width",
+                    rel,
+                    episodes.get(k).copied(),
+                    Some(k + 1),
+                    message,
+                );
+            } else {
+                problems.push("width", rel, episodes.get(k).copied(), Some(k + 1), message);
+            }
         } else if matches!(
             table.data_type(&f.name),
             Some(DataType::List(_) | DataType::LargeList(_))
@@ -251,6 +298,7 @@ fn scan_file(
             if !out.storage.contains_key(&f.name) && table.rows > 0 {
                 check_first_image(ds, rel, table, f, problems);
             }
+            check_image_sample(ds, rel, table, &f.name, &episodes, &frames, problems);
             out.storage
                 .entry(f.name.clone())
                 .or_insert_with(|| storage_name(&t));
@@ -358,8 +406,72 @@ fn scan_file(
     Ok(())
 }
 
+/// Decodes the image of row `k` (0-based) of column `name`.
+fn decode_cell(
+    ds: &LeRobotDataset,
+    table: &ParquetTable,
+    name: &str,
+    k: usize,
+) -> Result<super::Rgb8Image, String> {
+    let cell = table.image_cell(name, k).map_err(|e| e.to_string())?;
+    let bytes = match (cell.bytes, cell.path) {
+        (Some(b), _) => b,
+        (None, Some(p)) => std::fs::read(ds.root().join(&p))
+            .map_err(|e| format!("cannot read image file {p}: {e}"))?,
+        (None, None) => return Err("image has neither bytes nor a path".to_owned()),
+    };
+    decode_png(&bytes)
+}
+
+/// Decodes the first and last frame (by `frame_index`) of every episode in the file: the
+/// terminal frame is the one the success detector reads, and a damaged file usually shows at
+/// its ends; every frame would cost a full decoding pass.
+fn check_image_sample(
+    ds: &LeRobotDataset,
+    rel: &Path,
+    table: &ParquetTable,
+    name: &str,
+    episodes: &[i64],
+    frames: &[i64],
+    problems: &mut Problems,
+) {
+    // episode -> (row of its first frame, row of its last frame)
+    let mut ends: BTreeMap<i64, (usize, usize)> = BTreeMap::new();
+    for (k, (ep, frame)) in episodes.iter().zip(frames).enumerate() {
+        let e = ends.entry(*ep).or_insert((k, k));
+        if *frame < frames[e.0] {
+            e.0 = k;
+        }
+        if *frame > frames[e.1] {
+            e.1 = k;
+        }
+    }
+    for (ep, (first, last)) in ends {
+        let rows = if first == last {
+            vec![first]
+        } else {
+            vec![first, last]
+        };
+        for k in rows {
+            if let Err(message) = decode_cell(ds, table, name, k) {
+                problems.push_blocking(
+                    "undecodable image",
+                    rel,
+                    Some(ep),
+                    Some(k + 1),
+                    format!(
+                        "image feature \"{name}\", episode {ep}, frame_index {}: {message}",
+                        frames[k]
+                    ),
+                );
+            }
+        }
+    }
+}
+
 /// Decodes the first image of an `image` feature and compares its size with the declared
-/// shape (read as HWC or CHW, see [`super::ImageLayout`]).
+/// shape (read as HWC or CHW, see [`super::ImageLayout`]). An undecodable one is left to
+/// [`check_image_sample`], which decodes it too.
 fn check_first_image(
     ds: &LeRobotDataset,
     rel: &Path,
@@ -368,26 +480,8 @@ fn check_first_image(
     problems: &mut Problems,
 ) {
     let name = &feature.name;
-    let decoded = table
-        .image_cell(name, 0)
-        .map_err(|e| e.to_string())
-        .and_then(|cell| {
-            let bytes = match (cell.bytes, cell.path) {
-                (Some(b), _) => b,
-                (None, Some(p)) => std::fs::read(ds.root().join(&p))
-                    .map_err(|e| format!("cannot read image file {p}: {e}"))?,
-                (None, None) => return Err("image has neither bytes nor a path".to_owned()),
-            };
-            decode_png(&bytes)
-        });
-    match decoded {
-        Err(message) => problems.push(
-            "image",
-            rel,
-            None,
-            Some(1),
-            format!("image feature \"{name}\": {message}"),
-        ),
+    match decode_cell(ds, table, name, 0) {
+        Err(_) => {}
         Ok(img) => {
             let (h, w) = match (feature.layout, feature.shape.as_slice()) {
                 (Some(ImageLayout::Chw), [_, h, w]) | (Some(ImageLayout::Hwc), [h, w, _]) => {
@@ -437,7 +531,7 @@ fn check_episodes(
     for ep in ds.episodes() {
         let Some(scan) = scanned.episodes.get(&ep.index) else {
             if readable.contains(ep.data_file.as_path()) {
-                problems.push(
+                problems.push_blocking(
                     "empty episode",
                     &ep.data_file,
                     Some(ep.index),
@@ -474,6 +568,92 @@ fn check_episodes(
     }
 }
 
+/// The labels verdict: what `fqe fit` would use by default (`next.success` when declared, else
+/// the last `next.reward` ≥ 0.5) and, where that fails, what to pass instead.
+fn verdict(
+    ds: &LeRobotDataset,
+    scanned: &Scanned,
+    success_columns: &[(String, usize)],
+    reward: Option<&RewardSummary>,
+    reasons: &[String],
+) -> String {
+    let n = scanned.episodes.len();
+    if n == 0 && scanned.unreadable_files > 0 {
+        return format!(
+            "labels not checked: the data could not be read ({} of {} data file(s) missing or unreadable, see the problems)",
+            scanned.unreadable_files, scanned.files
+        );
+    }
+    let partly = if scanned.unreadable_files > 0 {
+        format!(
+            " (from the readable data files only: {} of {} could not be read)",
+            scanned.unreadable_files, scanned.files
+        )
+    } else {
+        String::new()
+    };
+    let derive = |column: &str, rule: &str, threshold: &str| {
+        format!(
+            "`roboaudit data labels {} --reward {column} --rule {rule} --threshold {threshold} --out FILE`",
+            ds.root().display()
+        )
+    };
+    // `fqe fit` reads `next.success` whenever it is declared, present in the data or not.
+    if ds.feature("next.success").is_some() && !scanned.columns_seen.contains("next.success") {
+        let alternative = match reward {
+            Some(r) => format!(
+                ", e.g. derived from the reward with {}",
+                derive(&r.column, "last", "T")
+            ),
+            None => String::new(),
+        };
+        return format!(
+            "\"next.success\" is declared in meta/info.json but has no column in the data files: `fqe fit` reads it by default and would fail; pass --labels FILE (episode_index, success){alternative}{partly}"
+        );
+    }
+    let usable = |name: &str| {
+        success_columns
+            .iter()
+            .find(|(c, hits)| c == name && *hits > 0)
+    };
+    if let Some((column, hits)) = usable("next.success") {
+        return format!("use column \"{column}\" (true in {hits} of {n} episodes){partly}");
+    }
+    let declared_success = ds.feature("next.success").is_some();
+    if let Some(r) = reward.filter(|r| r.binary) {
+        // Without `next.success`, fit falls back to the last `next.reward`; with it (never
+        // true), fit refuses, so the reward has to come in as a labels file.
+        return if !declared_success && r.column == "next.reward" {
+            format!(
+                "use the last \"{}\" of each episode (binary reward; what `fqe fit` reads by default){partly}",
+                r.column
+            )
+        } else {
+            format!(
+                "use the last \"{}\" of each episode (binary reward) as a labels file: {}, then `fqe fit --labels FILE`{partly}",
+                r.column,
+                derive(&r.column, "last", "1")
+            )
+        };
+    }
+    if let Some((column, hits)) = success_columns.iter().find(|(_, hits)| *hits > 0) {
+        return format!(
+            "use column \"{column}\" (true in {hits} of {n} episodes) as a labels file: {}, then `fqe fit --labels FILE` (fit reads only next.success or next.reward by default){partly}",
+            derive(column, "max", "1")
+        );
+    }
+    if reasons.is_empty() {
+        format!(
+            "no success label in the data: supply a labels file (episode_index, success){partly}"
+        )
+    } else {
+        format!(
+            "no usable success label in the data ({}): supply a labels file (episode_index, success) or a reward threshold{partly}",
+            reasons.join("; ")
+        )
+    }
+}
+
 /// Label availability, from the per-episode facts of [`scan_data`].
 #[allow(clippy::cast_precision_loss)]
 pub(crate) fn label_summary(
@@ -491,7 +671,9 @@ pub(crate) fn label_summary(
             .values()
             .filter(|e| e.success.get(column).copied().unwrap_or(false))
             .count();
-        if hits == 0 && n > 0 {
+        // A column absent from the data is already a "missing column" problem, not a label
+        // that is never true.
+        if hits == 0 && n > 0 && scanned.columns_seen.contains(column) {
             let file = ds
                 .episodes()
                 .first()
@@ -553,22 +735,7 @@ pub(crate) fn label_summary(
         }
         scanned.episodes.values().map(|e| e.done_frames.len()).sum()
     });
-    let usable = success_columns.iter().find(|(_, hits)| *hits > 0);
-    let verdict = if let Some((column, hits)) = usable {
-        format!("use column \"{column}\" (true in {hits} of {n} episodes)")
-    } else if let Some(r) = reward.as_ref().filter(|r| r.binary) {
-        format!(
-            "use the last \"{}\" of each episode (binary reward)",
-            r.column
-        )
-    } else if reasons.is_empty() {
-        "no success label in the data: supply a labels file (episode_index, success)".to_owned()
-    } else {
-        format!(
-            "no usable success label in the data ({}): supply a labels file (episode_index, success) or a reward threshold",
-            reasons.join("; ")
-        )
-    };
+    let verdict = verdict(ds, scanned, &success_columns, reward.as_ref(), &reasons);
     LabelSummary {
         success_columns,
         reward,

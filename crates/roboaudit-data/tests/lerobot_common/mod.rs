@@ -172,6 +172,85 @@ pub fn v3_info() -> serde_json::Value {
     })
 }
 
+/// The per-frame values of the synthetic v3.0 dataset's one data file, in row order, for tests
+/// that damage some before writing ([`write_v3_data`]).
+pub struct V3Frames {
+    pub states: Vec<Vec<f32>>,
+    pub actions: Vec<Vec<f32>>,
+    pub images: Vec<Vec<u8>>,
+    pub rewards: Vec<f32>,
+    pub success: Vec<bool>,
+    pub done: Vec<bool>,
+    pub timestamps: Vec<f32>,
+    pub frame_index: Vec<i64>,
+    pub episode_index: Vec<i64>,
+    pub index: Vec<i64>,
+    pub tasks: Vec<i64>,
+}
+
+/// The frames [`write_v3`] writes.
+pub fn v3_frames() -> V3Frames {
+    let mut f = V3Frames {
+        states: vec![],
+        actions: vec![],
+        images: vec![],
+        rewards: vec![],
+        success: vec![],
+        done: vec![],
+        timestamps: vec![],
+        frame_index: vec![],
+        episode_index: vec![],
+        index: vec![],
+        tasks: vec![],
+    };
+    let mut index = 0;
+    for (e, &len) in V3_LENGTHS.iter().enumerate() {
+        let e = e as i64;
+        for t in 0..len {
+            f.episode_index.push(e);
+            f.frame_index.push(t);
+            f.index.push(index);
+            f.timestamps.push((t as f64 / V3_FPS) as f32);
+            f.states.push(state(e, t));
+            f.actions.push(action(e, t));
+            f.images.push(png_bytes(5, 4, png::ColorType::Rgb, &|x, y| {
+                rgb_at(e, t, x, y).to_vec()
+            }));
+            let last = t == len - 1;
+            f.rewards.push(if e == 1 && last { 1.0 } else { 0.0 });
+            f.success.push(e == 1 && last);
+            f.done.push(last);
+            f.tasks.push(e);
+            index += 1;
+        }
+    }
+    f
+}
+
+/// Writes `frames` as the v3.0 dataset's data file, leaving out the columns named in `without`.
+pub fn write_v3_data(root: &Path, frames: &V3Frames, without: &[&str]) {
+    let columns = vec![
+        ("observation.state", fixed_vectors(&frames.states, 2)),
+        ("action", list_vectors(&frames.actions)),
+        ("observation.image", image_structs(&frames.images)),
+        ("next.reward", f32s(&frames.rewards)),
+        ("next.success", bools(&frames.success)),
+        ("next.done", bools(&frames.done)),
+        ("timestamp", f32s(&frames.timestamps)),
+        ("frame_index", ints(&frames.frame_index)),
+        ("episode_index", ints(&frames.episode_index)),
+        ("index", ints(&frames.index)),
+        ("task_index", ints(&frames.tasks)),
+    ];
+    write_parquet(
+        &root.join("data/chunk-000/file-000.parquet"),
+        columns
+            .into_iter()
+            .filter(|(name, _)| !without.contains(name))
+            .collect(),
+    );
+}
+
 /// Writes a consistent v3.0 dataset: 2 episodes (3 + 2 frames) in one data file, an RGB
 /// `image` feature of 5×4 PNGs (shape declared CHW), a video feature without its MP4, episode 1
 /// succeeds (`next.success` on its last frame, last reward 1.0), episode 0 fails;
@@ -183,47 +262,7 @@ pub fn write_v3(root: &Path) {
         serde_json::to_string_pretty(&v3_info()).unwrap(),
     )
     .unwrap();
-    let mut cols: (Vec<i64>, Vec<i64>, Vec<i64>, Vec<f32>) = Default::default();
-    let (mut states, mut actions, mut images, mut rewards, mut success, mut tasks) =
-        (vec![], vec![], vec![], vec![], vec![], vec![]);
-    let mut done = vec![];
-    let mut index = 0;
-    for (e, &len) in V3_LENGTHS.iter().enumerate() {
-        let e = e as i64;
-        for t in 0..len {
-            cols.0.push(e);
-            cols.1.push(t);
-            cols.2.push(index);
-            cols.3.push((t as f64 / V3_FPS) as f32);
-            states.push(state(e, t));
-            actions.push(action(e, t));
-            images.push(png_bytes(5, 4, png::ColorType::Rgb, &|x, y| {
-                rgb_at(e, t, x, y).to_vec()
-            }));
-            let last = t == len - 1;
-            rewards.push(if e == 1 && last { 1.0 } else { 0.0 });
-            success.push(e == 1 && last);
-            done.push(last);
-            tasks.push(e);
-            index += 1;
-        }
-    }
-    write_parquet(
-        &root.join("data/chunk-000/file-000.parquet"),
-        vec![
-            ("observation.state", fixed_vectors(&states, 2)),
-            ("action", list_vectors(&actions)),
-            ("observation.image", image_structs(&images)),
-            ("next.reward", f32s(&rewards)),
-            ("next.success", bools(&success)),
-            ("next.done", bools(&done)),
-            ("timestamp", f32s(&cols.3)),
-            ("frame_index", ints(&cols.1)),
-            ("episode_index", ints(&cols.0)),
-            ("index", ints(&cols.2)),
-            ("task_index", ints(&tasks)),
-        ],
-    );
+    write_v3_data(root, &v3_frames(), &[]);
     let dur: Vec<f64> = V3_LENGTHS.iter().map(|l| *l as f64 / V3_FPS).collect();
     write_parquet(
         &root.join("meta/episodes/chunk-000/file-000.parquet"),
