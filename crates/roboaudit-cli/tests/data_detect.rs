@@ -56,6 +56,31 @@ fn read(p: &Path) -> Vec<u8> {
     std::fs::read(p).unwrap()
 }
 
+/// Every path under `dir`, recursively.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        }
+        out.push(p);
+    }
+    out
+}
+
+fn detect_args<'a>(f: &'a Fixture, dataset: &'a str, out: &'a str) -> Vec<&'a str> {
+    vec![
+        "data",
+        "detect",
+        dataset,
+        "--labels",
+        f.labels.to_str().unwrap(),
+        "--out",
+        out,
+    ]
+}
+
 #[test]
 fn detect_writes_labels_and_report_reproducibly_and_fqe_fit_reads_them() {
     let f = fixture();
@@ -201,6 +226,15 @@ fn bad_options_exit_2_before_reading_and_write_nothing() {
         ),
         (vec!["--features", "none"], "--features none"),
         (vec!["--report", &out], "same file"),
+        // Found once the labels are read, before any frame is encoded.
+        (
+            vec!["--holdout", "0.0001"],
+            "--holdout 0.0001 of 54 labelled episodes holds out none; need at least 1",
+        ),
+        // A user's value comes back compact, not as a 300-digit decimal.
+        (vec!["--holdout", "1e-300"], "--holdout 1e-300 of 54"),
+        (vec!["--c=-1e-300"], "--c -1e-300 must be"),
+        (vec!["--cache", &labels], "--cache must be a folder"),
     ] {
         let mut args = vec![
             "data", "detect", &dataset, "--labels", &labels, "--out", &out,
@@ -210,6 +244,40 @@ fn bad_options_exit_2_before_reading_and_write_nothing() {
         assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", text(&o));
         assert!(text(&o).contains(needle), "{extra:?}: {}", text(&o));
         assert!(!Path::new(&out).exists(), "{extra:?} wrote output");
+        assert!(!text(&o).contains("00000000"), "{extra:?}: {}", text(&o));
+    }
+    // No output may go into the dataset folder (writing there can corrupt it), however the
+    // path is spelt; nothing is written there.
+    let listing = |dir: &str| {
+        let mut v: Vec<_> = walk(Path::new(dir));
+        v.sort();
+        v
+    };
+    let before_ds = listing(&dataset);
+    let inside = f.path("dataset/res/labels.csv");
+    let dotted = f.path("dataset/meta/../labels.csv");
+    let report_inside = f.path("dataset/labels.detector.json");
+    let cache_inside = f.path("dataset/cache");
+    for extra in [
+        vec!["--out", inside.as_str()],
+        vec!["--out", dotted.as_str()],
+        vec!["--out", out.as_str(), "--report", report_inside.as_str()],
+        vec!["--out", out.as_str(), "--cache", cache_inside.as_str()],
+    ] {
+        let mut args = vec!["data", "detect", &dataset, "--labels", &labels];
+        args.extend(extra.iter().copied());
+        let o = roboaudit(&args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", text(&o));
+        assert!(
+            text(&o).contains("is inside the dataset folder"),
+            "{extra:?}: {}",
+            text(&o)
+        );
+        assert_eq!(
+            listing(&dataset),
+            before_ds,
+            "{extra:?} wrote into the dataset"
+        );
     }
     // The labels file spelt another way (with `..`, through a symbolic link) is still the
     // labels file: refused, and left as it was.
@@ -289,4 +357,116 @@ fn unusable_inputs_exit_3_naming_file_and_row() {
         &out,
     ]);
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+}
+
+#[test]
+fn components_beyond_the_episodes_are_capped_up_front_with_a_warning() {
+    let f = fixture();
+    let (dataset, out) = (f.dataset(), f.path("labels.csv"));
+    let mut args = detect_args(&f, &dataset, &out);
+    args.extend(["--components", "1024"]);
+    let start = std::time::Instant::now();
+    let o = roboaudit(&args);
+    assert!(o.status.success(), "{}", text(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    // 80 terminal frames span at most 79 directions; the warning comes before the encoding.
+    assert!(
+        stderr.contains("warning: --components 1024 capped at 79"),
+        "{stderr}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&read(Path::new(&f.path("labels.detector.json")))).unwrap();
+    assert_eq!(report["components_requested"], 1024);
+    assert!(report["components"].as_u64().unwrap() <= 79, "{report}");
+    // Uncapped, 1,024 components of 3,072 pixels took minutes; capped, seconds.
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(120),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn a_detector_that_predicts_one_class_is_called_degenerate_and_c_is_echoed_compactly() {
+    let f = fixture();
+    let (dataset, out) = (f.dataset(), f.path("labels.csv"));
+    // C = 1e-300: the coefficients stay at zero and every episode gets the same probability.
+    let mut args = detect_args(&f, &dataset, &out);
+    args.extend(["--c", "1e-300"]);
+    let o = roboaudit(&args);
+    assert!(o.status.success(), "{}", text(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stdout.contains("C = 1e-300"), "{stdout}");
+    assert!(!stdout.contains("00000000"), "{stdout}");
+    assert!(stdout.contains("balanced 0.500"), "{stdout}");
+    assert!(
+        stderr.contains("warning: degenerate detector: it predicts"),
+        "{stderr}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&read(Path::new(&f.path("labels.detector.json")))).unwrap();
+    let warnings = report["warnings"].to_string();
+    assert!(warnings.contains("degenerate detector"), "{warnings}");
+    assert_eq!(report["c"], 1e-300);
+}
+
+/// 80 episodes of 4 frames: the state of episode 5's terminal frame (index 23) is NaN and the
+/// PNG of the last episode's terminal frame (index 319) is cut in half.
+fn damaged_fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let truth = write_goal_dataset(
+        dir.path(),
+        &GoalRun {
+            episodes: 80,
+            nan_state: Some(23),
+            corrupt_png: Some(319),
+            ..GoalRun::default()
+        },
+    )
+    .unwrap();
+    let mut body = String::from("episode_index,success\n");
+    for (e, ok) in truth.iter().enumerate().filter(|(e, _)| e % 3 != 2) {
+        let _ = writeln!(body, "{e},{}", u8::from(*ok));
+    }
+    let labels = dir.path().join("partial.csv");
+    std::fs::write(&labels, body).unwrap();
+    Fixture { dir, labels }
+}
+
+#[test]
+fn damaged_frames_fail_naming_the_file_and_leave_no_partial_cache() {
+    let f = damaged_fixture();
+    let (dataset, out, cache) = (f.dataset(), f.path("labels.csv"), f.path("cache"));
+    let data_file = "dataset/data/chunk-000/file-000.parquet";
+    // The corrupt last terminal frame is found after 79 terminal frames were encoded: none of
+    // them may be left in a half-written cache file.
+    let mut args = detect_args(&f, &dataset, &out);
+    args.extend(["--cache", &cache]);
+    let o = roboaudit(&args);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(text(&o).contains("PNG"), "{}", text(&o));
+    assert!(text(&o).contains(data_file), "{}", text(&o));
+    assert!(
+        !Path::new(&cache).exists() || walk(Path::new(&cache)).is_empty(),
+        "left {:?}",
+        walk(Path::new(&cache))
+    );
+    assert!(!Path::new(&out).exists());
+    // The NaN state: the message names column, episode and data file, in the detector's words.
+    let mut args = detect_args(&f, &dataset, &out);
+    args.extend(["--features", "state:observation.state"]);
+    let o = roboaudit(&args);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let t = text(&o);
+    for needle in [
+        "unusable detector input",
+        "column \"observation.state\", episode 5",
+        "non-finite value",
+        data_file,
+    ] {
+        assert!(t.contains(needle), "{needle} not in {t}");
+    }
+    assert!(!t.contains("invalid FQE inputs"), "{t}");
+    assert!(!Path::new(&out).exists());
 }

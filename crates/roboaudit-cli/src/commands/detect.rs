@@ -2,15 +2,18 @@
 //! partial labels file labels, from each episode's terminal frame; it reports its accuracy on
 //! held-out labelled episodes and writes a full labels file for `fqe fit --labels`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use roboaudit_data::lerobot::LeRobotDataset;
 use roboaudit_fqe::detector::{DetectorConfig, DetectorError, Validation, detect_with_progress};
+use roboaudit_fqe::number::compact;
+use roboaudit_fqe::pca::max_components;
 use roboaudit_fqe::{Encoder, FrameFeatures};
 
 use crate::exit::{InvalidInput, Usage};
 use crate::output::{ensure_dir, write_atomic};
+use crate::paths::{check_cache_folder, refuse_inside_dataset, same_file};
 
 /// Most principal components (as `fqe fit`).
 const MAX_COMPONENTS: usize = 1024;
@@ -28,7 +31,8 @@ pub struct DetectArgs {
     #[arg(long, value_name = "FILE")]
     pub labels: PathBuf,
     /// Full labels file to write (CSV: `episode_index,success,source,probability`; `source` is
-    /// `label` for a given label, kept as given, or `detector` for a predicted one).
+    /// `label` for a given label, kept as given, or `detector` for a predicted one); not inside
+    /// the dataset folder.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
     /// JSON report (`roboaudit.detector.v1`: settings, held-out accuracy, counts, warnings);
@@ -41,7 +45,8 @@ pub struct DetectArgs {
     #[arg(long, alias = "image-feature", default_value = "auto")]
     pub features: String,
     /// Measure accuracy on one seeded stratified holdout instead: this share of each class of
-    /// the labelled episodes, in (0, 1), is held out (e.g. 0.25).
+    /// the labelled episodes, in (0, 1), is held out (e.g. 0.25); one that holds out no
+    /// labelled episode is refused (exit code 2).
     #[arg(long, conflicts_with = "folds")]
     pub holdout: Option<f64>,
     /// Folds of the seeded stratified cross-validation that measures accuracy (every labelled
@@ -54,11 +59,13 @@ pub struct DetectArgs {
     /// Inverse L2 regularization strength C of the logistic regression (scikit-learn's C), > 0.
     #[arg(long, default_value_t = 1.0)]
     pub c: f64,
-    /// Principal components of the terminal frames' features, 1..=1024.
+    /// Principal components of the terminal frames' features, 1..=1024. The terminal frames of
+    /// N episodes span at most N − 1 directions: more are capped at that before any work, with
+    /// a warning on stderr (and at the feature's width, silently).
     #[arg(long, default_value_t = 32)]
     pub components: usize,
     /// Feature cache folder (default: a temporary one, deleted afterwards); the same cache as
-    /// `fqe fit --cache` can be shared.
+    /// `fqe fit --cache` can be shared. Must be a folder, not inside the dataset folder.
     #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
 }
@@ -80,11 +87,17 @@ fn check_options(args: &DetectArgs) -> Result<Validation> {
         )));
     }
     if !(args.c > 0.0 && args.c.is_finite()) {
-        return Err(usage(format!("--c {} must be a finite number > 0", args.c)));
+        return Err(usage(format!(
+            "--c {} must be a finite number > 0",
+            compact(args.c)
+        )));
     }
     let validation = match args.holdout {
         Some(f) if !(f > 0.0 && f < 1.0) => {
-            return Err(usage(format!("--holdout {f} is out of range (0, 1)")));
+            return Err(usage(format!(
+                "--holdout {} is out of range (0, 1)",
+                compact(f)
+            )));
         }
         Some(fraction) => Validation::Holdout { fraction },
         None if !(2..=MAX_FOLDS).contains(&args.folds) => {
@@ -120,34 +133,52 @@ fn check_options(args: &DetectArgs) -> Result<Validation> {
             "--out / --report name the --labels file: it would be overwritten".into(),
         ));
     }
+    let cache = args.cache.as_ref().map(|c| ("--cache", c));
+    for (flag, path) in [("--out", &args.out), ("--report", &report)]
+        .into_iter()
+        .chain(cache)
+    {
+        refuse_inside_dataset(flag, path, &args.dir)?;
+    }
+    if let Some(cache) = &args.cache {
+        check_cache_folder(cache)?;
+    }
     Ok(validation)
 }
 
-/// Where `p` points once `.`/`..`, relative spelling and symbolic links are resolved: the file
-/// itself when it exists, else its (resolved) folder joined with its name; `p` as given when
-/// neither resolves.
-fn resolved(p: &Path) -> PathBuf {
-    if let Ok(c) = p.canonicalize() {
-        return c;
-    }
-    let parent = match p.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
+/// Warns (stderr) when `--components` asks for more than the terminal frames can give, before
+/// the frames are read: `n` episodes' terminal frames span at most `n − 1` directions, and the
+/// component fit is capped there (`roboaudit_fqe::pca::max_components`). The feature's width
+/// also caps it, as documented, without a warning.
+fn warn_component_cap(args: &DetectArgs, ds: &LeRobotDataset, features: &FrameFeatures) {
+    let width = match features {
+        FrameFeatures::Vector(c) => ds
+            .feature(c)
+            .map_or(1, roboaudit_data::lerobot::Feature::width),
+        _ => Encoder::raw32().dim(),
     };
-    match (parent.canonicalize(), p.file_name()) {
-        (Ok(d), Some(name)) => d.join(name),
-        _ => p.to_path_buf(),
+    let episodes = ds.episodes().len();
+    let cap = max_components(episodes, width);
+    if args.components > cap && cap < width {
+        eprintln!(
+            "warning: --components {} capped at {cap}: the terminal frames of the {episodes} episodes (one per episode) span at most {cap} principal directions",
+            args.components
+        );
     }
-}
-
-/// Whether two paths name the same file however they are spelt (`./a.csv`, an absolute path,
-/// a symbolic link), so that no output overwrites an input.
-fn same_file(a: &Path, b: &Path) -> bool {
-    resolved(a) == resolved(b)
 }
 
 /// Usage errors exit 2, input errors 3, the rest 1; the message keeps the cause chain.
 fn classify(e: DetectorError) -> anyhow::Error {
+    if let DetectorError::EmptyHoldout {
+        fraction, labelled, ..
+    } = &e
+    {
+        return Usage(format!(
+            "--holdout {} of {labelled} labelled episodes holds out none; need at least 1 (raise --holdout, label more episodes, or use --folds)",
+            compact(*fraction)
+        ))
+        .into();
+    }
     let text = super::fqe::cause_chain(&e);
     if e.is_usage() {
         Usage(text).into()
@@ -173,6 +204,7 @@ pub fn run(args: &DetectArgs) -> Result<()> {
         )
         .into());
     }
+    warn_component_cap(args, &ds, &features);
     let config = DetectorConfig {
         features,
         encoder: Encoder::raw32(),
@@ -208,6 +240,10 @@ pub fn run(args: &DetectArgs) -> Result<()> {
         detection.episodes.len(),
         report.display()
     );
+    // On stderr, where they are not lost in a redirected summary; the report keeps them too.
+    for w in &detection.report.warnings {
+        eprintln!("warning: {w}");
+    }
     if detection.encoded + detection.cache_hits > 0 {
         eprintln!(
             "note: terminal frames: {} encoded, {} from the feature cache",
