@@ -5,6 +5,8 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use roboaudit_data::lerobot::LeRobotDataset;
+use roboaudit_fqe::detector::synthetic::{GoalRun, write_goal_dataset};
 use roboaudit_fqe::synthetic::{ChainRun, write_chain_run};
 
 fn roboaudit(args: &[&str]) -> Output {
@@ -242,4 +244,280 @@ fn bad_inputs_exit_with_code_3_and_usage_errors_with_2() {
 
     let o = roboaudit(&["fqe", "fit", "--out"]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Every path under `dir`, recursively (empty when it does not exist).
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        }
+        out.push(p);
+    }
+    out
+}
+
+#[test]
+fn bad_options_exit_2_before_encoding_and_write_nothing() {
+    let dir = run_folder();
+    let run = dir.path().join("run");
+    let dataset = run.join("dataset");
+    let out = dir.path().join("res");
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, b"not a folder").unwrap();
+    let before = walk(&dataset);
+    let inside = dataset.join("res");
+    let dotted = dataset.join("meta/../fqe-out");
+    let cache_inside = dataset.join("cache");
+    let (run_s, out_s) = (run.to_str().unwrap(), out.to_str().unwrap());
+    let file_s = file.to_str().unwrap();
+    for (extra, needles) in [
+        // The run's ground truth is at gamma 0.9: found before any frame is encoded.
+        (
+            vec!["--out", out_s, "--gamma", "1"],
+            vec![
+                "--gamma 1 differs from gamma 0.9 of the ground truth",
+                "ground_truth.json",
+            ],
+        ),
+        (
+            vec!["--out", out_s, "--seeds", "0,0"],
+            vec!["--seeds lists seed 0 twice"],
+        ),
+        (
+            vec!["--out", out_s, "--cache", file_s],
+            vec!["--cache must be a folder"],
+        ),
+        (vec!["--out", file_s], vec!["--out must be a folder"]),
+        (
+            vec!["--out", inside.to_str().unwrap()],
+            vec!["is inside the dataset folder"],
+        ),
+        (
+            vec!["--out", dotted.to_str().unwrap()],
+            vec!["is inside the dataset folder"],
+        ),
+        (
+            vec!["--out", out_s, "--cache", cache_inside.to_str().unwrap()],
+            vec!["is inside the dataset folder"],
+        ),
+        (
+            vec![
+                "--out",
+                out_s,
+                "--learning-rate",
+                "1e-300",
+                "--ridge=-1e-300",
+            ],
+            vec!["--ridge -1e-300 must be"],
+        ),
+    ] {
+        let mut args = vec!["fqe", "fit", "--run", run_s, "--steps", "10"];
+        args.extend(extra.iter().copied());
+        let o = roboaudit(&args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", text(&o));
+        for n in needles {
+            assert!(text(&o).contains(n), "{extra:?}: {n} not in {}", text(&o));
+        }
+        assert!(!out.exists(), "{extra:?} wrote {:?}", walk(&out));
+        assert_eq!(walk(&dataset), before, "{extra:?} wrote into the dataset");
+    }
+}
+
+#[test]
+fn components_beyond_the_frames_are_capped_up_front_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let chain = ChainRun {
+        episodes: 6,
+        quality: vec![0.9, 0.2],
+        samples: 2,
+        ..ChainRun::default()
+    };
+    write_chain_run(&run, &chain).unwrap();
+    let frames: u64 = LeRobotDataset::open(run.join("dataset"))
+        .unwrap()
+        .episodes()
+        .iter()
+        .map(|e| e.length.unwrap())
+        .sum();
+    assert!(frames < 1000, "{frames}");
+    let out = dir.path().join("res");
+    let start = std::time::Instant::now();
+    let o = roboaudit(&[
+        "fqe",
+        "fit",
+        "--run",
+        run.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--no-neural",
+        "--components",
+        "1024",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let expected = format!(
+        "warning: --components 1024 capped at {}: the {frames} frames",
+        frames - 1
+    );
+    assert!(
+        text(&o).contains(&expected),
+        "{expected} not in {}",
+        text(&o)
+    );
+    let (kept, fitted) = (
+        report(&out)["inputs"]["load"]["components"][0]
+            .as_u64()
+            .unwrap(),
+        report(&out)["inputs"]["load"]["components"][1]
+            .as_u64()
+            .unwrap(),
+    );
+    assert_eq!(fitted, frames);
+    assert!(kept < frames, "{kept}");
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(120),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn evaluate_refuses_the_ground_truth_of_another_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    // Same settings, another seed: the same policy names and episode count, other data.
+    for (run, seed) in [(&a, 0), (&b, 1)] {
+        let chain = ChainRun {
+            episodes: 40,
+            quality: vec![0.9, 0.2],
+            samples: 2,
+            seed,
+            ..ChainRun::default()
+        };
+        write_chain_run(run, &chain).unwrap();
+    }
+    let out = dir.path().join("res");
+    let o = roboaudit(&[
+        "fqe",
+        "fit",
+        "--run",
+        a.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--no-neural",
+        "--components",
+        "8",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let fitted = report(&out);
+    assert_eq!(fitted["dataset"]["episodes"], 40);
+    assert!(fitted["dataset"]["fingerprint"].is_string());
+    let file = out.join("fqe.json");
+    let before = std::fs::read(&file).unwrap();
+    for extra in [
+        vec!["--run", b.to_str().unwrap()],
+        vec![
+            "--ground-truth",
+            b.join("ground_truth.json")
+                .to_str()
+                .unwrap()
+                .to_owned()
+                .leak(),
+        ],
+    ] {
+        let mut args = vec!["fqe", "evaluate", "--out", out.to_str().unwrap()];
+        args.extend(extra.iter().copied());
+        let o = roboaudit(&args);
+        assert_eq!(o.status.code(), Some(3), "{extra:?}: {}", text(&o));
+        let t = text(&o);
+        assert!(t.contains(a.join("dataset").to_str().unwrap()), "{t}");
+        assert!(t.contains(b.join("dataset").to_str().unwrap()), "{t}");
+        assert!(t.contains("belong to another run"), "{t}");
+        assert_eq!(
+            std::fs::read(&file).unwrap(),
+            before,
+            "{extra:?} rewrote fqe.json"
+        );
+    }
+    // Its own run scores as before.
+    let o = roboaudit(&[
+        "fqe",
+        "evaluate",
+        "--run",
+        a.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+    // A report from before fits recorded their dataset still loads, with a note.
+    let mut old = fitted.clone();
+    old.as_object_mut().unwrap().remove("dataset");
+    std::fs::write(&file, serde_json::to_vec_pretty(&old).unwrap()).unwrap();
+    let o = roboaudit(&[
+        "fqe",
+        "evaluate",
+        "--run",
+        b.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("does not record the dataset"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn a_corrupt_frame_leaves_no_partial_feature_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    // 20 episodes of 4 frames; the very last PNG is cut in half, after two batches of 32
+    // frames were encoded.
+    let run = GoalRun {
+        episodes: 20,
+        corrupt_png: Some(79),
+        ..GoalRun::default()
+    };
+    write_goal_dataset(dir.path(), &run).unwrap();
+    let (out, cache) = (dir.path().join("res"), dir.path().join("cache"));
+    for extra in [vec![], vec!["--cache", cache.to_str().unwrap()]] {
+        let mut args = vec![
+            "fqe",
+            "fit",
+            "--dataset",
+            dir.path()
+                .join("dataset")
+                .to_str()
+                .unwrap()
+                .to_owned()
+                .leak(),
+            "--out",
+            out.to_str().unwrap(),
+            "--no-neural",
+            "--components",
+            "4",
+        ];
+        args.extend(extra.iter().copied());
+        let o = roboaudit(&args);
+        assert_eq!(o.status.code(), Some(3), "{extra:?}: {}", text(&o));
+        assert!(text(&o).contains("PNG"), "{}", text(&o));
+        assert!(walk(&out).is_empty(), "{extra:?} left {:?}", walk(&out));
+        assert!(walk(&cache).is_empty(), "{extra:?} left {:?}", walk(&cache));
+    }
 }

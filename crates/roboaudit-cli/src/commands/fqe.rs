@@ -22,16 +22,19 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use roboaudit_data::lerobot::{FeatureKind, LeRobotDataset, SuccessSource, read_policy_actions};
+use roboaudit_fqe::number::compact;
+use roboaudit_fqe::pca::max_components;
 use roboaudit_fqe::{
-    ActionTerms, DEFAULT_COVERAGE_THRESHOLD, FitConfig, FqeError, FqeReport, FrameFeatures,
-    GroundTruth, LinearFqeConfig, LinearSolver, LoadOptions, NeuralFqeConfig, QHead, TargetPolicy,
-    align_target_actions, behaviour_actions, fit_all_with_progress, fit_work,
-    load_lerobot_with_progress, read_ground_truth, score,
+    ActionTerms, DEFAULT_COVERAGE_THRESHOLD, DatasetIdentity, Encoder, FitConfig, FqeError,
+    FqeReport, FrameFeatures, GroundTruth, LinearFqeConfig, LinearSolver, LoadOptions,
+    NeuralFqeConfig, QHead, TargetPolicy, align_target_actions, behaviour_actions, component_rows,
+    fit_all_with_progress, fit_work, load_lerobot_with_progress, read_ground_truth, score,
     summary::{render_markdown, render_table},
 };
 
 use super::fqe_encoder::{EncoderSpec, encoder_spec, load_encoder};
 use crate::exit::{InvalidInput, Usage};
+use crate::paths::{check_cache_folder, refuse_inside_dataset};
 
 /// Name of the behaviour policy when it is the target (no `--policy-actions`, no run folder).
 const BEHAVIOUR: &str = "behaviour";
@@ -84,13 +87,14 @@ pub struct FitArgs {
     /// Ground-truth file (`roboaudit.fqe.ground_truth.v1`); default RUN/ground_truth.json.
     #[arg(long, value_name = "FILE")]
     pub ground_truth: Option<PathBuf>,
-    /// Output folder.
+    /// Output folder (not inside the dataset folder).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
-    /// Discount γ; default: the ground truth's, else 0.99.
+    /// Discount γ; default: the ground truth's, else 0.99. With ground truth it must be the
+    /// ground truth's (exit code 2 otherwise): values at two discounts are not comparable.
     #[arg(long)]
     pub gamma: Option<f64>,
-    /// Neural training seeds, comma-separated.
+    /// Neural training seeds, comma-separated, each once.
     #[arg(long, value_delimiter = ',', default_value = "0,1,2")]
     pub seeds: Vec<u64>,
     /// Neural gradient steps.
@@ -141,7 +145,8 @@ pub struct FitArgs {
     pub action_feature: String,
     /// Principal components kept of the frame features (the encoder's output — 3,072 raw
     /// pixels, or the DINOv2 width, 384 for ViT-S/14 — or the standardized vector column; at
-    /// most its width), 1..=1024.
+    /// most its width), 1..=1024. N frames (at most 20,000, evenly spaced, are fitted) span at
+    /// most N − 1 directions: more are capped at that before any work, with a warning.
     #[arg(long, default_value_t = 64)]
     pub components: usize,
     /// Frozen image encoder for `image` features: `raw32` (raw pixels 32×32, area-resampled) or
@@ -152,7 +157,8 @@ pub struct FitArgs {
     /// --cache, keyed by encoder, weights hash and frame.
     #[arg(long, default_value = "raw32", value_name = "ENCODER")]
     pub encoder: String,
-    /// Feature cache folder (default OUT/feature-cache).
+    /// Feature cache folder (default OUT/feature-cache); must be a folder, not inside the
+    /// dataset folder.
     #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
     /// Coverage threshold on the standardized action distance.
@@ -169,7 +175,9 @@ pub struct EvaluateArgs {
     /// Ground-truth file (overrides RUN/ground_truth.json).
     #[arg(long, value_name = "FILE")]
     pub ground_truth: Option<PathBuf>,
-    /// Folder holding `fqe.json` from `roboaudit fqe fit`; results are rewritten there.
+    /// Folder holding `fqe.json` from `roboaudit fqe fit`; results are rewritten there. The
+    /// dataset it was fitted on (recorded in fqe.json) must be the one beside the ground truth
+    /// (RUN/dataset, or dataset/ beside --ground-truth), else exit code 3.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
 }
@@ -212,9 +220,9 @@ pub(super) fn classify(e: FqeError) -> anyhow::Error {
     }
 }
 
-/// Checks the numeric options before any file is read (exit code 2): a typo must not cost a
-/// dataset pass, and no option may ask for unbounded work or memory.
-fn check_options(args: &FitArgs) -> Result<()> {
+/// Checks the numeric options and the output paths before any file is read (exit code 2): a
+/// typo must not cost a dataset pass, and no option may ask for unbounded work or memory.
+fn check_options(args: &FitArgs, dataset_dir: &Path) -> Result<()> {
     let usage = |m: String| -> Result<()> { Err(Usage(m).into()) };
     if !(1..=MAX_COMPONENTS).contains(&args.components) {
         return usage(format!(
@@ -225,13 +233,32 @@ fn check_options(args: &FitArgs) -> Result<()> {
     if let Some(g) = args.gamma
         && !(0.0..=1.0).contains(&g)
     {
-        return usage(format!("--gamma {g} is out of range [0, 1]"));
+        return usage(format!("--gamma {} is out of range [0, 1]", compact(g)));
     }
     if args.seeds.is_empty() || args.seeds.len() > MAX_SEEDS {
         return usage(format!(
             "--seeds lists {} seeds; give 1..={MAX_SEEDS}",
             args.seeds.len()
         ));
+    }
+    // A repeated seed repeats a fit: the spread over seeds would count one run twice.
+    for (k, seed) in args.seeds.iter().enumerate() {
+        if args.seeds[..k].contains(seed) {
+            return usage(format!(
+                "--seeds lists seed {seed} twice: each seed is one training run, so a repeat would count one run twice in the spread"
+            ));
+        }
+    }
+    if args.out.exists() && !args.out.is_dir() {
+        return usage(format!(
+            "--out {} is a file: --out must be a folder",
+            args.out.display()
+        ));
+    }
+    refuse_inside_dataset("--out", &args.out, dataset_dir)?;
+    if let Some(cache) = &args.cache {
+        check_cache_folder(cache)?;
+        refuse_inside_dataset("--cache", cache, dataset_dir)?;
     }
     if args.no_neural {
         return check_linear(args);
@@ -257,13 +284,13 @@ fn check_options(args: &FitArgs) -> Result<()> {
     if !(0.0..=1.0).contains(&args.target_tau) {
         return usage(format!(
             "--target-tau {} is out of range [0, 1]",
-            args.target_tau
+            compact(args.target_tau)
         ));
     }
     if !(args.learning_rate > 0.0 && args.learning_rate <= 1.0) {
         return usage(format!(
             "--learning-rate {} is out of range (0, 1]",
-            args.learning_rate
+            compact(args.learning_rate)
         ));
     }
     check_linear(args)
@@ -273,14 +300,14 @@ fn check_linear(args: &FitArgs) -> Result<()> {
     if !(args.ridge > 0.0 && args.ridge.is_finite()) {
         return Err(Usage(format!(
             "--ridge {} must be a finite number > 0",
-            args.ridge
+            compact(args.ridge)
         ))
         .into());
     }
     if !(args.coverage_threshold > 0.0 && args.coverage_threshold.is_finite()) {
         return Err(Usage(format!(
             "--coverage-threshold {} must be a finite number > 0",
-            args.coverage_threshold
+            compact(args.coverage_threshold)
         ))
         .into());
     }
@@ -460,7 +487,7 @@ fn fit(args: &FitArgs) -> Result<()> {
         .clone()
         .or_else(|| args.run.as_ref().map(|r| r.join("dataset")))
         .ok_or_else(|| Usage("pass --run DIR or --dataset DIR".into()))?;
-    check_options(args)?;
+    check_options(args, &dataset_dir)?;
     let encoder_spec = encoder_spec(&args.encoder)?;
     // The weights are read (and checked) before the dataset: a wrong file must not cost a
     // dataset pass.
@@ -471,6 +498,20 @@ fn fit(args: &FitArgs) -> Result<()> {
         .map(read_ground_truth)
         .transpose()
         .map_err(classify)?;
+    // Scoring refuses estimates at another discount than the ground truth's; found here, it
+    // costs no encoding pass and leaves no feature cache behind.
+    if let (Some(g), Some(t), Some(path)) = (args.gamma, &truth, &gt_path)
+        && (g - t.gamma).abs() > 1e-12
+    {
+        return Err(Usage(format!(
+            "--gamma {} differs from gamma {} of the ground truth: the estimates could not be scored against it; omit --gamma (or pass --gamma {}), ground truth {}",
+            compact(g),
+            compact(t.gamma),
+            compact(t.gamma),
+            path.display()
+        ))
+        .into());
+    }
     let gamma = args
         .gamma
         .or(truth.as_ref().map(|t| t.gamma))
@@ -489,6 +530,7 @@ fn fit(args: &FitArgs) -> Result<()> {
             features.describe()
         );
     }
+    warn_component_cap(args, &ds, &features, &encoder);
     let opts = LoadOptions {
         features,
         state_feature,
@@ -601,10 +643,91 @@ fn fit(args: &FitArgs) -> Result<()> {
     )
     .map_err(classify)?;
     bar.finish_and_clear();
+    report.dataset = Some(DatasetIdentity::of(&ds).map_err(classify)?);
     if let Some(t) = &truth {
         score(&mut report, t).map_err(classify)?;
     }
     write_outputs(&args.out, &report)
+}
+
+/// Warns (stderr) when `--components` asks for more than the frames fitted can give, before
+/// any frame is read: `n` rows span at most `n − 1` directions, and the component fit is capped
+/// there (`roboaudit_fqe::pca::max_components`). The feature's width also caps it, as
+/// documented, without a warning. Silent when the metadata does not give the frame count.
+fn warn_component_cap(
+    args: &FitArgs,
+    ds: &LeRobotDataset,
+    features: &FrameFeatures,
+    encoder: &Encoder,
+) {
+    let width = match features {
+        FrameFeatures::Image(_) => encoder.dim(),
+        FrameFeatures::Vector(c) => ds
+            .feature(c)
+            .map_or(1, roboaudit_data::lerobot::Feature::width),
+        FrameFeatures::None => return,
+    };
+    let lengths: Option<u64> = ds.episodes().iter().map(|e| e.length).sum();
+    let Some(frames) = lengths
+        .or(ds.info().total_frames)
+        .and_then(|f| usize::try_from(f).ok())
+    else {
+        return;
+    };
+    let rows = component_rows(frames, LoadOptions::push_defaults().component_frames);
+    let cap = max_components(rows, width);
+    if args.components > cap && cap < width {
+        eprintln!(
+            "warning: --components {} capped at {cap}: the {rows} frames the components are fitted on span at most {cap} principal directions",
+            args.components
+        );
+    }
+}
+
+/// Refuses to score `report` (read from `file`) against ground truth that comes with another
+/// dataset than the one it was fitted on (exit code 3): the names would match (pi0, pi1, …)
+/// and the numbers would mean nothing. The ground truth's dataset is RUN/dataset, or the
+/// dataset/ folder beside the ground-truth file; without one, or in a report from before fits
+/// recorded their dataset, there is nothing to compare and a note says so.
+fn check_same_dataset(
+    report: &FqeReport,
+    file: &Path,
+    run: Option<&Path>,
+    gt_path: &Path,
+) -> Result<()> {
+    let Some(fitted) = &report.dataset else {
+        eprintln!(
+            "note: {} does not record the dataset it was fitted on (written by an older roboaudit): cannot check that the ground truth belongs to it",
+            file.display()
+        );
+        return Ok(());
+    };
+    let beside = run
+        .map(|r| r.join("dataset"))
+        .or_else(|| gt_path.parent().map(|p| p.join("dataset")))
+        .filter(|d| d.join("meta/info.json").is_file());
+    let Some(dir) = beside else {
+        eprintln!(
+            "note: no dataset beside the ground truth {}: cannot check that it belongs to the fitted dataset {}",
+            gt_path.display(),
+            fitted.path.display()
+        );
+        return Ok(());
+    };
+    let ds = LeRobotDataset::open(&dir)
+        .with_context(|| format!("cannot open LeRobot dataset {}", dir.display()))?;
+    let other = DatasetIdentity::of(&ds).map_err(classify)?;
+    if !fitted.same_dataset(&other) {
+        return Err(InvalidInput(format!(
+            "the fit in {} was made on the dataset {}, but the ground truth {} comes with the dataset {}: its values belong to another run; pass the run (or ground truth) the fit was made on",
+            file.display(),
+            fitted.describe(),
+            gt_path.display(),
+            other.describe()
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 fn evaluate(args: &EvaluateArgs) -> Result<()> {
@@ -626,6 +749,7 @@ fn evaluate(args: &EvaluateArgs) -> Result<()> {
     let gt_path = ground_truth_path(args.run.as_deref(), args.ground_truth.as_ref())
         .ok_or_else(|| Usage("no ground truth: pass --run DIR or --ground-truth FILE".into()))?;
     let truth = read_ground_truth(&gt_path).map_err(classify)?;
+    check_same_dataset(&report, &file, args.run.as_deref(), &gt_path)?;
     score(&mut report, &truth).map_err(classify)?;
     write_outputs(&args.out, &report)
 }
