@@ -16,6 +16,10 @@ use crate::output::write_atomic;
 pub enum DataCommand {
     /// Summarize a LeRobot dataset (v3.0 or v2.1): version, robot, episodes, frames, fps,
     /// features, labels, and every inconsistency found between metadata, data and video files.
+    /// Exits with code 3 when a problem would stop `fqe fit` or `data detect` (a data file
+    /// missing or unreadable, an episode without rows, a missing, malformed, NaN or infinite
+    /// value in `action` or `observation.state`, an undecodable first or last frame of an
+    /// `image` feature); other problems are listed with exit code 0 unless --strict.
     Inspect {
         /// Dataset folder (the one holding meta/info.json).
         #[arg(value_name = "DIR")]
@@ -72,11 +76,11 @@ pub fn run(cmd: DataCommand) -> Result<()> {
                 render_inspect(&report)
             };
             write_stdout(&text)?;
-            // A data file that cannot be read at all is not a warning: the dataset is unusable.
-            if report.unreadable_data_files > 0 {
+            // A problem that stops `fqe fit` is not a warning: the dataset is unusable as is.
+            if report.blocking_problems > 0 {
                 return Err(InvalidInput(format!(
-                    "{} data file(s) in {} cannot be read (see the problems above)",
-                    report.unreadable_data_files,
+                    "{} problem(s) make the dataset unusable to `fqe fit` and `data detect` (see the problems above), in {}",
+                    report.blocking_problems,
                     dir.display()
                 ))
                 .into());
@@ -105,7 +109,11 @@ pub fn run(cmd: DataCommand) -> Result<()> {
 /// `data labels`: one row per episode of the metadata, in episode order.
 fn labels(dir: &Path, reward: String, rule: &str, threshold: f64, out: &Path) -> Result<()> {
     if !threshold.is_finite() {
-        return Err(Usage(format!("--threshold {threshold} must be a finite number")).into());
+        return Err(Usage(format!(
+            "--threshold {} must be a finite number",
+            roboaudit_fqe::number::compact(threshold)
+        ))
+        .into());
     }
     let dataset = LeRobotDataset::open(dir)
         .with_context(|| format!("cannot open LeRobot dataset {}", dir.display()))?;
@@ -141,8 +149,9 @@ fn labels(dir: &Path, reward: String, rule: &str, threshold: f64, out: &Path) ->
     write_atomic(out, csv.as_bytes())?;
     let successes = labels.iter().filter(|l| l.success).count();
     write_stdout(&format!(
-        "{successes} of {} episodes succeed ({rule} {reward} >= {threshold}); wrote {}\n",
+        "{successes} of {} episodes succeed ({rule} {reward} >= {}); wrote {}\n",
         labels.len(),
+        roboaudit_fqe::number::compact(threshold),
         out.display()
     ))
 }
