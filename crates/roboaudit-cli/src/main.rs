@@ -86,7 +86,42 @@ fn configure_threads() {
 fn main() {
     configure_threads();
     let cli = Cli::parse();
-    let result = match cli.command {
+    // `println!` panics when standard output is gone (`roboaudit … | head`) or full: that is
+    // the reader's or the disk's doing, not a bug, so it ends the run with exit code 1 and one
+    // line (none for a closed pipe, whose reader asked for no more) instead of a panic message
+    // and code 101. Every result file is written before anything is printed.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if info.payload_as_str().and_then(stdout_failure).is_none() {
+            default_hook(info);
+        }
+    }));
+    let result = match std::panic::catch_unwind(move || run(cli)) {
+        Ok(result) => result,
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| payload.downcast_ref::<&str>().copied());
+            match message.and_then(stdout_failure) {
+                Some(reason) => {
+                    if !reason.contains("Broken pipe") {
+                        eprintln!("error: cannot write to standard output: {reason}");
+                    }
+                    std::process::exit(1);
+                }
+                None => std::panic::resume_unwind(payload),
+            }
+        }
+    };
+    if let Err(err) = result {
+        eprintln!("error: {}", render_error(&err));
+        std::process::exit(exit::code_for(&err));
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
         Command::Retrieval(cmd) => commands::retrieval::run(cmd),
         Command::Memory(cmd) => commands::memory::run(cmd),
         Command::Data(cmd) => commands::data::run(cmd),
@@ -94,11 +129,13 @@ fn main() {
         Command::Fqe(cmd) => commands::fqe::run(cmd),
         Command::Report(args) => commands::report::run(&args),
         Command::Demo(args) => commands::demo::run(&args),
-    };
-    if let Err(err) = result {
-        eprintln!("error: {}", render_error(&err));
-        std::process::exit(exit::code_for(&err));
     }
+}
+
+/// The reason of std's "failed printing to stdout" panic (what `println!` raises when the
+/// write fails), `None` for any other panic message.
+fn stdout_failure(message: &str) -> Option<&str> {
+    message.strip_prefix("failed printing to stdout: ")
 }
 
 /// The error and its causes joined by ": ", skipping a cause whose text the message already

@@ -365,7 +365,6 @@ fn components_beyond_the_episodes_are_capped_up_front_with_a_warning() {
     let (dataset, out) = (f.dataset(), f.path("labels.csv"));
     let mut args = detect_args(&f, &dataset, &out);
     args.extend(["--components", "1024"]);
-    let start = std::time::Instant::now();
     let o = roboaudit(&args);
     assert!(o.status.success(), "{}", text(&o));
     let stderr = String::from_utf8_lossy(&o.stderr);
@@ -378,12 +377,6 @@ fn components_beyond_the_episodes_are_capped_up_front_with_a_warning() {
         serde_json::from_slice(&read(Path::new(&f.path("labels.detector.json")))).unwrap();
     assert_eq!(report["components_requested"], 1024);
     assert!(report["components"].as_u64().unwrap() <= 79, "{report}");
-    // Uncapped, 1,024 components of 3,072 pixels took minutes; capped, seconds.
-    assert!(
-        start.elapsed() < std::time::Duration::from_secs(120),
-        "{:?}",
-        start.elapsed()
-    );
 }
 
 #[test]

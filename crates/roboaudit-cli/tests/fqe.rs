@@ -356,7 +356,6 @@ fn components_beyond_the_frames_are_capped_up_front_with_a_warning() {
         .sum();
     assert!(frames < 1000, "{frames}");
     let out = dir.path().join("res");
-    let start = std::time::Instant::now();
     let o = roboaudit(&[
         "fqe",
         "fit",
@@ -388,22 +387,18 @@ fn components_beyond_the_frames_are_capped_up_front_with_a_warning() {
     );
     assert_eq!(fitted, frames);
     assert!(kept < frames, "{kept}");
-    assert!(
-        start.elapsed() < std::time::Duration::from_secs(120),
-        "{:?}",
-        start.elapsed()
-    );
 }
 
 #[test]
 fn evaluate_refuses_the_ground_truth_of_another_run() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
-    // Same settings, another seed: the same policy names and episode count, other data.
-    for (run, seed) in [(&a, 0), (&b, 1)] {
+    // Another seed and other policies under the same names and episode count: other data and
+    // other ground truth.
+    for (run, seed, quality) in [(&a, 0, [0.9, 0.2]), (&b, 1, [0.7, 0.4])] {
         let chain = ChainRun {
             episodes: 40,
-            quality: vec![0.9, 0.2],
+            quality: quality.to_vec(),
             samples: 2,
             seed,
             ..ChainRun::default()
@@ -482,6 +477,57 @@ fn evaluate_refuses_the_ground_truth_of_another_run() {
         "{}",
         text(&o)
     );
+}
+
+#[test]
+fn evaluate_accepts_the_ground_truth_a_fit_on_another_dataset_was_scored_against() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    for (run, seed) in [(&a, 0), (&b, 1)] {
+        let chain = ChainRun {
+            episodes: 40,
+            quality: vec![0.9, 0.2],
+            samples: 2,
+            seed,
+            ..ChainRun::default()
+        };
+        write_chain_run(run, &chain).unwrap();
+    }
+    // Run a's policies and ground truth, fitted on run b's recording on purpose.
+    let out = dir.path().join("res");
+    let o = roboaudit(&[
+        "fqe",
+        "fit",
+        "--run",
+        a.to_str().unwrap(),
+        "--dataset",
+        b.join("dataset").to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--no-neural",
+        "--components",
+        "8",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let fitted = report(&out);
+    assert_eq!(
+        fitted["ground_truth"].as_str().unwrap(),
+        roboaudit_fqe::ground_truth_fingerprint(
+            &std::fs::read(a.join("ground_truth.json")).unwrap()
+        )
+    );
+    // a/dataset is not the fitted one, but a/ground_truth.json is what the fit was scored on.
+    let before = std::fs::read(out.join("fqe.json")).unwrap();
+    let o = roboaudit(&[
+        "fqe",
+        "evaluate",
+        "--run",
+        a.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(std::fs::read(out.join("fqe.json")).unwrap(), before);
 }
 
 #[test]

@@ -262,6 +262,7 @@ pub fn fit_all_with_progress(
         notes: Vec::new(),
         median_episode_frames: median_episode_frames(inputs),
         dataset: None,
+        ground_truth: None,
     };
     report.notes = crate::notes::reliability_notes(&report);
     Ok(report)

@@ -244,4 +244,17 @@ pub struct FqeReport {
     /// evaluate` refuses ground truth of another run's dataset). Absent in older reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dataset: Option<DatasetIdentity>,
+    /// 64-bit FNV-1a (hex, [`ground_truth_fingerprint`]) of the ground-truth file the estimates
+    /// were last scored against (by the fit or `fqe evaluate`): `evaluate` accepts that very
+    /// file again whatever
+    /// dataset lies beside it (a fit on another dataset than the run's, `fit --run RUN
+    /// --dataset OTHER`). Absent when the fit had no ground truth, and in older reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ground_truth: Option<String>,
+}
+
+/// The fingerprint [`FqeReport::ground_truth`] records: 64-bit FNV-1a of the file's bytes, 16 hex
+/// digits.
+pub fn ground_truth_fingerprint(bytes: &[u8]) -> String {
+    format!("{:016x}", fnv1a64(bytes))
 }

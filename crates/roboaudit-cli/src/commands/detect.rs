@@ -11,12 +11,11 @@ use roboaudit_fqe::number::compact;
 use roboaudit_fqe::pca::max_components;
 use roboaudit_fqe::{Encoder, FrameFeatures};
 
+use super::fqe_checks::MAX_COMPONENTS;
 use crate::exit::{InvalidInput, Usage};
-use crate::output::{ensure_dir, write_atomic};
+use crate::output::{ensure_dir, write_all_atomic};
 use crate::paths::{check_cache_folder, refuse_inside_dataset, same_file};
 
-/// Most principal components (as `fqe fit`).
-const MAX_COMPONENTS: usize = 1024;
 /// Most cross-validation folds: more only repeats leave-one-out-like fits at a higher cost.
 const MAX_FOLDS: usize = 100;
 
@@ -231,8 +230,10 @@ pub fn run(args: &DetectArgs) -> Result<()> {
     }
     let json = serde_json::to_vec_pretty(&detection.report)
         .context("cannot serialize the detector report")?;
-    write_atomic(&args.out, detection.labels_csv().as_bytes())?;
-    write_atomic(&report, &[json.as_slice(), b"\n"].concat())?;
+    write_all_atomic(&[
+        (&args.out, detection.labels_csv().as_bytes()),
+        (&report, &[json.as_slice(), b"\n"].concat()),
+    ])?;
     print!("{}", detection.report.summary());
     println!(
         "wrote {} ({} episodes) and {}",

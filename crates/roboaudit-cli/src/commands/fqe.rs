@@ -23,31 +23,21 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use roboaudit_data::lerobot::{FeatureKind, LeRobotDataset, SuccessSource, read_policy_actions};
 use roboaudit_fqe::number::compact;
-use roboaudit_fqe::pca::max_components;
 use roboaudit_fqe::{
-    ActionTerms, DEFAULT_COVERAGE_THRESHOLD, DatasetIdentity, Encoder, FitConfig, FqeError,
-    FqeReport, FrameFeatures, GroundTruth, LinearFqeConfig, LinearSolver, LoadOptions,
-    NeuralFqeConfig, QHead, TargetPolicy, align_target_actions, behaviour_actions, component_rows,
-    fit_all_with_progress, fit_work, load_lerobot_with_progress, read_ground_truth, score,
+    ActionTerms, DEFAULT_COVERAGE_THRESHOLD, DatasetIdentity, FitConfig, FqeError, FqeReport,
+    FrameFeatures, GroundTruth, LinearFqeConfig, LinearSolver, LoadOptions, NeuralFqeConfig, QHead,
+    TargetPolicy, align_target_actions, behaviour_actions, fit_all_with_progress, fit_work,
+    ground_truth_fingerprint, load_lerobot_with_progress, read_ground_truth, score,
     summary::{render_markdown, render_table},
 };
 
+use super::fqe_checks::{check_options, warn_component_cap};
 use super::fqe_encoder::{EncoderSpec, encoder_spec, load_encoder};
 use crate::exit::{InvalidInput, Usage};
-use crate::paths::{check_cache_folder, refuse_inside_dataset};
 
 /// Name of the behaviour policy when it is the target (no `--policy-actions`, no run folder).
 const BEHAVIOUR: &str = "behaviour";
-/// Most principal components: the raw-pixel encoder has 3,072 values, and more components than
-/// that, or than frames, only add round-off directions.
-const MAX_COMPONENTS: usize = 1024;
-/// Most neural gradient steps (10⁷ steps is days on a CPU: a typo, not a plan).
-const MAX_STEPS: usize = 10_000_000;
-/// Most mini-batch rows per step.
-const MAX_BATCH: usize = 65_536;
-/// Most training seeds.
-const MAX_SEEDS: usize = 100;
-use crate::output::{ensure_dir, write_atomic};
+use crate::output::{ensure_dir, write_all_atomic};
 
 /// FQE subcommands.
 #[derive(clap::Subcommand, Debug)]
@@ -58,7 +48,7 @@ pub enum FqeCommand {
     /// too when ground truth is known.
     Fit(Box<FitArgs>),
     /// Score the estimates of an existing fit (`OUT/fqe.json`) against ground truth.
-    Evaluate(EvaluateArgs),
+    Evaluate(super::fqe_evaluate::EvaluateArgs),
 }
 
 /// Arguments of `roboaudit fqe fit`.
@@ -166,28 +156,12 @@ pub struct FitArgs {
     pub coverage_threshold: f64,
 }
 
-/// Arguments of `roboaudit fqe evaluate`.
-#[derive(clap::Args, Debug)]
-pub struct EvaluateArgs {
-    /// A folder written by `roboaudit fqe collect` (its ground_truth.json is used).
-    #[arg(long, value_name = "DIR")]
-    pub run: Option<PathBuf>,
-    /// Ground-truth file (overrides RUN/ground_truth.json).
-    #[arg(long, value_name = "FILE")]
-    pub ground_truth: Option<PathBuf>,
-    /// Folder holding `fqe.json` from `roboaudit fqe fit`; results are rewritten there. The
-    /// dataset it was fitted on (recorded in fqe.json) must be the one beside the ground truth
-    /// (RUN/dataset, or dataset/ beside --ground-truth), else exit code 3.
-    #[arg(long, value_name = "DIR")]
-    pub out: PathBuf,
-}
-
 /// Runs an FQE subcommand.
 pub fn run(cmd: FqeCommand) -> Result<()> {
     match cmd {
         FqeCommand::Collect(args) => super::fqe_collect::run(&args),
         FqeCommand::Fit(args) => fit(&args),
-        FqeCommand::Evaluate(args) => evaluate(&args),
+        FqeCommand::Evaluate(args) => super::fqe_evaluate::evaluate(&args),
     }
 }
 
@@ -218,100 +192,6 @@ pub(super) fn classify(e: FqeError) -> anyhow::Error {
         | FqeError::Weights { .. } => InvalidInput(text).into(),
         other => other.into(),
     }
-}
-
-/// Checks the numeric options and the output paths before any file is read (exit code 2): a
-/// typo must not cost a dataset pass, and no option may ask for unbounded work or memory.
-fn check_options(args: &FitArgs, dataset_dir: &Path) -> Result<()> {
-    let usage = |m: String| -> Result<()> { Err(Usage(m).into()) };
-    if !(1..=MAX_COMPONENTS).contains(&args.components) {
-        return usage(format!(
-            "--components {} is out of range 1..={MAX_COMPONENTS}",
-            args.components
-        ));
-    }
-    if let Some(g) = args.gamma
-        && !(0.0..=1.0).contains(&g)
-    {
-        return usage(format!("--gamma {} is out of range [0, 1]", compact(g)));
-    }
-    if args.seeds.is_empty() || args.seeds.len() > MAX_SEEDS {
-        return usage(format!(
-            "--seeds lists {} seeds; give 1..={MAX_SEEDS}",
-            args.seeds.len()
-        ));
-    }
-    // A repeated seed repeats a fit: the spread over seeds would count one run twice.
-    for (k, seed) in args.seeds.iter().enumerate() {
-        if args.seeds[..k].contains(seed) {
-            return usage(format!(
-                "--seeds lists seed {seed} twice: each seed is one training run, so a repeat would count one run twice in the spread"
-            ));
-        }
-    }
-    if args.out.exists() && !args.out.is_dir() {
-        return usage(format!(
-            "--out {} is a file: --out must be a folder",
-            args.out.display()
-        ));
-    }
-    refuse_inside_dataset("--out", &args.out, dataset_dir)?;
-    if let Some(cache) = &args.cache {
-        check_cache_folder(cache)?;
-        refuse_inside_dataset("--cache", cache, dataset_dir)?;
-    }
-    if args.no_neural {
-        return check_linear(args);
-    }
-    if !(1..=MAX_STEPS).contains(&args.steps) {
-        return usage(format!(
-            "--steps {} is out of range 1..={MAX_STEPS}",
-            args.steps
-        ));
-    }
-    if !(1..=MAX_BATCH).contains(&args.batch_size) {
-        return usage(format!(
-            "--batch-size {} is out of range 1..={MAX_BATCH}",
-            args.batch_size
-        ));
-    }
-    if !(1..=MAX_STEPS).contains(&args.target_update) {
-        return usage(format!(
-            "--target-update {} is out of range 1..={MAX_STEPS}",
-            args.target_update
-        ));
-    }
-    if !(0.0..=1.0).contains(&args.target_tau) {
-        return usage(format!(
-            "--target-tau {} is out of range [0, 1]",
-            compact(args.target_tau)
-        ));
-    }
-    if !(args.learning_rate > 0.0 && args.learning_rate <= 1.0) {
-        return usage(format!(
-            "--learning-rate {} is out of range (0, 1]",
-            compact(args.learning_rate)
-        ));
-    }
-    check_linear(args)
-}
-
-fn check_linear(args: &FitArgs) -> Result<()> {
-    if !(args.ridge > 0.0 && args.ridge.is_finite()) {
-        return Err(Usage(format!(
-            "--ridge {} must be a finite number > 0",
-            compact(args.ridge)
-        ))
-        .into());
-    }
-    if !(args.coverage_threshold > 0.0 && args.coverage_threshold.is_finite()) {
-        return Err(Usage(format!(
-            "--coverage-threshold {} must be a finite number > 0",
-            compact(args.coverage_threshold)
-        ))
-        .into());
-    }
-    Ok(())
 }
 
 /// The success labels: `--labels`, else `next.success`, else the last `next.reward` ≥ 0.5. A
@@ -432,7 +312,7 @@ fn optional(name: &str) -> Option<String> {
     (name != "none").then(|| name.to_owned())
 }
 
-fn ground_truth_path(run: Option<&Path>, explicit: Option<&PathBuf>) -> Option<PathBuf> {
+pub(super) fn ground_truth_path(run: Option<&Path>, explicit: Option<&PathBuf>) -> Option<PathBuf> {
     explicit.cloned().or_else(|| {
         run.map(|r| r.join("ground_truth.json"))
             .filter(|p| p.exists())
@@ -469,11 +349,13 @@ fn policies(
     Ok(out)
 }
 
-fn write_outputs(out: &Path, report: &FqeReport) -> Result<()> {
+pub(super) fn write_outputs(out: &Path, report: &FqeReport) -> Result<()> {
     ensure_dir(out)?;
     let json = serde_json::to_vec_pretty(report).context("cannot serialize the report")?;
-    write_atomic(&out.join("fqe.json"), &json)?;
-    write_atomic(&out.join("summary.md"), render_markdown(report).as_bytes())?;
+    write_all_atomic(&[
+        (&out.join("fqe.json"), &json),
+        (&out.join("summary.md"), render_markdown(report).as_bytes()),
+    ])?;
     print!("{}", render_table(report));
     for n in &report.notes {
         println!("warning: {n}");
@@ -644,112 +526,15 @@ fn fit(args: &FitArgs) -> Result<()> {
     .map_err(classify)?;
     bar.finish_and_clear();
     report.dataset = Some(DatasetIdentity::of(&ds).map_err(classify)?);
-    if let Some(t) = &truth {
+    if let (Some(t), Some(path)) = (&truth, &gt_path) {
         score(&mut report, t).map_err(classify)?;
+        report.ground_truth = Some(ground_truth_fingerprint(&read_input(path)?));
     }
     write_outputs(&args.out, &report)
 }
 
-/// Warns (stderr) when `--components` asks for more than the frames fitted can give, before
-/// any frame is read: `n` rows span at most `n − 1` directions, and the component fit is capped
-/// there (`roboaudit_fqe::pca::max_components`). The feature's width also caps it, as
-/// documented, without a warning. Silent when the metadata does not give the frame count.
-fn warn_component_cap(
-    args: &FitArgs,
-    ds: &LeRobotDataset,
-    features: &FrameFeatures,
-    encoder: &Encoder,
-) {
-    let width = match features {
-        FrameFeatures::Image(_) => encoder.dim(),
-        FrameFeatures::Vector(c) => ds
-            .feature(c)
-            .map_or(1, roboaudit_data::lerobot::Feature::width),
-        FrameFeatures::None => return,
-    };
-    let lengths: Option<u64> = ds.episodes().iter().map(|e| e.length).sum();
-    let Some(frames) = lengths
-        .or(ds.info().total_frames)
-        .and_then(|f| usize::try_from(f).ok())
-    else {
-        return;
-    };
-    let rows = component_rows(frames, LoadOptions::push_defaults().component_frames);
-    let cap = max_components(rows, width);
-    if args.components > cap && cap < width {
-        eprintln!(
-            "warning: --components {} capped at {cap}: the {rows} frames the components are fitted on span at most {cap} principal directions",
-            args.components
-        );
-    }
-}
-
-/// Refuses to score `report` (read from `file`) against ground truth that comes with another
-/// dataset than the one it was fitted on (exit code 3): the names would match (pi0, pi1, …)
-/// and the numbers would mean nothing. The ground truth's dataset is RUN/dataset, or the
-/// dataset/ folder beside the ground-truth file; without one, or in a report from before fits
-/// recorded their dataset, there is nothing to compare and a note says so.
-fn check_same_dataset(
-    report: &FqeReport,
-    file: &Path,
-    run: Option<&Path>,
-    gt_path: &Path,
-) -> Result<()> {
-    let Some(fitted) = &report.dataset else {
-        eprintln!(
-            "note: {} does not record the dataset it was fitted on (written by an older roboaudit): cannot check that the ground truth belongs to it",
-            file.display()
-        );
-        return Ok(());
-    };
-    let beside = run
-        .map(|r| r.join("dataset"))
-        .or_else(|| gt_path.parent().map(|p| p.join("dataset")))
-        .filter(|d| d.join("meta/info.json").is_file());
-    let Some(dir) = beside else {
-        eprintln!(
-            "note: no dataset beside the ground truth {}: cannot check that it belongs to the fitted dataset {}",
-            gt_path.display(),
-            fitted.path.display()
-        );
-        return Ok(());
-    };
-    let ds = LeRobotDataset::open(&dir)
-        .with_context(|| format!("cannot open LeRobot dataset {}", dir.display()))?;
-    let other = DatasetIdentity::of(&ds).map_err(classify)?;
-    if !fitted.same_dataset(&other) {
-        return Err(InvalidInput(format!(
-            "the fit in {} was made on the dataset {}, but the ground truth {} comes with the dataset {}: its values belong to another run; pass the run (or ground truth) the fit was made on",
-            file.display(),
-            fitted.describe(),
-            gt_path.display(),
-            other.describe()
-        ))
-        .into());
-    }
-    Ok(())
-}
-
-fn evaluate(args: &EvaluateArgs) -> Result<()> {
-    let file = args.out.join("fqe.json");
-    // A missing, unreadable or foreign report is an input error (exit 3), like any other input.
-    let bytes = std::fs::read(&file)
-        .map_err(|e| InvalidInput(format!("cannot read {}: {e}", file.display())))?;
-    let mut report: FqeReport = serde_json::from_slice(&bytes)
-        .map_err(|e| InvalidInput(format!("{} is not an FQE report: {e}", file.display())))?;
-    if report.schema != roboaudit_fqe::SCHEMA {
-        return Err(InvalidInput(format!(
-            "{}: schema {:?}, expected {:?}",
-            file.display(),
-            report.schema,
-            roboaudit_fqe::SCHEMA
-        ))
-        .into());
-    }
-    let gt_path = ground_truth_path(args.run.as_deref(), args.ground_truth.as_ref())
-        .ok_or_else(|| Usage("no ground truth: pass --run DIR or --ground-truth FILE".into()))?;
-    let truth = read_ground_truth(&gt_path).map_err(classify)?;
-    check_same_dataset(&report, &file, args.run.as_deref(), &gt_path)?;
-    score(&mut report, &truth).map_err(classify)?;
-    write_outputs(&args.out, &report)
+/// The bytes of an input file; unreadable is invalid input (exit code 3).
+pub(super) fn read_input(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path)
+        .map_err(|e| InvalidInput(format!("cannot read {}: {e}", path.display())).into())
 }

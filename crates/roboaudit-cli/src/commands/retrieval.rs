@@ -167,8 +167,10 @@ fn audit(args: AuditArgs) -> Result<()> {
     let summary = roboaudit_retrieval::render_summary_markdown(&report);
     output::ensure_dir(&args.out)?;
     let audit_path = args.out.join("audit.json");
-    output::write_atomic(&audit_path, &json)?;
-    output::write_atomic(&args.out.join("summary.md"), summary.as_bytes())?;
+    output::write_all_atomic(&[
+        (&audit_path, &json),
+        (&args.out.join("summary.md"), summary.as_bytes()),
+    ])?;
     println!("{}", roboaudit_retrieval::render_compact_table(&report));
     println!(
         "wrote {} and {}",

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::info::{FeatureKind, ImageLayout, LeRobotVersion};
 use super::meta::Task;
-use super::{LeRobotDataset, mp4, scan};
+use super::{LeRobotDataset, labels_verdict, mp4, scan};
 use crate::DataError;
 
 /// One inconsistency: what is wrong and where.
@@ -235,7 +235,7 @@ impl LeRobotDataset {
         self.check_metadata(&mut problems, info_file);
         let scanned = scan::scan_data(self, &mut problems);
         let videos = self.check_videos(&mut problems);
-        let labels = scan::label_summary(self, &scanned, &mut problems);
+        let labels = labels_verdict::label_summary(self, &scanned, &mut problems);
         if let Some(total) = self.info.total_frames
             && total != scanned.rows as u64
             && scanned.unreadable_files == 0

@@ -28,6 +28,7 @@ mod image_stream;
 mod info;
 mod inspect;
 mod labels;
+mod labels_verdict;
 mod meta;
 mod mp4;
 mod policy_actions;

@@ -208,6 +208,7 @@ pub fn fqe_fixture(dir: &Path) {
         notes: Vec::new(),
         median_episode_frames: None,
         dataset: None,
+        ground_truth: None,
     };
     let task = |i: usize, v: f64| TruthTask {
         task: format!("push {}", ["left", "right"][i]),

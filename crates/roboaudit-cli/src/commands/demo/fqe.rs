@@ -269,11 +269,13 @@ pub(super) fn run(
         let _ = std::fs::remove_file(fit_dir.join(super::STAMP));
         let report = fit(&run_dir, &fit_dir, &s)?;
         let json = serde_json::to_vec_pretty(&report).context("cannot serialize the FQE report")?;
-        output::write_atomic(&fqe_json, &json)?;
-        output::write_atomic(
-            &fit_dir.join("summary.md"),
-            render_markdown(&report).as_bytes(),
-        )?;
+        output::write_all_atomic(&[
+            (&fqe_json, &json),
+            (
+                &fit_dir.join("summary.md"),
+                render_markdown(&report).as_bytes(),
+            ),
+        ])?;
         mark_done(&fit_dir, &settings)?;
         report
     };

@@ -96,8 +96,10 @@ pub(super) fn run(
         summary.push_str(&format!("\n# Task: {}\n\n", t.task));
         summary.push_str(&render_summary_markdown(&t.audit));
     }
-    output::write_atomic(&dir.join("audit.json"), &json)?;
-    output::write_atomic(&dir.join("summary.md"), summary.as_bytes())?;
+    output::write_all_atomic(&[
+        (&dir.join("audit.json"), &json),
+        (&dir.join("summary.md"), summary.as_bytes()),
+    ])?;
     let mut tasks = report.tasks;
     for t in &mut tasks {
         t.run_dir = format!("retrieval/{}", t.run_dir);

@@ -50,7 +50,9 @@ pub(crate) fn audit_into(
     let json = serde_json::to_vec_pretty(&audit).context("cannot serialize the audit")?;
     let summary = roboaudit_memory::render_summary_markdown(&audit);
     output::ensure_dir(out)?;
-    output::write_atomic(&out.join(roboaudit_memory::AUDIT_FILE), &json)?;
-    output::write_atomic(&out.join("summary.md"), summary.as_bytes())?;
+    output::write_all_atomic(&[
+        (&out.join(roboaudit_memory::AUDIT_FILE), &json),
+        (&out.join("summary.md"), summary.as_bytes()),
+    ])?;
     Ok(audit)
 }

@@ -97,9 +97,11 @@ pub fn run(args: &InterveneArgs) -> Result<()> {
     output::ensure_dir(&args.out)?;
     let path = args.out.join("interventions.json");
     let json = serde_json::to_vec_pretty(&study).context("cannot serialize the study")?;
-    output::write_atomic(&path, &json)?;
     let md_path = args.out.join("interventions.md");
-    output::write_atomic(&md_path, markdown(&study, kind.name()).as_bytes())?;
+    output::write_all_atomic(&[
+        (&path, &json),
+        (&md_path, markdown(&study, kind.name()).as_bytes()),
+    ])?;
     println!("wrote {} and {}", path.display(), md_path.display());
     Ok(())
 }
