@@ -81,3 +81,74 @@ fn swap_interventions_are_refused_with_the_reason() {
     assert!(text(&o).contains("success predicate"), "{}", text(&o));
     assert!(!out.exists());
 }
+
+/// A fault-chunk count at which no restoration can happen (0: the restoration would coincide
+/// with the fault; 50: put_back episodes end first) is refused before any rollout, where it
+/// used to report `anchor` and `full` with the numbers of `none`.
+#[test]
+fn fault_chunks_without_a_restoration_are_refused_up_front() {
+    let tmp = tempfile::tempdir().unwrap();
+    for value in ["0", "50", "34"] {
+        let out = tmp.path().join(format!("r{value}"));
+        let o = roboaudit(&[
+            "memory",
+            "intervene",
+            "--study",
+            "restoration",
+            "--episodes",
+            "4",
+            "--resamples",
+            "100",
+            "--fault-chunks",
+            value,
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{value}: {}", text(&o));
+        assert!(
+            text(&o).contains("--fault-chunks must be in 1..=33 for put_back"),
+            "{}",
+            text(&o)
+        );
+        assert!(!out.exists());
+    }
+}
+
+/// Counts and an `--out` that is a file are refused before the rollouts, not after them.
+#[test]
+fn bad_episodes_and_an_out_file_are_refused_before_any_rollout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("taken");
+    std::fs::write(&file, "x").unwrap();
+    let o = roboaudit(&[
+        "memory",
+        "intervene",
+        "--study",
+        "replacement",
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("is a file, not a folder"), "{}", text(&o));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+    for episodes in ["0", "18446744073709551615"] {
+        let out = tmp.path().join("e");
+        let o = roboaudit(&[
+            "memory",
+            "intervene",
+            "--study",
+            "replacement",
+            "--episodes",
+            episodes,
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(
+            text(&o).contains("--episodes must be in 1..=100000"),
+            "{}",
+            text(&o)
+        );
+        assert!(!out.exists());
+    }
+}

@@ -70,7 +70,9 @@ pub struct InterventionConfig {
     pub obs_every: usize,
     /// Action seed of the closed-loop queries (chunk `c` uses `seed + c`).
     pub action_seed: u64,
-    /// Restoration: chunks run with the cleared bank before the restoration query.
+    /// Restoration: chunks run with the cleared bank before the restoration query (≥ 1, and
+    /// fewer than every episode runs after the event, or the study fails: a restoration that
+    /// never happens would report the `none` numbers as `anchor` and `full`).
     pub fault_chunks: usize,
     /// Layout-stratified bootstrap of the rates' intervals ([`crate::intervals`]).
     pub bootstrap: BootstrapSettings,
@@ -347,6 +349,13 @@ fn validate(cfg: &InterventionConfig) -> Result<MemoryTask, HarnessError> {
             "layout levels must be in 0..=3".into(),
         ));
     }
+    // The restoration query is query `fault_chunks`; with 0 the fault and its restoration
+    // would coincide with the first query, so nothing would ever be restored.
+    if cfg.fault_chunks == 0 {
+        return Err(HarnessError::InvalidConfig(
+            "fault_chunks must be ≥ 1 (the restoration happens at query fault_chunks)".into(),
+        ));
+    }
     Ok(task)
 }
 
@@ -443,14 +452,18 @@ pub fn restoration_study(
             let mut ep = fresh_episode(&r, &task)?;
             policy.set_memory(&pre)?;
             let fault = cfg.fault_chunks;
+            let mut restored = false;
+            let mut queries = 0usize;
             let mut hook = |c: usize,
                             p: &mut dyn MemoryPolicy,
                             seen: &[Observation]|
              -> Result<(), HarnessError> {
+                queries = c + 1;
                 if c == 0 {
                     p.reset();
                 }
-                if c == fault && c > 0 {
+                if c == fault {
+                    restored = true;
                     match cond {
                         Restoration::None => {}
                         Restoration::Anchor => {
@@ -470,6 +483,13 @@ pub fn restoration_study(
             };
             let (success, committed, first) =
                 continue_closed_loop(&mut ep, policy, cfg.action_seed, &mut hook)?;
+            if !restored {
+                return Err(HarnessError::InvalidConfig(format!(
+                    "fault_chunks {fault}: episode {} ended after {queries} queries, before the restoration query, so condition `{}` would not restore anything; use fewer fault chunks",
+                    r.id,
+                    names_of_restoration(cond)
+                )));
+            }
             out.push(Continuation {
                 episode_id: r.id.clone(),
                 condition: names_of_restoration(cond).into(),

@@ -25,13 +25,15 @@ pub struct InterveneArgs {
     /// three-tray swap the harness crosses).
     #[arg(long, default_value = "put_back")]
     pub task: String,
-    /// Recipient episodes.
+    /// Recipient episodes (1 to 100,000).
     #[arg(long, default_value_t = 12)]
     pub episodes: usize,
     /// Master seed of layouts and episodes.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Restoration: chunks run with the cleared bank before the restoration query.
+    /// Restoration: chunks run with the cleared bank before the restoration query (at least 1,
+    /// at most the chunks an episode of the task can run; a study whose episode ends before
+    /// the restoration query fails rather than report an unrestored condition).
     #[arg(long, default_value_t = 1)]
     pub fault_chunks: usize,
     /// Bank policy: recall probability per tray index (comma-separated; the last one repeats).
@@ -51,8 +53,18 @@ pub struct InterveneArgs {
 
 /// Runs `memory intervene`.
 pub fn run(args: &InterveneArgs) -> Result<()> {
+    let task = TaskKind::parse(&args.task)?;
+    super::check_count("--episodes", args.episodes, super::MAX_UNITS)?;
+    super::refuse_out_file(&args.out)?;
+    let params = PolicyParams {
+        reliability: args.reliability.clone(),
+        ..PolicyParams::default()
+    };
+    if args.study == "restoration" {
+        check_fault_chunks(args.fault_chunks, task, params.chunk_len)?;
+    }
     let cfg = InterventionConfig {
-        task: TaskKind::parse(&args.task)?,
+        task,
         episodes: args.episodes,
         seed: args.seed,
         fault_chunks: args.fault_chunks,
@@ -64,10 +76,6 @@ pub fn run(args: &InterveneArgs) -> Result<()> {
         ..InterventionConfig::default()
     };
     let kind = PolicyKind::parse(&args.policy).map_err(usage_or)?;
-    let params = PolicyParams {
-        reliability: args.reliability.clone(),
-        ..PolicyParams::default()
-    };
     let mut policy = BuiltinPolicy::new(kind, params).map_err(usage_or)?;
     let spinner = progress::spinner("running continuations");
     let study = match args.study.as_str() {
@@ -103,6 +111,22 @@ pub fn run(args: &InterveneArgs) -> Result<()> {
         (&md_path, markdown(&study, kind.name()).as_bytes()),
     ])?;
     println!("wrote {} and {}", path.display(), md_path.display());
+    Ok(())
+}
+
+/// Refuses a `--fault-chunks` that cannot lead to a restoration: 0 (the restoration would
+/// coincide with the fault) or more chunks than the task's step limit allows at all. A value in
+/// range can still exceed what an episode runs after its lift event; the study then fails.
+fn check_fault_chunks(fault_chunks: usize, task: TaskKind, chunk_len: usize) -> Result<()> {
+    let max = task.max_steps().div_ceil(chunk_len.max(1)).saturating_sub(1).max(1);
+    if !(1..=max).contains(&fault_chunks) {
+        return Err(Usage(format!(
+            "--fault-chunks must be in 1..={max} for {} (its episodes end after at most {} steps of {chunk_len}-action chunks, and the restoration query must come after the fault chunks), got {fault_chunks}",
+            task.name(),
+            task.max_steps()
+        ))
+        .into());
+    }
     Ok(())
 }
 

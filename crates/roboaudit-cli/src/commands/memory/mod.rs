@@ -7,8 +7,9 @@ pub(crate) mod collect;
 pub(crate) mod control;
 mod intervene;
 
+use crate::exit::Usage;
 use anyhow::Result;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use calibrate::CalibrateArgs;
 use collect::CollectArgs;
@@ -62,6 +63,33 @@ pub enum MemoryCommand {
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
+}
+
+/// Largest `--pairs` and `--episodes`: far beyond any run that finishes (each pair or episode
+/// is several simulated episodes), small enough that the products of the counts cannot overflow.
+pub(crate) const MAX_UNITS: usize = 100_000;
+/// Largest number of action seeds (`--seeds`): every seed multiplies the simulated episodes.
+pub(crate) const MAX_SEEDS: usize = 1_000;
+
+/// Refuses a count outside `1..=max` (exit 2) naming the flag, before any work.
+pub(crate) fn check_count(flag: &str, value: usize, max: usize) -> Result<()> {
+    if !(1..=max).contains(&value) {
+        return Err(Usage(format!("{flag} must be in 1..={max}, got {value}")).into());
+    }
+    Ok(())
+}
+
+/// Refuses an `--out` that exists and is not a folder (exit 2), so that a run does not do all
+/// its work only to fail on writing.
+pub(crate) fn refuse_out_file(out: &Path) -> Result<()> {
+    if out.exists() && !out.is_dir() {
+        return Err(Usage(format!(
+            "--out {} is a file, not a folder: give a folder for the results (it is created if missing)",
+            out.display()
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// Runs a memory subcommand.
