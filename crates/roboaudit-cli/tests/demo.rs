@@ -242,3 +242,23 @@ fn demo_into_a_file_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a folder"));
 }
+
+/// A memory audit in --out is refused before any stage runs, and left as it was (with its
+/// summary.md), where the demo used to replace its audit.json and leave the summary stale.
+#[test]
+fn demo_into_a_memory_audit_folder_is_refused_and_leaves_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let audit = br#"{"schema": "roboaudit.memory.v1", "plan_hash": "x"}"#;
+    std::fs::write(tmp.path().join("audit.json"), audit).unwrap();
+    std::fs::write(tmp.path().join("summary.md"), b"# memory").unwrap();
+    let out = demo(tmp.path(), "small");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("roboaudit.memory.v1"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read(tmp.path().join("audit.json")).unwrap(), audit);
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert_eq!(left.len(), 2, "nothing added: {left:?}");
+}

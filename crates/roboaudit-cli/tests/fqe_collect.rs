@@ -75,3 +75,16 @@ fn bad_configuration_is_a_usage_error_and_writes_nothing() {
         assert!(!out.exists());
     }
 }
+
+/// A file as --out is named as a file (it used to be called "not empty"), exit code 2.
+#[test]
+fn an_out_file_is_named_a_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("taken");
+    std::fs::write(&file, b"x").unwrap();
+    let o = roboaudit(&["fqe", "collect", "--small", "--out", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("is a file, not a folder"), "{err}");
+    assert!(!err.contains("not empty"), "{err}");
+}

@@ -215,7 +215,7 @@ fn report_refuses_an_out_file_with_code_2() {
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(
-        String::from_utf8_lossy(&o.stderr).contains("exists and is not a folder"),
+        String::from_utf8_lossy(&o.stderr).contains("is a file, not a folder"),
         "{}",
         text(&o)
     );

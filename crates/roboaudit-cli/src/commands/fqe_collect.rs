@@ -71,6 +71,7 @@ fn stage_name(s: Stage) -> &'static str {
 }
 
 fn check_out(out: &Path) -> anyhow::Result<()> {
+    crate::output::refuse_out_file(out)?;
     if out.exists() {
         let empty = out.is_dir()
             && std::fs::read_dir(out)

@@ -1,6 +1,6 @@
 //! `roboaudit report DIR...`: one report (JSON, Markdown, self-contained HTML) from any set of audit outputs.
 
-use crate::progress;
+use crate::{output, progress};
 use anyhow::Result;
 use std::path::PathBuf;
 
@@ -20,13 +20,9 @@ pub struct ReportArgs {
 /// anything is read, input errors with 3, write errors with 1. A folder given twice is reported
 /// once, with a note on stderr.
 pub fn run(args: &ReportArgs) -> Result<()> {
-    if args.out.exists() && !args.out.is_dir() {
-        return Err(crate::exit::Usage(format!(
-            "--out {} exists and is not a folder",
-            args.out.display()
-        ))
-        .into());
-    }
+    output::refuse_out_file(&args.out)?;
+    // A demo folder holds a report too (same schema), so it may be re-rendered in place.
+    output::refuse_foreign_results(&args.out, &[("report.json", &[roboaudit_report::SCHEMA])])?;
     let spinner = progress::spinner("reading audit outputs");
     let report = roboaudit_report::build_report(&args.dirs)?;
     spinner.set_message("drawing plots");

@@ -152,6 +152,9 @@ fn resolve_paths(args: &AuditArgs) -> Result<RetrievalPaths> {
 }
 
 fn audit(args: AuditArgs) -> Result<()> {
+    // Both are the user's choice of --out, so they are refused before any input is read.
+    output::refuse_out_file(&args.out)?;
+    output::refuse_foreign_results(&args.out, &[("audit.json", &[roboaudit_retrieval::SCHEMA])])?;
     let paths = resolve_paths(&args)?;
     let config = roboaudit_retrieval::AuditConfig {
         seed: args.seed,

@@ -106,6 +106,9 @@ pub(crate) struct ReportOutcome {
     pub kind: &'static str,
 }
 
+/// Schema tag of the demo's `audit.json` files (top level and `retrieval/`).
+pub(crate) const DEMO_SCHEMA: &str = "roboaudit.demo.v1";
+
 /// File that records the settings a finished stage ran with.
 const STAMP: &str = "demo-stage.json";
 
@@ -155,12 +158,17 @@ const STAGES: usize = 9;
 
 /// Runs the demo.
 pub fn run(args: &DemoArgs) -> Result<()> {
-    if args.out.exists() && !args.out.is_dir() {
-        bail!(crate::exit::Usage(format!(
-            "--out {} exists and is not a folder",
-            args.out.display()
-        )));
-    }
+    output::refuse_out_file(&args.out)?;
+    // A demo rerun replaces its own results; anyone else's audit or report in --out is refused
+    // before any stage runs.
+    output::refuse_foreign_results(
+        &args.out,
+        &[
+            ("audit.json", &[DEMO_SCHEMA]),
+            ("retrieval/audit.json", &[DEMO_SCHEMA]),
+            ("report.json", &[roboaudit_report::SCHEMA]),
+        ],
+    )?;
     check_scale(&args.out, args.scale)?;
     output::ensure_dir(&args.out)?;
     let started = Instant::now();
@@ -183,7 +191,7 @@ pub fn run(args: &DemoArgs) -> Result<()> {
     sources.push("fqe".to_owned());
     let dirs: Vec<PathBuf> = sources.iter().map(|s| out.join(s)).collect();
     let mut report = DemoReport {
-        schema: "roboaudit.demo.v1",
+        schema: DEMO_SCHEMA,
         scale: args.scale,
         tasks,
         memory,

@@ -77,7 +77,7 @@ pub(super) fn run(
         });
     }
     let report = DemoReport {
-        schema: "roboaudit.demo.v1",
+        schema: super::DEMO_SCHEMA,
         scale,
         tasks,
         memory: Vec::new(),

@@ -1,0 +1,72 @@
+//! `roboaudit retrieval audit` on the committed example: what it refuses in `--out` (exit code
+//! 2, before any work) and the messages for inputs that are not what they should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+use common::{roboaudit, text};
+
+use std::path::{Path, PathBuf};
+
+fn example() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/retrieval")
+}
+
+fn audit(run: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "retrieval",
+        "audit",
+        "--run",
+        run.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--resamples",
+        "100",
+        "--permutations",
+        "100",
+        "--subsets",
+        "10",
+    ];
+    args.extend_from_slice(extra);
+    roboaudit(&args)
+}
+
+/// A memory audit's audit.json (and a demo's) in --out is kept, with exit code 2, where it used
+/// to be replaced silently with exit 0.
+#[test]
+fn another_kind_of_audit_in_out_is_refused_and_kept() {
+    for schema in ["roboaudit.memory.v1", "roboaudit.demo.v1"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let body = format!(r#"{{"schema": "{schema}"}}"#);
+        std::fs::write(tmp.path().join("audit.json"), &body).unwrap();
+        let o = audit(&example(), tmp.path(), &[]);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(text(&o).contains(schema), "{}", text(&o));
+        assert_eq!(
+            std::fs::read_to_string(tmp.path().join("audit.json")).unwrap(),
+            body
+        );
+        assert!(!tmp.path().join("summary.md").exists());
+    }
+}
+
+/// A rerun into its own output replaces it (the check does not refuse our own schema).
+#[test]
+fn a_rerun_into_its_own_output_is_allowed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let first = audit(&example(), tmp.path(), &[]);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first));
+    let second = audit(&example(), tmp.path(), &[]);
+    assert_eq!(second.status.code(), Some(0), "{}", text(&second));
+}
+
+/// A file as --out is a usage error (it was exit 1, after the whole audit had run).
+#[test]
+fn an_out_file_is_a_usage_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("taken");
+    std::fs::write(&file, b"x").unwrap();
+    let o = audit(&example(), &file, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("is a file, not a folder"), "{}", text(&o));
+    assert_eq!(std::fs::read(&file).unwrap(), b"x");
+}
