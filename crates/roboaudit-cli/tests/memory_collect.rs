@@ -291,3 +291,85 @@ fn swap_is_crossed_and_the_faithful_answer_is_recovered() {
     assert_eq!(audit["faithfulness"]["value"], 1.0, "{audit}");
     assert_eq!(audit["n_excluded"], 0);
 }
+
+/// Counts past their documented maximum exit 2 naming the flag (a huge --pairs used to panic
+/// with a multiplication overflow, a huge --seeds to allocate the whole range).
+#[test]
+fn counts_past_their_maximum_are_usage_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("m");
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--pairs", "18446744073709551615", "--routes", "left,right"],
+            "--pairs must be in 1..=100000",
+        ),
+        (&["--pairs", "0"], "--pairs must be in 1..=100000"),
+        (
+            &["--seeds", "18446744073709551615"],
+            "--seeds must be in 1..=1000",
+        ),
+        (
+            &["--chunk-len", "18446744073709551615"],
+            "chunk_len must be in 1..=1000",
+        ),
+    ];
+    for (extra, message) in cases {
+        let mut args = vec!["memory", "collect", "--out", out.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let o = roboaudit(&args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", text(&o));
+        assert!(text(&o).contains(message), "{extra:?}: {}", text(&o));
+        assert!(!out.exists(), "{extra:?}");
+    }
+}
+
+/// records.parquet and manifest.json land together: when the manifest cannot be written,
+/// no records are left behind to block the rerun.
+#[test]
+fn records_are_not_left_without_their_manifest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("m");
+    std::fs::create_dir_all(out.join("manifest.json")).unwrap();
+    let args = [
+        "memory",
+        "collect",
+        "--policy",
+        "faithful",
+        "--pairs",
+        "1",
+        "--seeds",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let o = roboaudit(&args);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("manifest.json"), "{}", text(&o));
+    let left: Vec<_> = std::fs::read_dir(&out).unwrap().collect();
+    assert_eq!(left.len(), 1, "only the folder in the way: {left:?}");
+    std::fs::remove_dir(out.join("manifest.json")).unwrap();
+    let o = roboaudit(&args);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(out.join("manifest.json").is_file());
+    let records = roboaudit_data::read_memory_records(out.join("records.parquet")).unwrap();
+    assert_eq!(records.len(), 2 * 2);
+}
+
+/// An --out that is a file is a usage error before any collection.
+#[test]
+fn an_out_file_is_a_usage_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("taken");
+    std::fs::write(&file, "x").unwrap();
+    let o = roboaudit(&[
+        "memory",
+        "collect",
+        "--pairs",
+        "1",
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("is a file, not a folder"), "{}", text(&o));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+}

@@ -94,10 +94,14 @@ impl PolicyKind {
     }
 }
 
+/// Largest chunk length: longer than any task's step limit, so no chunk is cut short by it,
+/// and small enough that a chunk's buffer size cannot overflow.
+pub const MAX_CHUNK_LEN: usize = 1_000;
+
 /// Settings of the built-in policies.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PolicyParams {
-    /// Actions per chunk (≥ 1).
+    /// Actions per chunk (1 to [`MAX_CHUNK_LEN`]).
     pub chunk_len: usize,
     /// Standard deviation of the per-action translation noise (m, ≥ 0, finite).
     pub noise_std: f64,
@@ -132,8 +136,11 @@ impl PolicyParams {
     /// [`HarnessError::InvalidConfig`] naming the field.
     pub fn validate(&self) -> Result<(), HarnessError> {
         let bad = |m: &str| Err(HarnessError::InvalidConfig(m.to_owned()));
-        if self.chunk_len == 0 {
-            return bad("chunk_len must be ≥ 1");
+        if !(1..=MAX_CHUNK_LEN).contains(&self.chunk_len) {
+            return Err(HarnessError::InvalidConfig(format!(
+                "chunk_len must be in 1..={MAX_CHUNK_LEN}, got {}",
+                self.chunk_len
+            )));
         }
         if !(self.noise_std.is_finite() && self.noise_std >= 0.0) {
             return bad("noise_std must be finite and ≥ 0");

@@ -36,7 +36,7 @@ pub mod pairs;
 mod policy;
 pub mod tasks;
 
-pub use builtin::{BuiltinPolicy, PolicyKind, PolicyParams};
+pub use builtin::{BuiltinPolicy, MAX_CHUNK_LEN, PolicyKind, PolicyParams};
 pub use calibrate::{Calibration, Calibrator, CalibratorResult, Check, calibrate};
 pub use collect::{
     CollectConfig, Collection, MANIFEST_SCHEMA, Manifest, PairExclusion, Reuse, collect,

@@ -10,10 +10,10 @@ use std::path::PathBuf;
 /// Arguments of `memory calibrate`.
 #[derive(clap::Args, Debug)]
 pub struct CalibrateArgs {
-    /// Pairs per calibrator.
+    /// Pairs per calibrator (1 to 100,000).
     #[arg(long, default_value_t = 12)]
     pub pairs: usize,
-    /// Number of action seeds (0..N).
+    /// Number of action seeds (0..N, N from 1 to 1,000).
     #[arg(long, default_value_t = 2)]
     pub seeds: usize,
     /// Plan of the audits (bootstrap settings, δ); default: SPEC §2 defaults.
@@ -29,6 +29,10 @@ pub struct CalibrateArgs {
 
 /// Runs `memory calibrate`.
 pub fn run(args: &CalibrateArgs) -> Result<()> {
+    super::check_count("--seeds", args.seeds, super::MAX_SEEDS)?;
+    if let Some(dir) = &args.out {
+        super::refuse_out_file(dir)?;
+    }
     let plan = match &args.plan {
         Some(p) => Plan::load(p)?,
         None => Plan::default(),

@@ -45,7 +45,7 @@ pub struct HarnessArgs {
     /// Render the scene camera into every observation at this size (pixels, 16 to 2048; needs EGL).
     #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(16..=2048))]
     pub render_size: Option<usize>,
-    /// Actions per chunk.
+    /// Actions per chunk (1 to 1,000).
     #[arg(long, default_value_t = 12)]
     pub chunk_len: usize,
     /// Per-action translation noise of the built-in policies (m).
@@ -54,9 +54,11 @@ pub struct HarnessArgs {
 }
 
 impl HarnessArgs {
-    /// The collect configuration for `pairs` pairs and `seeds`.
+    /// The collect configuration for `pairs` pairs and `seeds`; `pairs` is checked against
+    /// [`super::MAX_UNITS`] (exit 2 naming `--pairs`).
     pub fn config(&self, pairs: usize, seeds: Vec<u64>) -> Result<CollectConfig> {
         let task = TaskKind::parse(&self.task)?;
+        super::check_count("--pairs", pairs, super::MAX_UNITS)?;
         if !(0.0..=1.0).contains(&self.expert_skill) {
             return Err(Usage("--expert-skill must be in [0, 1]".into()).into());
         }
@@ -100,10 +102,11 @@ pub struct CollectArgs {
     /// Built-in policy: faithful, blind, anti, random or bank.
     #[arg(long, default_value = "bank")]
     pub policy: String,
-    /// Pairs to construct (excluded pairs count and are never replaced).
+    /// Pairs to construct (1 to 100,000; excluded pairs count and are never replaced).
     #[arg(long, default_value_t = 64)]
     pub pairs: usize,
-    /// Number of registered action seeds (0..N); a plan's own seeds take precedence.
+    /// Number of registered action seeds (0..N, N from 1 to 1,000); a plan's own seeds take
+    /// precedence.
     #[arg(long)]
     pub seeds: Option<usize>,
     /// Bank policy: recall probability per tray index (comma-separated; the last one repeats).
@@ -141,6 +144,7 @@ fn seeds(args: &CollectArgs, plan: Option<&Plan>) -> Result<Vec<u64>> {
     let registered: Vec<i64> = plan.map(|p| p.seeds.clone()).unwrap_or_default();
     if registered.is_empty() {
         let n = args.seeds.unwrap_or(3);
+        super::check_count("--seeds", n, super::MAX_SEEDS)?;
         return Ok((0..n as u64).collect());
     }
     if args.seeds.is_some_and(|n| n != registered.len()) {
@@ -159,6 +163,7 @@ fn seeds(args: &CollectArgs, plan: Option<&Plan>) -> Result<Vec<u64>> {
 
 /// Runs `memory collect`.
 pub fn run(args: &CollectArgs) -> Result<()> {
+    super::refuse_out_file(&args.out)?;
     let plan = args.plan.as_deref().map(Plan::load).transpose()?;
     let mut cfg = args
         .harness
@@ -184,11 +189,12 @@ pub fn run(args: &CollectArgs) -> Result<()> {
     let seconds = started.elapsed().as_secs_f64();
 
     output::ensure_dir(&args.out)?;
-    roboaudit_data::write_memory_records(&records_path, &run.records)
-        .with_context(|| format!("cannot write {}", records_path.display()))?;
     let manifest_path = args.out.join(MANIFEST_FILE);
     let json = serde_json::to_vec_pretty(&run.manifest).context("cannot serialize the manifest")?;
-    output::write_atomic(&manifest_path, &json)?;
+    let parquet = records_bytes(&args.out, &run.records)?;
+    // The pair lands together: records without their manifest would block every rerun (records
+    // are never overwritten) while telling nobody how they were collected.
+    output::write_all_atomic(&[(&records_path, &parquet), (&manifest_path, &json)])?;
     let m = &run.manifest;
     println!(
         "{} on {}: {} pairs × {} seeds, {} excluded (never replaced), in {seconds:.1} s",
@@ -216,12 +222,26 @@ pub(crate) fn collect_with_progress(
     policy: &mut BuiltinPolicy,
     label: &str,
 ) -> Result<roboaudit_memory_harness::Collection> {
-    let total = cfg.pairs * cfg.routes.len().max(1);
+    // Saturating: the bar is only a display, and the counts are bounded by the CLI anyway.
+    let total = cfg.pairs.saturating_mul(cfg.routes.len().max(1));
     let bar = progress::bar(total as u64, "");
     bar.set_message(format!("{label}: pairs"));
     let run = collect(cfg, policy, &mut |done, _| bar.set_position(done as u64)).map_err(usage_or);
     bar.finish_and_clear();
     run
+}
+
+/// The records as Parquet bytes: the writer only writes to a path, so they go through a
+/// temporary file in `dir` (removed when done) and are then staged with the manifest.
+fn records_bytes(dir: &Path, records: &[roboaudit_data::MemoryRecord]) -> Result<Vec<u8>> {
+    let tmp = tempfile::Builder::new()
+        .suffix(".parquet")
+        .tempfile_in(dir)
+        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+    roboaudit_data::write_memory_records(tmp.path(), records)
+        .with_context(|| format!("cannot write the records into {}", dir.display()))?;
+    std::fs::read(tmp.path())
+        .with_context(|| format!("cannot read back {}", tmp.path().display()))
 }
 
 fn refuse_existing(path: &Path) -> Result<()> {
