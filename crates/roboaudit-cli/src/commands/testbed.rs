@@ -1,7 +1,7 @@
 //! `roboaudit testbed …`: render scenes, roll out experts, generate scene sets of the built-in MuJoCo
 //! testbed (crate `roboaudit-testbed`).
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use roboaudit_testbed::{
     CameraKind, CompiledScene, Episode, EpisodeConfig, Expert, ExpertParams, Perturbation, Scene,
     SceneRenderer, SceneSet, SceneSetSpec, TaskKind,
@@ -9,6 +9,7 @@ use roboaudit_testbed::{
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
+use crate::exit::Usage;
 use crate::output::{ensure_dir, write_atomic};
 
 /// Scene selection shared by the subcommands.
@@ -85,7 +86,7 @@ pub enum TestbedCommand {
         /// Expert skill in [0, 1].
         #[arg(long, default_value_t = 1.0)]
         skill: f64,
-        /// Expert action noise (m).
+        /// Expert action noise (m, finite and ≥ 0).
         #[arg(long, default_value_t = 0.0)]
         noise: f64,
         /// Image side in pixels (16 to 2048; the offscreen framebuffer of software EGL is bounded).
@@ -187,8 +188,21 @@ pub fn run(cmd: TestbedCommand) -> Result<()> {
             no_record,
             out,
         } => {
+            // Checked before the scene is compiled or --out created: a bad value must leave
+            // nothing behind and say which flag is wrong.
             if policy != "expert" {
-                bail!("unknown policy `{policy}` (only `expert` is built in)");
+                return Err(Usage(format!(
+                    "unknown --policy `{policy}` (only `expert` is built in)"
+                ))
+                .into());
+            }
+            if !(0.0..=1.0).contains(&skill) {
+                return Err(Usage(format!("--skill must be in [0, 1], got {skill}")).into());
+            }
+            if !(noise.is_finite() && noise >= 0.0) {
+                return Err(
+                    Usage(format!("--noise must be finite and ≥ 0 (m), got {noise}")).into(),
+                );
             }
             let task = TaskKind::parse(&task)?;
             let compiled = CompiledScene::new(&scene.scene(task)?, size)?;

@@ -240,8 +240,7 @@ fn records_bytes(dir: &Path, records: &[roboaudit_data::MemoryRecord]) -> Result
         .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
     roboaudit_data::write_memory_records(tmp.path(), records)
         .with_context(|| format!("cannot write the records into {}", dir.display()))?;
-    std::fs::read(tmp.path())
-        .with_context(|| format!("cannot read back {}", tmp.path().display()))
+    std::fs::read(tmp.path()).with_context(|| format!("cannot read back {}", tmp.path().display()))
 }
 
 fn refuse_existing(path: &Path) -> Result<()> {

@@ -118,7 +118,11 @@ pub fn run(args: &InterveneArgs) -> Result<()> {
 /// coincide with the fault) or more chunks than the task's step limit allows at all. A value in
 /// range can still exceed what an episode runs after its lift event; the study then fails.
 fn check_fault_chunks(fault_chunks: usize, task: TaskKind, chunk_len: usize) -> Result<()> {
-    let max = task.max_steps().div_ceil(chunk_len.max(1)).saturating_sub(1).max(1);
+    let max = task
+        .max_steps()
+        .div_ceil(chunk_len.max(1))
+        .saturating_sub(1)
+        .max(1);
     if !(1..=max).contains(&fault_chunks) {
         return Err(Usage(format!(
             "--fault-chunks must be in 1..={max} for {} (its episodes end after at most {} steps of {chunk_len}-action chunks, and the restoration query must come after the fault chunks), got {fault_chunks}",
