@@ -26,13 +26,45 @@ use crate::source::{Columns, scan};
 /// duplicate `(experience_id, scene_id, seed)` (the message names both rows; of all duplicates,
 /// the one whose second row comes first is reported).
 pub fn read_executions(path: impl AsRef<Path>) -> Result<Vec<ExecutionRecord>, DataError> {
-    let path = path.as_ref();
+    read_execution_parts(path.as_ref()).map(|(records, _)| records)
+}
+
+/// Which file each row of a concatenated execution log came from, so that an error about a row
+/// names the part file and its own row rather than a position no file shows.
+#[derive(Debug, Clone)]
+pub(crate) struct ExecutionSources {
+    files: Vec<PathBuf>,
+    /// Position in the log of each file's first row.
+    starts: Vec<usize>,
+}
+
+impl ExecutionSources {
+    /// One file holding the whole log (or a log whose parts are unknown).
+    pub(crate) fn single(file: &Path) -> Self {
+        Self {
+            files: vec![file.to_path_buf()],
+            starts: vec![0],
+        }
+    }
+
+    /// The file holding the log's 0-based row `position`, and its 1-based row there.
+    pub(crate) fn locate(&self, position: usize) -> (&Path, usize) {
+        let k = self
+            .starts
+            .partition_point(|s| *s <= position)
+            .saturating_sub(1);
+        (&self.files[k], position - self.starts[k] + 1)
+    }
+}
+
+/// [`read_executions`], with where each row came from.
+pub(crate) fn read_execution_parts(
+    path: &Path,
+) -> Result<(Vec<ExecutionRecord>, ExecutionSources), DataError> {
     let files: Vec<PathBuf> = if path.is_dir() {
         let parts = list_parts(path)?;
         if parts.is_empty() {
-            return Err(DataError::Empty {
-                file: path.to_path_buf(),
-            });
+            return Err(no_parts(path));
         }
         parts.into_iter().map(|(_, p)| p).collect()
     } else {
@@ -67,21 +99,18 @@ pub fn read_executions(path: impl AsRef<Path>) -> Result<Vec<ExecutionRecord>, D
             Ok(())
         })?;
     }
+    let sources = ExecutionSources { files, starts };
     if let Some((first, second)) = first_duplicate(&mut keys) {
-        let locate = |position: usize| {
-            let k = starts.partition_point(|s| *s <= position) - 1;
-            (k, position - starts[k] + 1)
-        };
-        let (first_file, first_row) = locate(first);
-        let (second_file, second_row) = locate(second);
+        let (first_file, first_row) = sources.locate(first);
+        let (second_file, second_row) = sources.locate(second);
         let whence = if first_file == second_file {
             String::new()
         } else {
-            format!(" of {}", files[first_file].display())
+            format!(" of {}", first_file.display())
         };
         let record = &out[second];
         return Err(DataError::invalid(
-            &files[second_file],
+            second_file,
             Some(second_row),
             None,
             format!(
@@ -90,7 +119,55 @@ pub fn read_executions(path: impl AsRef<Path>) -> Result<Vec<ExecutionRecord>, D
             ),
         ));
     }
-    Ok(out)
+    Ok((out, sources))
+}
+
+/// The error for a folder given as an execution log that holds no parts: what it holds instead
+/// (a folder of input files given where one file was meant is the usual mistake).
+fn no_parts(dir: &Path) -> DataError {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    let log = names.iter().find(|n| {
+        Path::new(n.as_str())
+            .file_stem()
+            .is_some_and(|s| s == "executions")
+            && crate::format::Format::from_path(Path::new(n.as_str())).is_ok()
+    });
+    let holds = if names.is_empty() {
+        "it is empty".to_owned()
+    } else {
+        const SHOWN: usize = 8;
+        let mut list = names
+            .iter()
+            .take(SHOWN)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ");
+        if names.len() > SHOWN {
+            list.push_str(&format!(" and {} more", names.len() - SHOWN));
+        }
+        format!("it holds {list}")
+    };
+    let hint = match log {
+        Some(log) => format!(
+            "; to read {log}, pass the file itself: {}",
+            dir.join(log).display()
+        ),
+        None => String::new(),
+    };
+    DataError::invalid(
+        dir,
+        None,
+        None,
+        format!("the execution-log folder holds no part-NNNNNN.parquet files ({holds}){hint}"),
+    )
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -4,9 +4,10 @@ use std::path::{Path, PathBuf};
 
 use roboaudit_types::RetrievalInputs;
 
-use crate::executions::read_executions;
+use crate::DataError;
+use crate::executions::read_execution_parts;
 use crate::readers::{read_embeddings, read_experiences, read_scenes, read_selections};
-use crate::{DataError, validate_retrieval_inputs};
+use crate::validate::validate_with_sources;
 
 /// Where the retrieval-audit inputs live (SPEC.md §1). Each path's extension picks its format.
 ///
@@ -70,19 +71,22 @@ fn find_stem(dir: &Path, stem: &str) -> Option<PathBuf> {
 }
 
 /// Reads all retrieval-audit inputs and checks them across files
-/// ([`validate_retrieval_inputs`]); the result satisfies every invariant documented on
+/// ([`crate::validate_retrieval_inputs`]); the result satisfies every invariant documented on
 /// [`RetrievalInputs`].
 ///
 /// # Errors
 /// The first [`DataError`] of any reader, then of the cross-file checks.
 pub fn load_retrieval_inputs(paths: &RetrievalPaths) -> Result<RetrievalInputs, DataError> {
+    let experiences = read_experiences(&paths.experiences)?;
+    let scenes = read_scenes(&paths.scenes)?;
+    let (executions, sources) = read_execution_parts(&paths.executions)?;
     let inputs = RetrievalInputs {
-        experiences: read_experiences(&paths.experiences)?,
-        scenes: read_scenes(&paths.scenes)?,
-        executions: read_executions(&paths.executions)?,
+        experiences,
+        scenes,
+        executions,
         embeddings: read_embeddings(&paths.embeddings)?,
         selections: paths.selections.as_ref().map(read_selections).transpose()?,
     };
-    validate_retrieval_inputs(&inputs, paths)?;
+    validate_with_sources(&inputs, paths, &sources)?;
     Ok(inputs)
 }

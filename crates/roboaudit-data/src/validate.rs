@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use roboaudit_types::{EmbeddingKind, RetrievalInputs};
 
+use crate::executions::ExecutionSources;
 use crate::readers::kind_name;
 use crate::{DataError, RetrievalPaths};
 
@@ -25,7 +26,8 @@ fn short(path: &Path) -> String {
 /// Selections are checked whenever `inputs.selections` is present (errors then name
 /// `paths.selections`, or `selections` when that is `None`).
 /// Row numbers in errors are 1-based positions in the given vectors (for an execution log
-/// read from a directory of parts, positions in the concatenated log).
+/// read from a directory of parts, positions in the concatenated log;
+/// [`crate::load_retrieval_inputs`] names the part file and its own row instead).
 ///
 /// # Errors
 /// The first violation found, as [`DataError::Invalid`] naming the file whose rows refer to
@@ -33,6 +35,15 @@ fn short(path: &Path) -> String {
 pub fn validate_retrieval_inputs(
     inputs: &RetrievalInputs,
     paths: &RetrievalPaths,
+) -> Result<(), DataError> {
+    validate_with_sources(inputs, paths, &ExecutionSources::single(&paths.executions))
+}
+
+/// [`validate_retrieval_inputs`], with execution rows located in the files they came from.
+pub(crate) fn validate_with_sources(
+    inputs: &RetrievalInputs,
+    paths: &RetrievalPaths,
+    sources: &ExecutionSources,
 ) -> Result<(), DataError> {
     let experience_index: HashMap<&str, usize> = inputs
         .experiences
@@ -46,7 +57,7 @@ pub fn validate_retrieval_inputs(
         .enumerate()
         .map(|(k, s)| (s.scene_id.as_str(), k))
         .collect();
-    check_executions(inputs, paths, &experience_index, &scene_index)?;
+    check_executions(inputs, paths, sources, &experience_index, &scene_index)?;
     check_embeddings(inputs, paths, &experience_index, &scene_index)?;
     if let Some(selections) = &inputs.selections {
         let file = paths
@@ -61,6 +72,7 @@ pub fn validate_retrieval_inputs(
 fn check_executions(
     inputs: &RetrievalInputs,
     paths: &RetrievalPaths,
+    sources: &ExecutionSources,
     experience_index: &HashMap<&str, usize>,
     scene_index: &HashMap<&str, usize>,
 ) -> Result<(), DataError> {
@@ -68,10 +80,11 @@ fn check_executions(
     let n_scenes = inputs.scenes.len();
     let mut covered = vec![false; inputs.experiences.len() * n_scenes];
     for (k, execution) in inputs.executions.iter().enumerate() {
-        let row = Some(k + 1);
+        let (row_file, row) = sources.locate(k);
+        let row = Some(row);
         let Some(&e) = experience_index.get(execution.experience_id.as_str()) else {
             return Err(DataError::invalid(
-                file,
+                row_file,
                 row,
                 Some("experience_id"),
                 format!(
@@ -85,7 +98,7 @@ fn check_executions(
             covered[e * n_scenes + s] = true;
         } else if inputs.experiences[e].base_scene_id.as_deref() != Some(&execution.scene_id) {
             return Err(DataError::invalid(
-                file,
+                row_file,
                 row,
                 Some("scene_id"),
                 format!(

@@ -175,6 +175,62 @@ fn duplicate_across_parts_names_both_files() {
     );
 }
 
+/// A cross-file error about a row of a part directory names the part and its own row, not the
+/// folder and a row of the concatenated log (row 5 + 7 = 12 there).
+#[test]
+fn unknown_id_in_a_part_names_the_part_and_its_row() {
+    let mut inputs = common::sample();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("executions");
+    inputs.executions[5 + 1].experience_id = "zzz".into();
+    let (first, rest) = inputs.executions.split_at(5);
+    let mut writer = ExecutionLogWriter::open(&log).unwrap();
+    writer.append(first).unwrap();
+    let part1 = writer.append(rest).unwrap();
+    drop(writer);
+    let paths = RetrievalPaths {
+        executions: log,
+        ..common::write_run(dir.path(), &inputs, "csv")
+    };
+    let err = load_retrieval_inputs(&paths).unwrap_err();
+    common::assert_names(
+        &err,
+        &part1,
+        Some(2),
+        Some("experience_id"),
+        "unknown experience \"zzz\"",
+    );
+}
+
+/// A folder without parts (a run folder given as --executions, or an empty executions/) says
+/// so and names the log file it holds, instead of "no data rows".
+#[test]
+fn a_folder_without_parts_says_what_it_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    common::write_run(dir.path(), &common::sample(), "csv");
+    let err = read_executions(dir.path()).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("holds no part-NNNNNN.parquet files"),
+        "{text}"
+    );
+    assert!(text.contains("embeddings.csv, executions.csv"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "pass the file itself: {}",
+            dir.path().join("executions.csv").display()
+        )),
+        "{text}"
+    );
+    let empty = dir.path().join("executions");
+    std::fs::create_dir(&empty).unwrap();
+    let text = read_executions(&empty).unwrap_err().to_string();
+    assert!(
+        text.contains("no part-NNNNNN.parquet files (it is empty)"),
+        "{text}"
+    );
+}
+
 fn id() -> impl Strategy<Value = String> {
     "[a-z][a-z0-9_]{0,6}"
 }
