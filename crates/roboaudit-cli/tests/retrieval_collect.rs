@@ -149,6 +149,28 @@ fn max_chunks_stops_early_and_a_different_config_is_refused() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("stopped after 2 of 20"));
+    // Auditing the unfinished run says it is unfinished and how to resume it.
+    let audited = roboaudit()
+        .args(["retrieval", "audit", "--resamples", "100", "--run"])
+        .arg(&dir)
+        .arg("--out")
+        .arg(tmp.path().join("audit"))
+        .output()
+        .unwrap();
+    assert_eq!(audited.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&audited.stderr);
+    assert!(
+        err.contains("unfinished `retrieval collect` (2 of 20 executions written)"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "--task stack --mechanism replay --library 2 --scenes 4 --seeds 2 --seed 0 --chunk 2 --out {}",
+            dir.display()
+        )),
+        "{err}"
+    );
+    assert!(err.contains("no execution of experience"), "{err}");
     let out = roboaudit()
         .args(["retrieval", "collect", "--task", "stack", "--library", "3"])
         .args(["--scenes", "4", "--seeds", "2", "--chunk", "2", "--out"])

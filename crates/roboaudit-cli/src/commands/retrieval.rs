@@ -165,7 +165,16 @@ fn audit(args: AuditArgs) -> Result<()> {
         structural: args.structural.clone(),
         ..roboaudit_retrieval::AuditConfig::default()
     };
-    let report = audit_paths(&paths, config)?;
+    let report = match audit_paths(&paths, config) {
+        Ok(report) => report,
+        Err(err) => {
+            return Err(with_unfinished_collect_hint(
+                err,
+                args.run.as_deref(),
+                &paths,
+            ));
+        }
+    };
     let json = serde_json::to_vec_pretty(&report).context("cannot serialize the audit")?;
     let summary = roboaudit_retrieval::render_summary_markdown(&report);
     output::ensure_dir(&args.out)?;
@@ -181,6 +190,53 @@ fn audit(args: AuditArgs) -> Result<()> {
         args.out.join("summary.md").display()
     );
     Ok(())
+}
+
+/// `err` with a note on top when `run` holds the progress file of a `retrieval collect` that has
+/// not written all its executions: the missing cells are then the collection's unfinished work,
+/// not a harness bug, and the note says how to resume it. Only errors about the execution log get
+/// it (a complete collection's other problems are not about resuming).
+fn with_unfinished_collect_hint(
+    err: anyhow::Error,
+    run: Option<&Path>,
+    paths: &RetrievalPaths,
+) -> anyhow::Error {
+    let Some(run) = run else { return err };
+    let about_executions = err
+        .chain()
+        .filter_map(|c| c.downcast_ref::<roboaudit_data::DataError>())
+        .any(|e| crate::paths::is_within(e.file(), &paths.executions));
+    if !about_executions {
+        return err;
+    }
+    let Ok(bytes) = std::fs::read(run.join(roboaudit_retrieval_collect::MANIFEST_FILE)) else {
+        return err;
+    };
+    let Ok(manifest) = serde_json::from_slice::<roboaudit_retrieval_collect::Manifest>(&bytes)
+    else {
+        return err;
+    };
+    // Read again only on this error path: how far the collection got decides the note.
+    let written = roboaudit_data::read_executions(&paths.executions).map_or(0, |v| v.len());
+    if written >= manifest.total_executions {
+        return err;
+    }
+    let c = &manifest.config;
+    let mechanism = match c.mechanism {
+        Mechanism::Replay => "replay",
+    };
+    err.context(format!(
+        "{} holds an unfinished `retrieval collect` ({written} of {} executions written); resume it with `roboaudit retrieval collect --task {} --mechanism {mechanism} --library {} --scenes {} --seeds {} --seed {} --chunk {} --out {}` (without --max-chunks), then audit again",
+        run.display(),
+        manifest.total_executions,
+        c.task.name(),
+        c.library,
+        c.scenes,
+        c.seeds,
+        c.seed,
+        c.chunk,
+        run.display()
+    ))
 }
 
 /// Loads the inputs named by `paths` and audits them with `config` (a spinner on a terminal).
