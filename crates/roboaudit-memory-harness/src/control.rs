@@ -53,8 +53,10 @@ fn signed(choice: Choice, memory: MemoryLabel) -> f64 {
 /// Base pairs excluded under either route are left out of the effects.
 ///
 /// # Errors
-/// [`HarnessError::InvalidConfig`] unless there are exactly two routes and at least one base
-/// pair eligible under both; errors of the audit.
+/// [`MemoryError::InvalidRecords`](roboaudit_memory::MemoryError::InvalidRecords) (as
+/// [`HarnessError::Memory`]) for a record without a route or records without exactly two
+/// routes: the records are wrong, not the configuration; [`HarnessError::InvalidConfig`]
+/// unless at least one base pair is eligible under both routes; errors of the audit.
 pub fn route_control(records: &[MemoryRecord], plan: &Plan) -> Result<RouteControl, HarnessError> {
     let audit = analyze(records, plan)?;
     // s̄[base][route][memory]
@@ -62,10 +64,11 @@ pub fn route_control(records: &[MemoryRecord], plan: &Plan) -> Result<RouteContr
     let mut excluded: Vec<String> = Vec::new();
     for r in records {
         let Some(route) = &r.route else {
-            return Err(HarnessError::InvalidConfig(format!(
-                "pair {} has no route; collect with two routes",
+            return Err(roboaudit_memory::MemoryError::InvalidRecords(format!(
+                "pair {} has no route; the control needs records collected with two routes (memory collect --routes left,right)",
                 r.pair_id
-            )));
+            ))
+            .into());
         };
         let base = r
             .pair_id
@@ -94,7 +97,9 @@ pub fn route_control(records: &[MemoryRecord], plan: &Plan) -> Result<RouteContr
         v
     };
     let [r1, r2] = <[String; 2]>::try_from(routes).map_err(|v| {
-        HarnessError::InvalidConfig(format!("the control needs exactly two routes, got {v:?}"))
+        roboaudit_memory::MemoryError::InvalidRecords(format!(
+            "the control needs records of exactly two routes, got {v:?} (memory collect --routes left,right)"
+        ))
     })?;
     let mean = |c: (f64, usize)| c.0 / c.1.max(1) as f64;
     let (mut nuisance, mut interaction) = (Vec::new(), Vec::new());

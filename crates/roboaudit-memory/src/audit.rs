@@ -181,7 +181,16 @@ pub fn analyze(records: &[MemoryRecord], plan: &Plan) -> Result<MemoryAudit, Mem
     let n = pairs.len();
     let mut notes = Vec::new();
     if plan.source == PlanSource::Defaults {
-        notes.push("no plan file given: the defaults of SPEC.md §2 apply (delta 0.05, the records' action seeds, L2 distance, 10,000 pair-bootstrap resamples at 95%, seed 0)".to_owned());
+        // The values actually used, not the nominal defaults: a CLI may override one (the
+        // bootstrap seed of `memory audit --seed`), and the note must not contradict the header.
+        let b = &plan.bootstrap;
+        notes.push(format!(
+            "no plan file given: the defaults of SPEC.md §2 apply (delta {}, the records' action seeds, L2 distance, {} pair-bootstrap resamples at {}%, seed {})",
+            plan.delta,
+            b.resamples,
+            b.level * 100.0,
+            b.seed
+        ));
     }
     let undefined_reason = if n == 0 {
         Some(format!(

@@ -59,12 +59,31 @@ pub enum MemoryError {
 }
 
 impl MemoryError {
-    /// True for errors caused by the user's inputs (plan, records, a changed plan), which the
-    /// CLI reports with its invalid-input exit code.
+    /// True for errors caused by the user's inputs (a missing, unreadable or invalid plan,
+    /// records, a changed plan), which the CLI reports with its invalid-input exit code.
     pub fn is_invalid_input(&self) -> bool {
         matches!(
             self,
-            Self::InvalidPlan { .. } | Self::InvalidRecords(_) | Self::PlanChanged { .. }
+            Self::PlanIo { .. }
+                | Self::InvalidPlan { .. }
+                | Self::InvalidRecords(_)
+                | Self::PlanChanged { .. }
         )
+    }
+
+    /// The same error naming the plan file `path` when it is an [`MemoryError::InvalidPlan`]
+    /// found after the plan was loaded (in the light of the records), so the user learns
+    /// which file to fix.
+    pub fn in_plan_file(self, path: &std::path::Path) -> Self {
+        match self {
+            Self::InvalidPlan {
+                message,
+                path: None,
+            } => Self::InvalidPlan {
+                message,
+                path: Some(path.to_path_buf()),
+            },
+            other => other,
+        }
     }
 }

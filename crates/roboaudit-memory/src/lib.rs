@@ -46,7 +46,7 @@ pub use audit::analyze;
 pub use equivalence::{Equivalence, equivalence_test};
 pub use error::MemoryError;
 pub use guard::{AUDIT_FILE, check_output_plan, check_records_plan};
-pub use pairs::{Choice, Exclusion, branch_choice};
+pub use pairs::{Choice, Exclusion, branch_choice, check_excluded_pairs};
 pub use plan::{BootstrapPlan, Distance, Eligibility, MAX_RESAMPLES, Plan, PlanSource};
 pub use render::{render_compact_table, render_summary_markdown};
 pub use report::{

@@ -107,6 +107,30 @@ fn invalid(message: String) -> MemoryError {
 
 type Grid<'a> = BTreeMap<(i64, MemoryLabel, MemoryLabel), &'a MemoryRecord>;
 
+/// Refuses a plan whose `eligibility.excluded_pairs` names a pair the records do not have: a
+/// typo would otherwise leave the pair meant to be excluded in the analysis, silently.
+///
+/// # Errors
+/// [`MemoryError::InvalidPlan`] naming the first unknown id (without the plan's path; see
+/// [`MemoryError::in_plan_file`]).
+pub fn check_excluded_pairs(records: &[MemoryRecord], plan: &Plan) -> Result<(), MemoryError> {
+    let known: BTreeSet<&str> = records.iter().map(|r| r.pair_id.as_str()).collect();
+    match plan
+        .eligibility
+        .excluded_pairs
+        .iter()
+        .find(|id| !known.contains(id.as_str()))
+    {
+        Some(id) => Err(MemoryError::InvalidPlan {
+            message: format!(
+                "eligibility.excluded_pairs names pair \"{id}\", which is not in the records"
+            ),
+            path: None,
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Groups, excludes and checks records, then summarizes every eligible pair.
 ///
 /// # Errors
@@ -123,6 +147,7 @@ pub(crate) fn build_pairs(records: &[MemoryRecord], plan: &Plan) -> Result<Pairs
         .iter()
         .map(String::as_str)
         .collect();
+    check_excluded_pairs(records, plan)?;
     let mut excluded = Vec::new();
     let mut grids: Vec<(&str, Grid<'_>)> = Vec::new();
     for (&id, rows) in &by_pair {

@@ -23,6 +23,9 @@ pub fn run(
     roboaudit_memory::check_output_plan(out, &hash)?;
     let records = roboaudit_data::read_memory_records(records_path)?;
     roboaudit_memory::check_records_plan(&records, &hash, records_path)?;
+    if let Some(p) = plan_path {
+        roboaudit_memory::check_excluded_pairs(&records, &plan).map_err(|e| e.in_plan_file(p))?;
+    }
     let audit = audit_into(&records, &plan, out)?;
     let audit_path = out.join(roboaudit_memory::AUDIT_FILE);
     let summary_path = out.join("summary.md");

@@ -130,12 +130,15 @@ pub struct CollectArgs {
     pub harness: HarnessArgs,
 }
 
-/// Maps configuration errors of the harness to usage errors (exit 2).
+/// Maps configuration errors of the harness to usage errors (exit 2), and unwraps the audit's
+/// own errors so that invalid records or plans keep their exit 3 (the harness wraps them
+/// transparently, which hides them from the exit-code lookup).
 pub fn usage_or(err: HarnessError) -> anyhow::Error {
     match err {
         HarnessError::InvalidConfig(_) | HarnessError::UnsupportedTask(_) => {
             Usage(err.to_string()).into()
         }
+        HarnessError::Memory(e) => e.into(),
         other => other.into(),
     }
 }

@@ -15,7 +15,11 @@ pub fn run(records_path: &Path, plan_path: Option<&Path>, out: &Path) -> Result<
     };
     let records = roboaudit_data::read_memory_records(records_path)?;
     roboaudit_memory::check_records_plan(&records, &plan.hash(), records_path)?;
-    let c = control_into(&records, &plan, out)?;
+    if let Some(p) = plan_path {
+        roboaudit_memory::check_excluded_pairs(&records, &plan).map_err(|e| e.in_plan_file(p))?;
+    }
+    let c = control_into(&records, &plan, out)
+        .with_context(|| format!("control over {}", records_path.display()))?;
     for s in &c.semantic {
         let ci = s
             .faithfulness
