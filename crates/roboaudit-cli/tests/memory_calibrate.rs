@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
-use common::roboaudit;
+use common::{roboaudit, text};
 
 #[test]
 fn every_calibrator_is_recovered() {
@@ -68,4 +68,53 @@ fn a_margin_no_chunk_can_clear_fails_loudly_naming_the_calibrator() {
         "{stderr}"
     );
     assert!(!stderr.contains("calibrator `blind`"), "{stderr}");
+}
+
+/// Zero tolerances exclude every pair: the run says so, naming the tolerances, with the
+/// usage exit code, instead of blaming the audit for undefined metrics.
+#[test]
+fn no_eligible_pair_is_blamed_on_the_tolerances() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("cal");
+    let o = roboaudit(&[
+        "memory",
+        "calibrate",
+        "--pairs",
+        "1",
+        "--seeds",
+        "1",
+        "--tol-position",
+        "0",
+        "--tol-joint",
+        "0",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("no pair passed the present check"),
+        "{}",
+        text(&o)
+    );
+    assert!(text(&o).contains("--tol-position 0 m"), "{}", text(&o));
+    assert!(!text(&o).contains("did not recover"), "{}", text(&o));
+    assert!(!out.join("calibration.json").exists());
+}
+
+/// An --out that is a file, or a count past its maximum, is refused before any calibrator runs.
+#[test]
+fn bad_options_are_refused_before_calibrating() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("taken");
+    std::fs::write(&file, "x").unwrap();
+    let o = roboaudit(&["memory", "calibrate", "--out", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("is a file, not a folder"), "{}", text(&o));
+    let o = roboaudit(&["memory", "calibrate", "--pairs", "18446744073709551615"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("--pairs must be in 1..=100000"),
+        "{}",
+        text(&o)
+    );
 }

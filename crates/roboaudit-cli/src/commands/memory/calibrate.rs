@@ -1,6 +1,7 @@
 //! `roboaudit memory calibrate`: known-answer calibration through collect and audit.
 
 use super::collect::{HarnessArgs, usage_or};
+use crate::exit::Usage;
 use crate::{output, progress};
 use anyhow::{Context, Result, bail};
 use roboaudit_memory::Plan;
@@ -53,6 +54,24 @@ pub fn run(args: &CalibrateArgs) -> Result<()> {
     })
     .map_err(usage_or)?;
     bar.finish_and_clear();
+    // A calibrator without an eligible pair has undefined metrics, which would read as "the
+    // audit did not recover a known answer"; the cause is the tolerances (or too few pairs).
+    let empty: Vec<&str> = cal
+        .results
+        .iter()
+        .filter(|r| r.n_pairs > 0 && r.n_excluded >= r.n_pairs)
+        .map(|r| r.calibrator.name())
+        .collect();
+    if !empty.is_empty() {
+        return Err(Usage(format!(
+            "no pair passed the present check for calibrator(s) {}: every pair was excluded, so nothing could be calibrated; the present-check tolerances --tol-position {} m and --tol-joint {} rad are too tight (0 excludes any difference) for this --expert-skill, or --pairs {} is too few",
+            empty.join(", "),
+            args.harness.tol_position,
+            args.harness.tol_joint,
+            args.pairs
+        ))
+        .into());
+    }
 
     println!(
         "{:<10} {:<20} {:>10} {:>12}  ok",
