@@ -3,14 +3,48 @@
 use crate::report::{AuditReport, ReferencePoints, RuleReport};
 use std::fmt::Write;
 
+/// `x` with `decimals` decimals; a value that rounds to zero is written `0.000`, never
+/// `-0.000`, which readers take for a real (if tiny) negative result.
+fn fixed(x: f64, decimals: usize) -> String {
+    unsign_zero(format!("{x:.decimals$}"), "")
+}
+
+/// `x` with an explicit sign; a value that rounds to zero is `+0.000`, not `-0.000`.
+fn signed(x: f64, decimals: usize) -> String {
+    unsign_zero(format!("{x:+.decimals$}"), "+")
+}
+
+fn unsign_zero(text: String, sign: &str) -> String {
+    match text.strip_prefix('-') {
+        Some(rest) if rest.chars().all(|c| c == '0' || c == '.') => format!("{sign}{rest}"),
+        _ => text,
+    }
+}
+
+/// A Markdown table cell: a `|` in a user's id would otherwise end the cell.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|")
+}
+
+/// The name a rule is shown under in tables. The `random` rule is one seeded random selection,
+/// while advantages are measured from the expectation R over all selections: labelled so, its
+/// success (and small non-zero advantage) is not read as R. The JSON keeps the name `random`.
+fn rule_label(name: &str) -> String {
+    if name == "random" {
+        "random (one draw)".to_owned()
+    } else {
+        name.to_owned()
+    }
+}
+
 fn num(v: Option<f64>) -> String {
-    v.map_or_else(|| "n/a".to_string(), |x| format!("{x:.3}"))
+    v.map_or_else(|| "n/a".to_string(), |x| fixed(x, 3))
 }
 
 fn interval(ci: Option<[f64; 2]>) -> String {
     ci.map_or_else(
         || "n/a".to_string(),
-        |[lo, hi]| format!("[{lo:.3}, {hi:.3}]"),
+        |[lo, hi]| format!("[{}, {}]", fixed(lo, 3), fixed(hi, 3)),
     )
 }
 
@@ -29,7 +63,7 @@ fn top_selections(rule: &RuleReport, count: usize) -> String {
     let mut text: Vec<String> = shares
         .iter()
         .take(count)
-        .map(|(id, s)| format!("{id} {s:.2}"))
+        .map(|(id, s)| format!("{} {}", cell(id), fixed(**s, 2)))
         .collect();
     if shares.len() > count {
         text.push(format!("+{} more", shares.len() - count));
@@ -45,13 +79,13 @@ fn reference_row(out: &mut String, set: &str, r: &ReferencePoints) {
     };
     let _ = writeln!(
         out,
-        "| {set} | {} | {:.3} | {:.3} | {:.3} ({}) | {:.3} | {}{flag} |",
+        "| {set} | {} | {} | {} | {} ({}) | {} | {}{flag} |",
         r.n_scenes,
-        r.random,
-        r.oracle,
-        r.best_fixed,
-        r.best_fixed_experience,
-        r.headroom,
+        fixed(r.random, 3),
+        fixed(r.oracle, 3),
+        fixed(r.best_fixed, 3),
+        cell(&r.best_fixed_experience),
+        fixed(r.headroom, 3),
         num(r.best_fixed_advantage)
     );
 }
@@ -88,12 +122,12 @@ pub fn render_summary_markdown(report: &AuditReport) -> String {
     for r in &report.rules {
         let _ = writeln!(
             out,
-            "| {} | {} | {:.3} | {:.2} | {:.2} | {} |",
-            r.name,
-            r.top_pick,
-            r.top_pick_share,
-            r.concentration,
-            r.effective_number,
+            "| {} | {} | {} | {} | {} | {} |",
+            cell(&rule_label(&r.name)),
+            cell(&r.top_pick),
+            fixed(r.top_pick_share, 3),
+            fixed(r.concentration, 2),
+            fixed(r.effective_number, 2),
             top_selections(r, 3)
         );
     }
@@ -104,7 +138,7 @@ pub fn render_summary_markdown(report: &AuditReport) -> String {
     );
     let _ = writeln!(
         out,
-        "| scenes | n | random | oracle | best fixed | headroom | best-fixed advantage |"
+        "| scenes | n | random (expected, R) | oracle | best fixed | headroom | best-fixed advantage |"
     );
     let _ = writeln!(out, "|---|---|---|---|---|---|---|");
     let sets = &report.reference_by_set;
@@ -132,15 +166,15 @@ pub fn render_summary_markdown(report: &AuditReport) -> String {
         };
         let _ = writeln!(
             out,
-            "| {} | {:.3} | {} | {:+.3} | {:+.3} {}{sig} | [{:.3}, {:.3}] {} | {} | {} ({}) |",
-            r.name,
-            r.success,
+            "| {} | {} | {} | {} | {} {}{sig} | [{}, {}] {} | {} | {} ({}) |",
+            cell(&rule_label(&r.name)),
+            fixed(r.success, 3),
             advantage(r),
-            r.top_pick_margin,
-            r.gap,
+            signed(r.top_pick_margin, 3),
+            signed(r.gap, 3),
             interval(r.gap_ci),
-            r.shuffle.envelope[0],
-            r.shuffle.envelope[1],
+            fixed(r.shuffle.envelope[0], 3),
+            fixed(r.shuffle.envelope[1], 3),
             if r.shuffle.inside {
                 "inside"
             } else {
@@ -164,15 +198,15 @@ pub fn render_summary_markdown(report: &AuditReport) -> String {
     for r in &report.rules {
         let deletion = r.top_pick_deletion.as_ref().map_or_else(
             || "n/a".to_string(),
-            |d| format!("{} → {}", d.removed, num(d.rerun.advantage)),
+            |d| format!("{} → {}", cell(&d.removed), num(d.rerun.advantage)),
         );
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {:.2} | {deletion} |",
-            r.name,
+            "| {} | {} | {} | {} | {deletion} |",
+            cell(&rule_label(&r.name)),
             num(r.gap_by_set.appearance),
             num(r.gap_by_set.layout),
-            r.effective_number
+            fixed(r.effective_number, 2)
         );
     }
     if report.rules.iter().any(|r| !r.power.is_empty()) {
@@ -187,12 +221,14 @@ pub fn render_summary_markdown(report: &AuditReport) -> String {
                 .iter()
                 .map(|p| {
                     format!(
-                        "{:.2}: {:+.3} → {:.2}",
-                        p.rate, p.mean_planted_gap, p.detection_rate
+                        "{}: {} → {}",
+                        fixed(p.rate, 2),
+                        signed(p.mean_planted_gap, 3),
+                        fixed(p.detection_rate, 2)
                     )
                 })
                 .collect();
-            let _ = writeln!(out, "- {}: {}", r.name, points.join("; "));
+            let _ = writeln!(out, "- {}: {}", rule_label(&r.name), points.join("; "));
         }
         let _ = writeln!(out);
     }
@@ -240,11 +276,11 @@ pub fn render_summary_markdown(report: &AuditReport) -> String {
                 };
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {} | {:.3} |",
-                    s.name,
+                    "| {} | {} | {} | {} |",
+                    cell(&rule_label(&s.name)),
                     find(&size.nested),
                     find(&size.quality_equalized),
-                    s.fraction_concentration_above_1
+                    fixed(s.fraction_concentration_above_1, 3)
                 );
             }
             let _ = writeln!(out);
@@ -276,7 +312,9 @@ const GLOSSARY: &str = "
 - **random / oracle / best-fixed**: mean success of a uniformly random pick, of the best experience per scene,
   and of the single experience best on average (chosen in hindsight, not deployable). **Headroom** = oracle − best-fixed.
 - **advantage** = (success − random) / (oracle − random): 0 is random, 1 is the oracle; flagged unstable when
-  oracle − random < 0.05. The `random` rule is one seeded draw, so its advantage is near, not at, 0.
+  oracle − random < 0.05. The `random` rule (`random (one draw)` in the tables, `random` in audit.json) is one
+  seeded random selection, not the expectation R that advantages are measured from, so its success differs
+  from R and its advantage is near, not at, 0.
 - **top-pick share**: how often the rule's most-selected experience is chosen; **concentration** = that share divided
   by the oracle's top-pick share (oracle ties split fractionally). Above 1: the rule leans on one experience more than
   the oracle does. The oracle's own row breaks ties by library order, so its concentration can exceed 1.
@@ -297,11 +335,11 @@ pub fn render_compact_table(report: &AuditReport) -> String {
         .iter()
         .map(|r| {
             [
-                r.name.clone(),
-                format!("{:.3}", r.success),
+                rule_label(&r.name),
+                fixed(r.success, 3),
                 advantage(r),
-                format!("{:.2}", r.concentration),
-                format!("{:+.3} {}", r.gap, interval(r.gap_ci)),
+                fixed(r.concentration, 2),
+                format!("{} {}", signed(r.gap, 3), interval(r.gap_ci)),
                 num(r.pooled_auroc),
                 num(r.within_query_auroc),
             ]
@@ -340,4 +378,59 @@ pub fn render_compact_table(report: &AuditReport) -> String {
         let _ = writeln!(out, "{}", cells.join("  ").trim_end());
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn values_that_round_to_zero_carry_no_minus_sign() {
+        assert_eq!(fixed(-0.0, 3), "0.000");
+        assert_eq!(fixed(-0.0004, 3), "0.000");
+        assert_eq!(fixed(-0.0004, 2), "0.00");
+        assert_eq!(fixed(-0.0006, 3), "-0.001");
+        assert_eq!(signed(-0.0004, 3), "+0.000");
+        assert_eq!(signed(-0.002, 3), "-0.002");
+        assert_eq!(signed(0.002, 3), "+0.002");
+        assert_eq!(num(Some(-0.0)), "0.000");
+        assert_eq!(interval(Some([-0.0001, 0.5])), "[0.000, 0.500]");
+    }
+
+    /// An id holding `|` stays in its cell, the random rule is labelled as one draw in the
+    /// tables, and a zero-valued gap is never printed `-0.000`.
+    #[test]
+    fn tables_escape_pipes_and_label_the_random_draw() {
+        let p = vec![vec![1.0, 0.0, 1.0], vec![0.0, 1.0, 0.0]];
+        let inputs = crate::synthetic::from_matrix(
+            &p,
+            2,
+            &[roboaudit_types::Perturbation::Fresh],
+            &[(
+                "pixels".to_string(),
+                vec![vec![1.0], vec![0.0]],
+                vec![vec![1.0], vec![0.0], vec![1.0]],
+            )],
+        );
+        let config = crate::AuditConfig {
+            resamples: 100,
+            permutations: 100,
+            ..crate::AuditConfig::default()
+        };
+        let mut report = crate::run_audit(&inputs, &config.check().unwrap()).unwrap();
+        report.rules[0].top_pick = "a|b".to_owned();
+        report.rules[0].gap = -0.0;
+        let md = render_summary_markdown(&report);
+        assert!(md.contains("| a\\|b |"), "{md}");
+        assert!(!md.contains("-0.000"), "{md}");
+        let random = report.rules.iter().find(|r| r.name == "random").unwrap();
+        assert!(
+            md.contains(&format!("| random (one draw) | {:.3} |", random.success)),
+            "{md}"
+        );
+        let table = render_compact_table(&report);
+        assert!(table.contains("random (one draw)"), "{table}");
+        assert!(!table.contains("-0.000"), "{table}");
+    }
 }

@@ -112,7 +112,7 @@ pub(super) fn print_headline(t: &DemoTask) {
     let a = &t.audit;
     let r = &a.reference;
     println!(
-        "  {:5} {} experiences × {} scenes: random {:.3}  oracle {:.3}  best-fixed {:.3} ({})  headroom {:.3}",
+        "  {:5} {} experiences × {} scenes: random (expected) {:.3}  oracle {:.3}  best-fixed {:.3} ({})  headroom {:.3}",
         t.task,
         a.n_experiences,
         a.n_scenes,
