@@ -153,6 +153,41 @@ fn html_is_self_contained() {
     );
 }
 
+/// The notes of skipped retrieval plots say why: no --library-size given (not "no size below
+/// K"), and distance-based rules that ran with undefined AUROCs (not "no rule ran").
+#[test]
+fn skipped_retrieval_plots_give_the_real_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut audit = common::write_retrieval_run(&tmp.path().join("run"), 3);
+    audit.library_interventions.clear();
+    let mut scored = 0;
+    for r in &mut audit.rules {
+        scored += usize::from(r.auroc_score.is_some());
+        r.pooled_auroc = None;
+        r.within_query_auroc = None;
+        r.pooled_auroc_reason = Some("every execution has the same outcome".to_owned());
+    }
+    assert!(scored > 0, "the fixture has distance-based rules");
+    common::write_json(&tmp.path().join("run/audit"), "audit.json", &audit);
+    let report = build_report(&[tmp.path().join("run/audit")]).unwrap();
+    let note = |kind: PlotKind| {
+        report
+            .plots
+            .iter()
+            .find(|p| p.kind == kind)
+            .and_then(|p| p.note.clone())
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        note(PlotKind::SubsetConcentration),
+        "no --library-size was given, so no library interventions ran"
+    );
+    assert_eq!(
+        note(PlotKind::Auroc),
+        "the distance-based rules ran, but no AUROC is defined: every execution has the same outcome"
+    );
+}
+
 #[test]
 fn missing_data_skips_plots_with_a_note() {
     let tmp = tempfile::tempdir().unwrap();

@@ -19,6 +19,21 @@ fn has_auroc(r: &RuleReport) -> bool {
     r.pooled_auroc.is_some() || r.within_query_auroc.is_some()
 }
 
+/// Why no AUROC can be plotted: the rules that score by similarity may have run with every AUROC
+/// undefined (an all-zero or all-one matrix has no positives or no negatives), which is not the
+/// same as their not running.
+fn auroc_missing(a: &roboaudit_retrieval::AuditReport) -> String {
+    let scored: Vec<&RuleReport> = a.rules.iter().filter(|r| r.auroc_score.is_some()).collect();
+    if scored.is_empty() {
+        return "no rule has a defined AUROC (no distance-based rule ran)".to_owned();
+    }
+    let reason = scored
+        .iter()
+        .find_map(|r| r.pooled_auroc_reason.as_deref())
+        .map_or_else(String::new, |r| format!(": {r}"));
+    format!("the distance-based rules ran, but no AUROC is defined{reason}")
+}
+
 /// Why a plot of `s` cannot be drawn, `None` when it can.
 pub(super) fn missing(s: &RetrievalSection, kind: PlotKind) -> Option<String> {
     let a = &s.audit;
@@ -31,13 +46,18 @@ pub(super) fn missing(s: &RetrievalSection, kind: PlotKind) -> Option<String> {
         PlotKind::Selection | PlotKind::ShuffleEnvelope => {
             a.rules.is_empty().then(|| "no rule ran".to_owned())
         }
-        PlotKind::Auroc => (!a.rules.iter().any(has_auroc))
-            .then(|| "no rule has a defined AUROC (no distance-based rule ran)".to_owned()),
-        PlotKind::SubsetConcentration => (!a
-            .library_interventions
-            .iter()
-            .any(|i| !i.random_subset_rules.is_empty()))
-        .then(|| "no random sub-libraries were drawn (no library size below K)".to_owned()),
+        PlotKind::Auroc => (!a.rules.iter().any(has_auroc)).then(|| auroc_missing(a)),
+        PlotKind::SubsetConcentration => {
+            if a.library_interventions.is_empty() {
+                // The audit runs interventions only for the sizes asked for.
+                Some("no --library-size was given, so no library interventions ran".to_owned())
+            } else {
+                (!a.library_interventions
+                    .iter()
+                    .any(|i| !i.random_subset_rules.is_empty()))
+                .then(|| "no random sub-libraries were drawn (no library size below K)".to_owned())
+            }
+        }
         _ => Some("not a retrieval plot".to_owned()),
     }
 }
