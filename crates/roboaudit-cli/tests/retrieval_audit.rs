@@ -70,3 +70,21 @@ fn an_out_file_is_a_usage_error() {
     assert!(text(&o).contains("is a file, not a folder"), "{}", text(&o));
     assert_eq!(std::fs::read(&file).unwrap(), b"x");
 }
+
+/// A repeated --library-size is a usage error, refused before the inputs are read.
+#[test]
+fn a_repeated_library_size_is_a_usage_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = audit(
+        &tmp.path().join("no-such-run"),
+        &tmp.path().join("out"),
+        &["--library-size", "3", "3", "3"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("library size 3 is given twice"),
+        "{}",
+        text(&o)
+    );
+    assert!(!tmp.path().join("out").exists());
+}

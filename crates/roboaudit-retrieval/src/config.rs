@@ -120,6 +120,17 @@ impl AuditConfig {
         if let Some(size) = self.library_sizes.iter().find(|&&k| k == 0) {
             return bad(format!("library sizes must be >= 1, got {size}"));
         }
+        // A repeated size would only repeat its section of the report, byte for byte.
+        if let Some((_, size)) = self
+            .library_sizes
+            .iter()
+            .enumerate()
+            .find(|(k, size)| self.library_sizes[..*k].contains(size))
+        {
+            return bad(format!(
+                "library size {size} is given twice; give each size once"
+            ));
+        }
         if !(self.unstable_threshold.is_finite() && self.unstable_threshold >= 0.0) {
             return bad(format!(
                 "unstable_threshold must be finite and >= 0, got {}",

@@ -396,6 +396,29 @@ fn config_is_checked_once() {
     );
 }
 
+/// `--library-size 3 3 3` gave three identical sections; a repeated size is refused by name.
+#[test]
+fn a_repeated_library_size_is_refused() {
+    let err = AuditConfig {
+        library_sizes: vec![3, 10, 3],
+        ..AuditConfig::default()
+    }
+    .check()
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid audit configuration: library size 3 is given twice; give each size once"
+    );
+    assert!(
+        AuditConfig {
+            library_sizes: vec![10, 3],
+            ..AuditConfig::default()
+        }
+        .check()
+        .is_ok()
+    );
+}
+
 #[test]
 fn scene_sets_follow_perturbations() {
     let perts = [

@@ -244,12 +244,13 @@ pub(crate) fn audit_paths(
     paths: &RetrievalPaths,
     config: roboaudit_retrieval::AuditConfig,
 ) -> Result<roboaudit_retrieval::AuditReport> {
-    let spinner = progress::spinner("reading inputs");
-    let inputs = roboaudit_data::load_retrieval_inputs(paths)?;
-    spinner.set_message("auditing rules");
+    // Settings are the user's to fix before any input is read.
     let config = config
         .check()
         .map_err(|e| crate::exit::Usage(e.to_string()))?;
+    let spinner = progress::spinner("reading inputs");
+    let inputs = roboaudit_data::load_retrieval_inputs(paths)?;
+    spinner.set_message("auditing rules");
     let report = roboaudit_retrieval::run_audit(&inputs, &config)?;
     spinner.finish_and_clear();
     Ok(report)
