@@ -68,13 +68,24 @@ pub(crate) fn to_id(cell: Cell<'_>) -> CellResult<Option<String>> {
     }
 }
 
+/// An integer too large (or small) for the signed 64-bit values roboaudit stores.
+fn out_of_range(value: &str) -> String {
+    format!(
+        "integer {value} is out of range (from {} to {})",
+        i64::MIN,
+        i64::MAX
+    )
+}
+
 /// Integer: an integer value or a string holding one (no fractional forms like `3.0`).
 pub(crate) fn to_int(cell: Cell<'_>) -> CellResult<Option<i64>> {
     match cell {
         Cell::Null => Ok(None),
         Cell::Int(i) => Ok(Some(i)),
+        Cell::BigUInt(u) => Err(out_of_range(&u.to_string())),
         Cell::Str(ref s) => match s.trim().parse::<i64>() {
             Ok(i) => Ok(Some(i)),
+            Err(_) if s.trim().parse::<i128>().is_ok() => Err(out_of_range(s.trim())),
             Err(_) => expected("an integer", &cell),
         },
         other => expected("an integer", &other),
@@ -193,17 +204,17 @@ pub(crate) fn to_recorded_at(cell: Cell<'_>) -> CellResult<Option<RecordedAt>> {
     }
 }
 
-/// Extra scene column: any scalar, rendered as text; `None` when null.
+/// Extra scene column: any scalar, rendered as text; `None` when null or not a scalar (a list or
+/// object is ignored, as extra columns are documented to be, rather than failing the file).
 pub(crate) fn to_extra(cell: Cell<'_>) -> CellResult<Option<String>> {
     match cell {
-        Cell::Null => Ok(None),
+        Cell::Null | Cell::Floats(_) | Cell::Other(_) => Ok(None),
         Cell::Str(s) => Ok(Some(s.into_owned())),
         Cell::Int(i) => Ok(Some(i.to_string())),
         Cell::BigUInt(u) => Ok(Some(u.to_string())),
         Cell::Float(f) => Ok(Some(f.to_string())),
         Cell::Bool(b) => Ok(Some(b.to_string())),
         Cell::Timestamp(s, n) => Ok(Some(rfc3339::format(s, n))),
-        other => expected("a scalar value", &other),
     }
 }
 

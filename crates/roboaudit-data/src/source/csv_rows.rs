@@ -34,6 +34,19 @@ pub(super) fn scan(
     visit: &mut dyn FnMut(&dyn Row, usize) -> Result<(), DataError>,
 ) -> Result<usize, DataError> {
     let file = std::fs::File::open(path).map_err(|e| DataError::io(path, "open", e))?;
+    // A 0-byte file has no header either; "missing required column" would send the user
+    // looking for a typo in a header that does not exist.
+    if file.metadata().is_ok_and(|m| m.len() == 0) {
+        return Err(DataError::invalid(
+            path,
+            None,
+            None,
+            format!(
+                "the file is empty (0 bytes; expected a header row naming {})",
+                columns.required.join(", ")
+            ),
+        ));
+    }
     let mut reader = ReaderBuilder::new()
         .trim(Trim::All)
         .from_reader(std::io::BufReader::new(file));
@@ -57,6 +70,24 @@ pub(super) fn scan(
         })
         .collect();
     check_unique(path, headers.iter())?;
+    if let Some(missing) = columns
+        .required
+        .iter()
+        .find(|c| !headers.iter().any(|h| h == **c))
+        && headers.len() == 1
+        && headers[0].contains(';')
+    {
+        // A spreadsheet in a semicolon locale exports the whole header as one column.
+        return Err(DataError::invalid(
+            path,
+            None,
+            Some(missing),
+            format!(
+                "missing required column (the header \"{}\" looks separated by ';'; roboaudit reads comma-separated CSV: export with ',' as the delimiter)",
+                &headers[0]
+            ),
+        ));
+    }
     check_required(path, columns, headers.iter())?;
     let mut record = StringRecord::new();
     let mut rows = 0;

@@ -64,7 +64,8 @@ pub(super) fn scan(
         .iter()
         .enumerate()
         .filter(|(_, f)| {
-            columns.all
+            // Extra columns are documented as ignored: a list or struct one is not even decoded.
+            (columns.all && !f.data_type().is_nested())
                 || columns.required.contains(&f.name().as_str())
                 || columns.optional.contains(&f.name().as_str())
         })
