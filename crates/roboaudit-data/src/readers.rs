@@ -134,6 +134,10 @@ fn perturbation(cell: Cell<'_>) -> CellResult<Option<Perturbation>> {
         "appearance" => Ok(Some(Perturbation::Appearance)),
         "layout" => Ok(Some(Perturbation::Layout)),
         "fresh" => Ok(Some(Perturbation::Fresh)),
+        // `testbed scenes` lists the library's base scenes beside the queries.
+        "base" => Err(
+            "expected appearance, layout or fresh, got \"base\": the scenes file lists query scenes only; drop the base rows (as `testbed scenes` writes them) and name each experience's base scene in the experiences file's base_scene_id".to_owned(),
+        ),
         _ => Err(format!(
             "expected appearance, layout or fresh, got \"{text}\""
         )),

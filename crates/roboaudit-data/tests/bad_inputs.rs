@@ -659,3 +659,21 @@ fn extra_columns_of_any_type_are_ignored() {
     );
     assert_eq!(read_executions(&path).unwrap().len(), 1);
 }
+
+/// A `perturbation=base` row (as `testbed scenes` writes) says what to do with it.
+#[test]
+fn a_base_scene_row_says_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_text(
+        dir.path(),
+        "scenes.csv",
+        "scene_id,perturbation,layout_level,appearance_draw\nb0,base,0,0\n",
+    );
+    assert_names(
+        &read_scenes(&path).unwrap_err(),
+        &path,
+        Some(1),
+        Some("perturbation"),
+        "drop the base rows",
+    );
+}
