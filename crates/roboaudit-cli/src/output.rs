@@ -78,7 +78,8 @@ pub fn refuse_out_file(out: &Path) -> Result<()> {
 
 /// Refuses an `--out` folder that already holds a result of another kind (exit code 2, before
 /// any work): each `(file, schemas)` names a file this command writes into `out` and the
-/// `schema` tags it may replace. A file that is missing passes; one whose `schema` is another's
+/// `schema` tags it may replace, or (with no schemas) another command's result file whose
+/// companions this command would overwrite (an FQE result's `summary.md`). A file that is missing passes; one whose `schema` is another's
 /// (a memory audit where a retrieval audit would go), or whose kind cannot be told (unreadable,
 /// not JSON, no `schema`), is refused, because renaming the new result onto it would silently
 /// destroy someone's audit and leave its companion files (a `summary.md`) stale beside ours.
@@ -111,6 +112,14 @@ pub fn refuse_foreign_results(out: &Path, expected: &[(&str, &[&str])]) -> Resul
             .join(" or ");
         match found {
             Some(s) if schemas.contains(&s.as_str()) => {}
+            found if schemas.is_empty() => {
+                let s = found.unwrap_or_default();
+                return Err(Usage(format!(
+                    "--out {} holds another kind of result ({name}, schema \"{s}\"); writing here would replace the files that go with it: choose another output folder",
+                    out.display()
+                ))
+                .into());
+            }
             Some(s) => {
                 return Err(Usage(format!(
                     "--out {} holds another kind of result: {name} has schema \"{s}\", this command writes {wanted}; writing here would replace it: choose another output folder",

@@ -49,6 +49,26 @@ fn another_kind_of_audit_in_out_is_refused_and_kept() {
     }
 }
 
+/// An FQE result folder (fqe.json + summary.md) is refused too: its summary.md would be ours.
+#[test]
+fn an_fqe_result_folder_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("fqe.json"),
+        r#"{"schema": "roboaudit.fqe.v1"}"#,
+    )
+    .unwrap();
+    std::fs::write(tmp.path().join("summary.md"), "# FQE").unwrap();
+    let o = audit(&example(), tmp.path(), &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("fqe.json"), "{}", text(&o));
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("summary.md")).unwrap(),
+        "# FQE"
+    );
+    assert!(!tmp.path().join("audit.json").exists());
+}
+
 /// A rerun into its own output replaces it (the check does not refuse our own schema).
 #[test]
 fn a_rerun_into_its_own_output_is_allowed() {

@@ -154,7 +154,14 @@ fn resolve_paths(args: &AuditArgs) -> Result<RetrievalPaths> {
 fn audit(args: AuditArgs) -> Result<()> {
     // Both are the user's choice of --out, so they are refused before any input is read.
     output::refuse_out_file(&args.out)?;
-    output::refuse_foreign_results(&args.out, &[("audit.json", &[roboaudit_retrieval::SCHEMA])])?;
+    output::refuse_foreign_results(
+        &args.out,
+        &[
+            ("audit.json", &[roboaudit_retrieval::SCHEMA]),
+            // An FQE result folder's summary.md would be replaced by ours.
+            ("fqe.json", &[]),
+        ],
+    )?;
     let paths = resolve_paths(&args)?;
     let config = roboaudit_retrieval::AuditConfig {
         seed: args.seed,
