@@ -31,7 +31,8 @@ impl RetrievalPaths {
     /// `experiences.csv`, `embeddings.parquet`, and `selections.csv` when that file exists.
     /// Each file may be in any supported format (`<stem>.parquet`, `.csv`, `.jsonl` or `.ndjson`,
     /// first found in that order); an `executions/` part directory (written by
-    /// [`crate::ExecutionLogWriter`]) is used unless `executions.parquet` exists. When a file is
+    /// [`crate::ExecutionLogWriter`]) is used unless `executions.parquet` exists, or it holds no
+    /// parts and another `executions.<ext>` does. When a file is
     /// missing, the standard name is kept so the reader's error names it. Nothing is read here.
     ///
     /// ```
@@ -43,10 +44,14 @@ impl RetrievalPaths {
         // A part directory written by the resumable log writer wins over a CSV/JSONL copy, but
         // not over a consolidated `executions.parquet`.
         let parts = dir.join("executions");
+        // An empty part directory (a collection stopped before its first part) does not hide
+        // an executions file beside it; with nothing else there, it is kept so the error names it.
+        let has_parts = crate::log_writer::list_parts(&parts).is_ok_and(|p| !p.is_empty());
         let executions = match find_stem(dir, "executions") {
             Some(file) if file.extension().is_some_and(|e| e == "parquet") => file,
-            _ if parts.is_dir() => parts,
+            _ if has_parts => parts,
             Some(file) => file,
+            None if parts.is_dir() => parts,
             None => dir.join("executions.parquet"),
         };
         Self {

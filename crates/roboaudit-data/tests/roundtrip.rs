@@ -224,6 +224,13 @@ fn a_folder_without_parts_says_what_it_holds() {
     );
     let empty = dir.path().join("executions");
     std::fs::create_dir(&empty).unwrap();
+    // An empty part directory does not hide the executions.csv beside it.
+    assert_eq!(
+        RetrievalPaths::from_run_dir(dir.path()).executions,
+        dir.path().join("executions.csv")
+    );
+    std::fs::remove_file(dir.path().join("executions.csv")).unwrap();
+    assert_eq!(RetrievalPaths::from_run_dir(dir.path()).executions, empty);
     let text = read_executions(&empty).unwrap_err().to_string();
     assert!(
         text.contains("no part-NNNNNN.parquet files (it is empty)"),
