@@ -301,7 +301,7 @@ fn bad_options_exit_2_before_encoding_and_write_nothing() {
             vec!["--out", out_s, "--cache", file_s],
             vec!["--cache must be a folder"],
         ),
-        (vec!["--out", file_s], vec!["--out must be a folder"]),
+        (vec!["--out", file_s], vec!["is a file, not a folder"]),
         (
             vec!["--out", inside.to_str().unwrap()],
             vec!["is inside the dataset folder"],
@@ -335,6 +335,31 @@ fn bad_options_exit_2_before_encoding_and_write_nothing() {
         assert!(!out.exists(), "{extra:?} wrote {:?}", walk(&out));
         assert_eq!(walk(&dataset), before, "{extra:?} wrote into the dataset");
     }
+    // A retrieval audit's folder: fqe.json would land beside it and replace its summary.md.
+    let audit = dir.path().join("audit");
+    std::fs::create_dir(&audit).unwrap();
+    let audit_json = br#"{"schema": "roboaudit.retrieval.v1"}"#;
+    std::fs::write(audit.join("audit.json"), audit_json).unwrap();
+    std::fs::write(audit.join("summary.md"), b"# retrieval").unwrap();
+    let o = roboaudit(&[
+        "fqe",
+        "fit",
+        "--run",
+        run_s,
+        "--out",
+        audit.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("holds another kind of result"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(
+        std::fs::read(audit.join("summary.md")).unwrap(),
+        b"# retrieval"
+    );
+    assert!(!audit.join("fqe.json").exists());
 }
 
 #[test]

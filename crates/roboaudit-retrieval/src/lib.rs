@@ -48,7 +48,7 @@ pub mod synthetic;
 pub use audit::{POWER_METHOD, TIE_BREAK, run_audit};
 pub use config::{AuditConfig, CheckedConfig, CiMethod, Metric};
 pub use error::RetrievalError;
-pub use render::{render_compact_table, render_summary_markdown};
+pub use render::{fixed, render_compact_table, render_summary_markdown, signed};
 pub use report::{
     AuditReport, ExperienceSummary, GapBySet, LibraryRun, PowerPoint, ReferenceBySet,
     ReferencePoints, RuleReport, RuleRerun, SCHEMA, ShuffleReport, SizeIntervention, Skipped,

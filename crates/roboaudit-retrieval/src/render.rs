@@ -4,13 +4,15 @@ use crate::report::{AuditReport, ReferencePoints, RuleReport};
 use std::fmt::Write;
 
 /// `x` with `decimals` decimals; a value that rounds to zero is written `0.000`, never
-/// `-0.000`, which readers take for a real (if tiny) negative result.
-fn fixed(x: f64, decimals: usize) -> String {
+/// `-0.000`, which readers take for a real (if tiny) negative result. Any finite `x`; NaN and
+/// infinities print as Rust formats them.
+pub fn fixed(x: f64, decimals: usize) -> String {
     unsign_zero(format!("{x:.decimals$}"), "")
 }
 
-/// `x` with an explicit sign; a value that rounds to zero is `+0.000`, not `-0.000`.
-fn signed(x: f64, decimals: usize) -> String {
+/// `x` with an explicit sign and `decimals` decimals; a value that rounds to zero is
+/// `+0.000`, not `-0.000`.
+pub fn signed(x: f64, decimals: usize) -> String {
     unsign_zero(format!("{x:+.decimals$}"), "+")
 }
 

@@ -51,12 +51,15 @@ pub(super) fn check_options(args: &FitArgs, dataset_dir: &Path) -> Result<()> {
             ));
         }
     }
-    if args.out.exists() && !args.out.is_dir() {
-        return usage(format!(
-            "--out {} is a file: --out must be a folder",
-            args.out.display()
-        ));
-    }
+    crate::output::refuse_out_file(&args.out)?;
+    crate::output::refuse_foreign_results(
+        &args.out,
+        &[
+            ("fqe.json", &[roboaudit_fqe::SCHEMA]),
+            // An audit folder's summary.md would be replaced by ours.
+            ("audit.json", &[]),
+        ],
+    )?;
     refuse_inside_dataset("--out", &args.out, dataset_dir)?;
     if let Some(cache) = &args.cache {
         check_cache_folder(cache)?;

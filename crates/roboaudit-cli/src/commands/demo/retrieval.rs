@@ -130,11 +130,13 @@ pub(super) fn print_headline(t: &DemoTask) {
         .max_by(|x, y| x.success.total_cmp(&y.success));
     if let Some(b) = deployable {
         println!(
-            "        best deployable rule {}: success {:.3}, advantage {}{}, top-pick share {:.2} (concentration {:.2}), shuffle gap {:+.3}{}",
+            "        best deployable rule {}: success {:.3}, advantage {}{}, top-pick share {:.2} (concentration {:.2}), shuffle gap {}{}",
             b.name,
             b.success,
-            b.advantage
-                .map_or_else(|| "undefined".to_owned(), |v| format!("{v:.2}")),
+            b.advantage.map_or_else(
+                || "undefined".to_owned(),
+                |v| roboaudit_retrieval::fixed(v, 2)
+            ),
             // As the audit report: a ratio over oracle − random < 0.05 is noise-dominated.
             if b.advantage_unstable && b.advantage.is_some() {
                 " (unstable)"
@@ -143,7 +145,7 @@ pub(super) fn print_headline(t: &DemoTask) {
             },
             b.top_pick_share,
             b.concentration,
-            b.gap,
+            roboaudit_retrieval::signed(b.gap, 3),
             if b.gap_significant == Some(true) {
                 " (significant)"
             } else {

@@ -32,7 +32,7 @@ pub struct CalibrateArgs {
 pub fn run(args: &CalibrateArgs) -> Result<()> {
     super::check_count("--seeds", args.seeds, super::MAX_SEEDS)?;
     if let Some(dir) = &args.out {
-        super::refuse_out_file(dir)?;
+        crate::output::refuse_out_file(dir)?;
     }
     let plan = match &args.plan {
         Some(p) => Plan::load(p)?,

@@ -166,7 +166,7 @@ fn seeds(args: &CollectArgs, plan: Option<&Plan>) -> Result<Vec<u64>> {
 
 /// Runs `memory collect`.
 pub fn run(args: &CollectArgs) -> Result<()> {
-    super::refuse_out_file(&args.out)?;
+    crate::output::refuse_out_file(&args.out)?;
     let plan = args.plan.as_deref().map(Plan::load).transpose()?;
     let mut cfg = args
         .harness

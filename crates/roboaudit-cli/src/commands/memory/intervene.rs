@@ -55,7 +55,7 @@ pub struct InterveneArgs {
 pub fn run(args: &InterveneArgs) -> Result<()> {
     let task = TaskKind::parse(&args.task)?;
     super::check_count("--episodes", args.episodes, super::MAX_UNITS)?;
-    super::refuse_out_file(&args.out)?;
+    crate::output::refuse_out_file(&args.out)?;
     let params = PolicyParams {
         reliability: args.reliability.clone(),
         ..PolicyParams::default()

@@ -9,7 +9,7 @@ mod intervene;
 
 use crate::exit::Usage;
 use anyhow::Result;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use calibrate::CalibrateArgs;
 use collect::CollectArgs;
@@ -75,19 +75,6 @@ pub(crate) const MAX_SEEDS: usize = 1_000;
 pub(crate) fn check_count(flag: &str, value: usize, max: usize) -> Result<()> {
     if !(1..=max).contains(&value) {
         return Err(Usage(format!("{flag} must be in 1..={max}, got {value}")).into());
-    }
-    Ok(())
-}
-
-/// Refuses an `--out` that exists and is not a folder (exit 2), so that a run does not do all
-/// its work only to fail on writing.
-pub(crate) fn refuse_out_file(out: &Path) -> Result<()> {
-    if out.exists() && !out.is_dir() {
-        return Err(Usage(format!(
-            "--out {} is a file, not a folder: give a folder for the results (it is created if missing)",
-            out.display()
-        ))
-        .into());
     }
     Ok(())
 }
