@@ -1,0 +1,130 @@
+//! `inspect` on damaged synthetic LeRobot datasets: non-finite values, undecodable frames and
+//! missing data files are problems, marked blocking where `fqe fit` reads them, and the labels
+//! verdict says what fit would actually do.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod lerobot_common;
+
+use std::fs;
+
+use lerobot_common::*;
+use roboaudit_data::lerobot::{LeRobotDataset, SuccessSource, render_inspect};
+
+#[test]
+fn image_size_is_checked_against_the_declared_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    write_v3(dir.path());
+    // Declared HWC 8×8 while the PNGs are 5 wide, 4 high.
+    edit_json(&dir.path().join("meta/info.json"), |v| {
+        v["features"]["observation.image"]["shape"] = serde_json::json!([8, 8, 3]);
+    });
+    let report = LeRobotDataset::open(dir.path()).unwrap().inspect().unwrap();
+    let p = report
+        .problems
+        .iter()
+        .find(|p| p.message.contains("image feature \"observation.image\""))
+        .unwrap_or_else(|| panic!("{:#?}", report.problems));
+    assert!(
+        p.message.contains(
+            "the first image is 5×4 (width×height), the declared shape [8, 8, 3] says 8×8"
+        ),
+        "{}",
+        p.message
+    );
+    assert_eq!(p.row, Some(1));
+}
+
+#[test]
+fn non_finite_values_and_undecodable_frames_are_problems_and_block_where_fit_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    write_v3(dir.path());
+    let mut frames = v3_frames();
+    // Episode 0 frame 1's state is NaN (fit reads it: blocking); row 3's reward is infinite
+    // (fit does not read it by default: listed, not blocking); episode 1's last PNG is cut in
+    // half (the terminal frame the detector reads).
+    frames.states[1][0] = f32::NAN;
+    frames.rewards[2] = f32::INFINITY;
+    let last = frames.images.len() - 1;
+    let cut = frames.images[last].len() / 2;
+    frames.images[last].truncate(cut);
+    write_v3_data(dir.path(), &frames, &[]);
+    let report = LeRobotDataset::open(dir.path()).unwrap().inspect().unwrap();
+    let find = |needle: &str| {
+        report
+            .problems
+            .iter()
+            .find(|p| p.message.contains(needle))
+            .unwrap_or_else(|| panic!("no problem containing {needle:?} in {:#?}", report.problems))
+            .clone()
+    };
+    let p = find(
+        "column \"observation.state\": 1 rows hold NaN or infinite values (first: row 2, episode 0, frame_index 1",
+    );
+    assert_eq!((p.episode, p.row, p.blocking), (Some(0), Some(2), true));
+    let p = find("column \"next.reward\": 1 rows hold NaN or infinite values (first: row 3");
+    assert!(!p.blocking);
+    let p = find("image feature \"observation.image\", episode 1, frame_index 1:");
+    assert_eq!((p.episode, p.row, p.blocking), (Some(1), Some(5), true));
+    assert!(p.file.ends_with("data/chunk-000/file-000.parquet"));
+    assert_eq!(report.blocking_problems, 2, "{:#?}", report.problems);
+    assert!(!render_inspect(&report).contains("problems: none"));
+}
+
+#[test]
+fn a_missing_data_file_blocks_and_the_labels_verdict_says_the_data_was_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    write_v3(dir.path());
+    fs::remove_file(dir.path().join("data/chunk-000/file-000.parquet")).unwrap();
+    let report = LeRobotDataset::open(dir.path()).unwrap().inspect().unwrap();
+    let missing = report
+        .problems
+        .iter()
+        .find(|p| p.message.starts_with("data file is missing"))
+        .unwrap();
+    assert!(missing.blocking);
+    assert_eq!(report.blocking_problems, 1, "{:#?}", report.problems);
+    let verdict = &report.labels.verdict;
+    assert!(
+        verdict.contains("the data could not be read (1 of 1 data file(s)"),
+        "{verdict}"
+    );
+    assert!(!verdict.contains("no success label"), "{verdict}");
+}
+
+#[test]
+fn a_declared_success_column_absent_from_the_data_is_not_replaced_by_the_reward() {
+    let dir = tempfile::tempdir().unwrap();
+    write_v3(dir.path());
+    write_v3_data(dir.path(), &v3_frames(), &["next.success"]);
+    let ds = LeRobotDataset::open(dir.path()).unwrap();
+    let report = ds.inspect().unwrap();
+    let verdict = &report.labels.verdict;
+    // `fqe fit` reads the declared column and fails on it; the binary reward is not what it
+    // would use, so it is offered as a labels file.
+    assert!(
+        verdict.starts_with("\"next.success\" is declared in meta/info.json but has no column in the data files: `fqe fit` reads it by default and would fail; pass --labels FILE"),
+        "{verdict}"
+    );
+    assert!(
+        verdict.contains("--reward next.reward --rule last"),
+        "{verdict}"
+    );
+    assert!(
+        ds.success_labels(&SuccessSource::Column("next.success".into()))
+            .is_err()
+    );
+    let missing = report
+        .problems
+        .iter()
+        .find(|p| p.message.contains("\"next.success\" has no column"))
+        .unwrap();
+    assert!(!missing.blocking, "a labels file fixes it");
+    assert!(
+        !report
+            .problems
+            .iter()
+            .any(|p| p.message.contains("never true")),
+        "{:#?}",
+        report.problems
+    );
+}
