@@ -43,6 +43,24 @@ fn metric(r: &serde_json::Value, estimator: &str, field: &str) -> serde_json::Va
         .clone()
 }
 
+/// `fqe fit --run RUN --out OUT --no-neural --components N` and `extra`: the quick linear fit of
+/// the tests below.
+fn fit_linear(run: &Path, out: &Path, components: &str, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "fqe",
+        "fit",
+        "--run",
+        run.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--no-neural",
+        "--components",
+        components,
+    ];
+    args.extend_from_slice(extra);
+    roboaudit(&args)
+}
+
 #[test]
 fn fit_on_a_run_folder_writes_scored_estimates() {
     let dir = run_folder();
@@ -381,17 +399,7 @@ fn components_beyond_the_frames_are_capped_up_front_with_a_warning() {
         .sum();
     assert!(frames < 1000, "{frames}");
     let out = dir.path().join("res");
-    let o = roboaudit(&[
-        "fqe",
-        "fit",
-        "--run",
-        run.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--no-neural",
-        "--components",
-        "1024",
-    ]);
+    let o = fit_linear(&run, &out, "1024", &[]);
     assert!(o.status.success(), "{}", text(&o));
     let expected = format!(
         "warning: --components 1024 capped at {}: the {frames} frames",
@@ -431,17 +439,7 @@ fn evaluate_refuses_the_ground_truth_of_another_run() {
         write_chain_run(run, &chain).unwrap();
     }
     let out = dir.path().join("res");
-    let o = roboaudit(&[
-        "fqe",
-        "fit",
-        "--run",
-        a.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--no-neural",
-        "--components",
-        "8",
-    ]);
+    let o = fit_linear(&a, &out, "8", &[]);
     assert!(o.status.success(), "{}", text(&o));
     let fitted = report(&out);
     assert_eq!(fitted["dataset"]["episodes"], 40);
@@ -520,19 +518,12 @@ fn evaluate_accepts_the_ground_truth_a_fit_on_another_dataset_was_scored_against
     }
     // Run a's policies and ground truth, fitted on run b's recording on purpose.
     let out = dir.path().join("res");
-    let o = roboaudit(&[
-        "fqe",
-        "fit",
-        "--run",
-        a.to_str().unwrap(),
-        "--dataset",
-        b.join("dataset").to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--no-neural",
-        "--components",
+    let o = fit_linear(
+        &a,
+        &out,
         "8",
-    ]);
+        &["--dataset", b.join("dataset").to_str().unwrap()],
+    );
     assert!(o.status.success(), "{}", text(&o));
     let fitted = report(&out);
     assert_eq!(
