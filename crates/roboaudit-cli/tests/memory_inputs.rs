@@ -153,3 +153,29 @@ fn the_summary_states_one_bootstrap_seed() {
         .unwrap();
     assert!(!note.contains("seed 0"), "{note}");
 }
+
+#[test]
+fn an_audit_into_an_fqe_result_folder_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let records = collect(&tmp.path().join("c"), &[]);
+    let fqe = tmp.path().join("fqe");
+    std::fs::create_dir(&fqe).unwrap();
+    std::fs::write(fqe.join("fqe.json"), br#"{"schema": "roboaudit.fqe.v1"}"#).unwrap();
+    std::fs::write(fqe.join("summary.md"), b"# FQE").unwrap();
+    let o = roboaudit(&[
+        "memory",
+        "audit",
+        "--records",
+        records.to_str().unwrap(),
+        "--out",
+        fqe.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("holds another kind of result"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(std::fs::read(fqe.join("summary.md")).unwrap(), b"# FQE");
+    assert!(!fqe.join("audit.json").exists());
+}

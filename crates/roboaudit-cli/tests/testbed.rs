@@ -1,5 +1,5 @@
-//! `roboaudit testbed rollout`: option values are checked before anything is simulated or
-//! created, with exit 2 naming the flag.
+//! `roboaudit testbed`: option values and output names are checked before anything is
+//! simulated or created, with exit 2 naming the flag.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -37,4 +37,40 @@ fn bad_rollout_options_are_usage_errors_and_create_nothing() {
         assert!(text(&o).contains(message), "{extra:?}: {}", text(&o));
         assert!(!out.exists(), "{extra:?} created --out");
     }
+}
+
+#[test]
+fn an_out_file_named_for_another_format_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (jpg, parquet) = (tmp.path().join("x.jpg"), tmp.path().join("s.parquet"));
+    let cases: [(Vec<&str>, &str); 2] = [
+        (
+            vec![
+                "testbed",
+                "render",
+                "--task",
+                "stack",
+                "--out",
+                jpg.to_str().unwrap(),
+            ],
+            "this command writes a PNG image; name the file *.png",
+        ),
+        (
+            vec![
+                "testbed",
+                "scenes",
+                "--task",
+                "stack",
+                "--out",
+                parquet.to_str().unwrap(),
+            ],
+            "this command writes a CSV table; name the file *.csv",
+        ),
+    ];
+    for (args, message) in cases {
+        let o = roboaudit(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert!(text(&o).contains(message), "{args:?}: {}", text(&o));
+    }
+    assert!(!jpg.exists() && !parquet.exists());
 }

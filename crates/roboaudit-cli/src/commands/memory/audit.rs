@@ -20,6 +20,10 @@ pub fn run(
         plan.bootstrap.seed = seed;
     }
     let hash = plan.hash();
+    output::refuse_out_file(out)?;
+    // An FQE result folder's summary.md would be replaced by ours (a foreign audit.json is
+    // refused by the plan check below, with its own message).
+    output::refuse_foreign_results(out, &[("fqe.json", &[])])?;
     roboaudit_memory::check_output_plan(out, &hash)?;
     let records = roboaudit_data::read_memory_records(records_path)?;
     roboaudit_memory::check_records_plan(&records, &hash, records_path)?;
