@@ -307,8 +307,9 @@ fn estimator_metrics(
     let mut pairs = Vec::new();
     for p in report.policies.iter().filter(|p| keep(p)) {
         let mut sum = (0.0, 0.0, 0.0);
-        let mut count = 0;
+        let (mut count, mut with_truth) = (0u32, 0u32);
         for c in &p.tasks {
+            with_truth += u32::from(c.truth.is_some());
             let (Some(t), Some(e)) = (&c.truth, pick(c, estimator, seed)) else {
                 continue;
             };
@@ -322,7 +323,10 @@ fn estimator_metrics(
             sum = (sum.0 + e, sum.1 + t.v_pi, sum.2 + t.success_rate);
             count += 1;
         }
-        if count > 0 {
+        // A policy without an estimate on some task with ground truth (a diverged linear
+        // solve) has no suite value: averaging its other tasks would compare it over another
+        // set of tasks than the rest. Its estimated cells still count per task and in the ARE.
+        if count > 0 && count == with_truth {
             #[allow(clippy::cast_precision_loss)]
             let n = f64::from(count);
             suite_rows.push(Scored {

@@ -443,8 +443,9 @@ fn image_part(
 /// Aligns a policy-actions file with the loaded frames.
 ///
 /// # Errors
-/// [`FqeError::InvalidInputs`] when the action width differs or a frame has no actions (naming
-/// how many and the first).
+/// [`FqeError::InvalidInputs`] when the action width differs, a frame has no actions, or the
+/// file has actions for frames the dataset lacks (written for another dataset), naming how many
+/// and the first.
 pub fn align_target_actions(
     loaded: &LoadedDataset,
     actions: &PolicyActions,
@@ -471,6 +472,24 @@ pub fn align_target_actions(
             "{}: {} of {} dataset frames have no target actions (first: index {first})",
             actions.file.display(),
             missing.len(),
+            inputs.n_frames()
+        )));
+    }
+    // Actions for frames the dataset does not have mean the file was written for another
+    // dataset (a larger recording whose first frames happen to share indices): its actions
+    // for the frames that do match are another recording's, so nothing of it can be used.
+    let foreign: Vec<i64> = actions
+        .index
+        .iter()
+        .copied()
+        .filter(|i| !loaded.rows.contains_key(i))
+        .collect();
+    if let Some(first) = foreign.first() {
+        return Err(FqeError::InvalidInputs(format!(
+            "{}: {} of its {} frames are not in the dataset of {} frames (first: index {first}): the actions were written for another dataset",
+            actions.file.display(),
+            foreign.len(),
+            actions.index.len(),
             inputs.n_frames()
         )));
     }

@@ -87,7 +87,7 @@ fn listing(cells: &[String]) -> String {
 
 /// The notes of a fitted report, in order: neural fit not converged, neural fit with fewer
 /// backups than the median episode's frames (when the report knows them), neural estimates outside
-/// `[0, 1]`, linear estimates outside `[0, 1]`. Every note starts with [`NEURAL_PREFIX`] or
+/// `[0, 1]`, linear solve not converged, linear estimates outside `[0, 1]`. Every note starts with [`NEURAL_PREFIX`] or
 /// [`LINEAR_PREFIX`]. Empty when nothing is wrong.
 pub fn reliability_notes(r: &FqeReport) -> Vec<String> {
     let mut notes = Vec::new();
@@ -141,6 +141,23 @@ pub fn reliability_notes(r: &FqeReport) -> Vec<String> {
                 listing(&cells)
             ));
         }
+    }
+    let diverged: Vec<&str> = r
+        .policies
+        .iter()
+        .filter(|p| !p.linear_converged)
+        .map(|p| p.policy.as_str())
+        .collect();
+    if !diverged.is_empty() {
+        notes.push(format!(
+            "{LINEAR_PREFIX} the {} solve did not converge for {} of {} policies ({}): their \
+             estimates are missing (—) where it diverged and unreliable where given, and a policy \
+             missing a task's estimate is left out of the suite metrics",
+            format!("{:?}", r.linear_config.solver).to_lowercase(),
+            diverged.len(),
+            r.policies.len(),
+            listing(&diverged.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>())
+        ));
     }
     let cells = outside(r, |c| c.linear);
     if !cells.is_empty() {

@@ -125,7 +125,8 @@ pub struct PolicyReport {
 pub struct EstimatorMetrics {
     /// Estimator name.
     pub estimator: String,
-    /// Suite level: each policy's estimate and truth averaged over tasks (equal weight); ARE over all cells.
+    /// Suite level: each policy's estimate and truth averaged over tasks (equal weight), for the
+    /// policies with an estimate on every task that has ground truth; ARE over all cells.
     pub suite: Metrics,
     /// Per task, across policies.
     pub tasks: Vec<Metrics>,

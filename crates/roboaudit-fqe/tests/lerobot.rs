@@ -355,3 +355,112 @@ fn unknown_or_video_feature_columns_are_named_with_the_declared_ones() {
     let msg = load_lerobot(&ds, &opts).unwrap_err().to_string();
     assert!(msg.contains("cannot be read as an image"), "{msg}");
 }
+
+/// A policy-actions file written for a larger recording covers every frame of a smaller one
+/// (the indices start at 0 in both) but also frames it lacks: refused, naming how many, rather
+/// than used for the frames whose indices happen to match.
+#[test]
+fn actions_written_for_another_dataset_are_refused() {
+    let (big, _) = run();
+    let small = tempfile::tempdir().unwrap();
+    let run = ChainRun {
+        episodes: 10,
+        ..ChainRun::default()
+    };
+    write_chain_run(small.path(), &run).unwrap();
+    let ds = LeRobotDataset::open(small.path().join("dataset")).unwrap();
+    let loaded = load_lerobot(&ds, &LoadOptions::push_defaults()).unwrap();
+    let truth = read_ground_truth(&big.path().join("ground_truth.json")).unwrap();
+    let file = big
+        .path()
+        .join(truth.policies[0].actions_file.as_ref().unwrap());
+    let actions = read_policy_actions(&file).unwrap();
+    let frames = loaded.inputs.n_frames();
+    assert!(actions.index.len() > frames);
+    let err = align_target_actions(&loaded, &actions)
+        .unwrap_err()
+        .to_string();
+    let want = format!(
+        "{} of its {} frames are not in the dataset of {frames} frames",
+        actions.index.len() - frames,
+        actions.index.len()
+    );
+    assert!(err.contains(&want), "{err}");
+    assert!(err.contains("written for another dataset"), "{err}");
+    // Its own dataset's file still aligns.
+    let own = read_ground_truth(&small.path().join("ground_truth.json")).unwrap();
+    let own_file = small
+        .path()
+        .join(own.policies[0].actions_file.as_ref().unwrap());
+    align_target_actions(&loaded, &read_policy_actions(&own_file).unwrap()).unwrap();
+}
+
+/// A policy whose linear solve diverged on one task is left out of the suite metrics (its other
+/// tasks would compare it over another set of tasks than the rest) and named in a note; its
+/// estimated cells still count per task.
+#[test]
+fn a_policy_missing_a_task_estimate_leaves_the_suite_metrics_and_is_noted() {
+    let (dir, run) = run();
+    let ds = LeRobotDataset::open(dir.path().join("dataset")).unwrap();
+    let loaded = load_lerobot(&ds, &LoadOptions::push_defaults()).unwrap();
+    let truth = read_ground_truth(&dir.path().join("ground_truth.json")).unwrap();
+    let policies: Vec<TargetPolicy> = truth
+        .policies
+        .iter()
+        .map(|p| TargetPolicy {
+            name: p.policy.clone(),
+            actions: align_target_actions(
+                &loaded,
+                &read_policy_actions(dir.path().join(p.actions_file.as_ref().unwrap())).unwrap(),
+            )
+            .unwrap(),
+        })
+        .collect();
+    let config = FitConfig {
+        neural: None,
+        linear: LinearFqeConfig {
+            gamma: run.gamma,
+            ..LinearFqeConfig::default()
+        },
+        seeds: vec![],
+        coverage_threshold: 1.0,
+    };
+    let mut report = fit_all(
+        &loaded.inputs,
+        &policies,
+        &config,
+        Value::Null,
+        &mut |_, _| {},
+    )
+    .unwrap();
+    assert!(
+        !reliability_notes(&report)
+            .iter()
+            .any(|n| n.contains("did not converge"))
+    );
+    let n = report.policies.len();
+    // As a diverged solve leaves it: no estimate on the second task.
+    report.policies[0].tasks[1].linear = None;
+    report.policies[0].linear_converged = false;
+    score(&mut report, &truth).unwrap();
+    let linear = report
+        .metrics
+        .iter()
+        .find(|m| m.estimator == "linear")
+        .unwrap();
+    assert_eq!(linear.suite.policies, n - 1);
+    assert_eq!(linear.tasks[0].policies, n);
+    assert_eq!(linear.tasks[1].policies, n - 1);
+    let notes = reliability_notes(&report);
+    let note = notes
+        .iter()
+        .find(|n| n.contains("did not converge"))
+        .unwrap();
+    let name = &report.policies[0].policy;
+    assert!(
+        note.contains(&format!(
+            "the lstd solve did not converge for 1 of {n} policies ({name})"
+        )),
+        "{note}"
+    );
+}
