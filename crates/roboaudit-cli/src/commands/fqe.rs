@@ -194,6 +194,51 @@ pub(super) fn classify(e: FqeError) -> anyhow::Error {
     }
 }
 
+/// Where the labels come from, for `fqe.json`'s inputs, and a note when a labels file is the
+/// output of `data detect` with predicted labels in it: the estimates then rest on the
+/// detector's accuracy, which only its report gives.
+fn describe_labels(labels: &SuccessSource) -> (String, Option<String>) {
+    match labels {
+        SuccessSource::Column(c) => (format!("column {c:?}, true on any frame"), None),
+        SuccessSource::LastReward { column, threshold } => (
+            format!("last {column:?} of each episode >= {}", compact(*threshold)),
+            None,
+        ),
+        SuccessSource::MaxReward { column, threshold } => (
+            format!(
+                "largest {column:?} of each episode >= {}",
+                compact(*threshold)
+            ),
+            None,
+        ),
+        SuccessSource::File(path) => {
+            let described = format!("labels file {}", path.display());
+            // `data detect` writes this exact header; its `source` column says which labels
+            // were given and which the detector predicted.
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            let mut lines = text.lines();
+            if lines.next() != Some("episode_index,success,source,probability") {
+                return (described, None);
+            }
+            let (mut rows, mut predicted) = (0usize, 0usize);
+            for line in lines.filter(|l| !l.is_empty()) {
+                rows += 1;
+                predicted += usize::from(line.split(',').nth(2) == Some("detector"));
+            }
+            let note = (predicted > 0).then(|| {
+                format!(
+                    "labels: {predicted} of {rows} episode labels in {} were predicted by the success detector (`data detect`), not observed: the estimates carry the detector's errors (its held-out accuracy is in its report)",
+                    path.display()
+                )
+            });
+            (
+                format!("{described} ({predicted} of {rows} predicted by the success detector)"),
+                note,
+            )
+        }
+    }
+}
+
 /// The success labels: `--labels`, else `next.success`, else the last `next.reward` ≥ 0.5. A
 /// default source that labels no episode a success is refused: FQE would silently estimate 0
 /// for every policy (pusht's `next.success` is never true: its episodes stop short of the 0.95
@@ -403,6 +448,7 @@ fn fit(args: &FitArgs) -> Result<()> {
     let ds = LeRobotDataset::open(&dataset_dir)
         .with_context(|| format!("cannot open LeRobot dataset {}", dataset_dir.display()))?;
     let labels = labels_source(args.labels.as_ref(), &ds)?;
+    let (labels_described, predicted) = describe_labels(&labels);
     let state_feature = optional(&args.state_feature);
     let features = frame_features(&args.features, &ds, state_feature.as_deref())?;
     if encoder_spec != EncoderSpec::Raw32 && !matches!(features, FrameFeatures::Image(_)) {
@@ -507,6 +553,7 @@ fn fit(args: &FitArgs) -> Result<()> {
         "load": loaded.summary,
         "parts": loaded.inputs.parts.iter().map(|p| (&p.name, p.width)).collect::<Vec<_>>(),
         "target": target,
+        "labels": labels_described,
     });
     if only_behaviour {
         eprintln!(
@@ -526,6 +573,9 @@ fn fit(args: &FitArgs) -> Result<()> {
     .map_err(classify)?;
     bar.finish_and_clear();
     report.dataset = Some(DatasetIdentity::of(&ds).map_err(classify)?);
+    if let Some(note) = predicted {
+        report.notes.push(note);
+    }
     if let (Some(t), Some(path)) = (&truth, &gt_path) {
         score(&mut report, t).map_err(classify)?;
         report.ground_truth = Some(ground_truth_fingerprint(&read_input(path)?));
@@ -537,4 +587,42 @@ fn fit(args: &FitArgs) -> Result<()> {
 pub(super) fn read_input(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path)
         .map_err(|e| InvalidInput(format!("cannot read {}: {e}", path.display())).into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `data detect` labels file is recognised by its header and its predicted labels are
+    /// counted into a note; any other labels file is only named.
+    #[test]
+    fn detector_labels_are_counted_into_a_note() {
+        let dir = tempfile::tempdir().unwrap();
+        let detected = dir.path().join("labels.csv");
+        std::fs::write(
+            &detected,
+            "episode_index,success,source,probability\n0,1,label,1.000000\n1,0,detector,0.210000\n2,1,detector,0.900000\n",
+        )
+        .unwrap();
+        let (described, note) = describe_labels(&SuccessSource::File(detected.clone()));
+        assert!(
+            described.ends_with("(2 of 3 predicted by the success detector)"),
+            "{described}"
+        );
+        let note = note.unwrap();
+        assert!(
+            note.starts_with("labels: 2 of 3 episode labels in "),
+            "{note}"
+        );
+        let plain = dir.path().join("plain.csv");
+        std::fs::write(&plain, "episode_index,success\n0,1\n").unwrap();
+        assert_eq!(describe_labels(&SuccessSource::File(plain)).1, None);
+        let all_given = dir.path().join("given.csv");
+        std::fs::write(
+            &all_given,
+            "episode_index,success,source,probability\n0,1,label,1.000000\n",
+        )
+        .unwrap();
+        assert_eq!(describe_labels(&SuccessSource::File(all_given)).1, None);
+    }
 }
