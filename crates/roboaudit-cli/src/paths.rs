@@ -64,6 +64,22 @@ pub fn refuse_inside_dataset(flag: &str, path: &Path, dataset: &Path) -> Result<
     Ok(())
 }
 
+/// Refuses an output whose extension is not `ext` (exit code 2, before any work): the file is
+/// written in one format, and readers (the labels reader, `report`) pick the format by
+/// extension, so a mismatched name is read back as something else; worse, a name like
+/// `fit/fqe.json` or `fit/summary.md` would silently replace another command's result.
+pub fn require_extension(flag: &str, path: &Path, ext: &str, what: &str) -> Result<()> {
+    if path.extension().and_then(|e| e.to_str()) != Some(ext) {
+        return Err(Usage(format!(
+            "{flag} {}: {what} is written as {}; give it the extension .{ext}",
+            path.display(),
+            ext.to_uppercase()
+        ))
+        .into());
+    }
+    Ok(())
+}
+
 /// Refuses a `--cache` that exists but is not a folder (exit code 2): the cache is one file
 /// per encoder inside a folder.
 pub fn check_cache_folder(cache: &Path) -> Result<()> {

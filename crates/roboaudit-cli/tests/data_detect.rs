@@ -463,3 +463,67 @@ fn damaged_frames_fail_naming_the_file_and_leave_no_partial_cache() {
     assert!(!t.contains("invalid FQE inputs"), "{t}");
     assert!(!Path::new(&out).exists());
 }
+
+#[test]
+fn a_report_that_is_not_json_or_holds_another_result_is_refused_before_any_work() {
+    let f = fixture();
+    let out = f.path("labels.csv");
+    let labels = f.labels.to_str().unwrap().to_owned();
+    let dataset = f.dataset();
+    // An FQE result folder: its summary.md and fqe.json must survive a mistyped --report.
+    let fit = f.dir.path().join("fit");
+    std::fs::create_dir(&fit).unwrap();
+    let summary = fit.join("summary.md");
+    let fqe = fit.join("fqe.json");
+    std::fs::write(&summary, "# FQE\n").unwrap();
+    std::fs::write(&fqe, "{\"schema\": \"roboaudit.fqe.v1\"}\n").unwrap();
+    let notes = f.write("notes.json", "not json at all\n");
+    for (report, needles) in [
+        (summary.to_str().unwrap(), vec!["--report", ".json"]),
+        (
+            fqe.to_str().unwrap(),
+            vec!["another kind of result", "roboaudit.fqe.v1"],
+        ),
+        (notes.as_str(), vec!["is not a detector report"]),
+    ] {
+        let o = roboaudit(&[
+            "data", "detect", &dataset, "--labels", &labels, "--out", &out, "--report", report,
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{report}: {}", text(&o));
+        for n in needles {
+            assert!(text(&o).contains(n), "{report}: {n} not in {}", text(&o));
+        }
+        assert!(!Path::new(&out).exists(), "{report}: wrote --out");
+    }
+    assert_eq!(read(&summary), b"# FQE\n");
+    assert_eq!(read(&fqe), b"{\"schema\": \"roboaudit.fqe.v1\"}\n");
+    assert_eq!(read(Path::new(&notes)), b"not json at all\n");
+    // An earlier detector report is this command's own result: replaced by a rerun.
+    let report = f.path("det.json");
+    let args = [
+        "data", "detect", &dataset, "--labels", &labels, "--out", &out, "--report", &report,
+    ];
+    let o = roboaudit(&args);
+    assert!(o.status.success(), "{}", text(&o));
+    let first = read(Path::new(&report));
+    let o = roboaudit(&args);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(read(Path::new(&report)), first);
+}
+
+#[test]
+fn more_folds_than_labelled_episodes_is_a_usage_error() {
+    let f = fixture();
+    let out = f.path("labels.csv");
+    let labels = f.labels.to_str().unwrap().to_owned();
+    let dataset = f.dataset();
+    // 54 labelled episodes: 60 folds cannot hold one each; found once the labels are read.
+    let o = roboaudit(&[
+        "data", "detect", &dataset, "--labels", &labels, "--out", &out, "--folds", "60",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    for n in ["--folds 60", "labels 54", "partial.csv"] {
+        assert!(text(&o).contains(n), "{n} not in {}", text(&o));
+    }
+    assert!(!Path::new(&out).exists());
+}

@@ -2,11 +2,13 @@
 //! partial labels file labels, from each episode's terminal frame; it reports its accuracy on
 //! held-out labelled episodes and writes a full labels file for `fqe fit --labels`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use roboaudit_data::lerobot::LeRobotDataset;
-use roboaudit_fqe::detector::{DetectorConfig, DetectorError, Validation, detect_with_progress};
+use roboaudit_fqe::detector::{
+    DETECTOR_SCHEMA, DetectorConfig, DetectorError, Validation, detect_with_progress,
+};
 use roboaudit_fqe::number::compact;
 use roboaudit_fqe::pca::max_components;
 use roboaudit_fqe::{Encoder, FrameFeatures};
@@ -14,7 +16,7 @@ use roboaudit_fqe::{Encoder, FrameFeatures};
 use super::fqe_checks::MAX_COMPONENTS;
 use crate::exit::{InvalidInput, Usage};
 use crate::output::{ensure_dir, write_all_atomic};
-use crate::paths::{check_cache_folder, refuse_inside_dataset, same_file};
+use crate::paths::{check_cache_folder, refuse_inside_dataset, require_extension, same_file};
 
 /// Most cross-validation folds: more only repeats leave-one-out-like fits at a higher cost.
 const MAX_FOLDS: usize = 100;
@@ -109,12 +111,7 @@ fn check_options(args: &DetectArgs) -> Result<Validation> {
     };
     // The labels reader picks the format by extension: a full labels file must be CSV to be
     // read back as what it is.
-    if args.out.extension().and_then(|e| e.to_str()) != Some("csv") {
-        return Err(usage(format!(
-            "--out {}: the labels file is written as CSV; give it the extension .csv",
-            args.out.display()
-        )));
-    }
+    require_extension("--out", &args.out, "csv", "the labels file")?;
     let report = report_path(args);
     for (flag, path) in [("--out", &args.out), ("--report", &report)] {
         if path.is_dir() {
@@ -132,6 +129,8 @@ fn check_options(args: &DetectArgs) -> Result<Validation> {
             "--out / --report name the --labels file: it would be overwritten".into(),
         ));
     }
+    // After the same-file checks, whose message says more about a --report naming an input.
+    require_extension("--report", &report, "json", "the detector report")?;
     let cache = args.cache.as_ref().map(|c| ("--cache", c));
     for (flag, path) in [("--out", &args.out), ("--report", &report)]
         .into_iter()
@@ -142,7 +141,40 @@ fn check_options(args: &DetectArgs) -> Result<Validation> {
     if let Some(cache) = &args.cache {
         check_cache_folder(cache)?;
     }
+    refuse_foreign_report(&report)?;
     Ok(validation)
+}
+
+/// Refuses a report path holding a file that is not a detector report (exit code 2, before
+/// any work): the rename would silently replace it, and a `.json` name alone does not tell an
+/// FQE result's `fqe.json` or an audit's `audit.json` from an earlier detector report. A
+/// missing file passes; an existing one passes only with the `schema` the report carries.
+fn refuse_foreign_report(report: &Path) -> Result<()> {
+    if !report.is_file() {
+        return Ok(());
+    }
+    let text = std::fs::read(report).map_err(|e| {
+        Usage(format!(
+            "--report {} exists but cannot be read ({e}), so it cannot be checked before it is replaced; give another file name",
+            report.display()
+        ))
+    })?;
+    let schema = serde_json::from_slice::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| v.get("schema").and_then(|s| s.as_str()).map(str::to_owned));
+    match schema {
+        Some(s) if s == DETECTOR_SCHEMA => Ok(()),
+        Some(s) => Err(Usage(format!(
+            "--report {} holds another kind of result (schema \"{s}\"), not a detector report (\"{DETECTOR_SCHEMA}\"); writing it would replace that file: give another file name",
+            report.display()
+        ))
+        .into()),
+        None => Err(Usage(format!(
+            "--report {} exists and is not a detector report (not JSON or no `schema` field \"{DETECTOR_SCHEMA}\"); writing it would replace that file: give another file name",
+            report.display()
+        ))
+        .into()),
+    }
 }
 
 /// Warns (stderr) when `--components` asks for more than the terminal frames can give, before
@@ -175,6 +207,23 @@ fn classify(e: DetectorError) -> anyhow::Error {
         return Usage(format!(
             "--holdout {} of {labelled} labelled episodes holds out none; need at least 1 (raise --holdout, label more episodes, or use --folds)",
             compact(*fraction)
+        ))
+        .into();
+    }
+    // Too few labelled episodes for the folds asked for is fixed by a smaller --folds: the
+    // option is wrong for these labels (exit 2, like a --holdout that holds out none), not
+    // the labels file. Too few of one class stays an input problem: no --folds fixes it.
+    if let DetectorError::TooFewExamples {
+        file,
+        class: "episodes",
+        count,
+        needed,
+        ..
+    } = &e
+    {
+        return Usage(format!(
+            "--folds {needed} needs at least {needed} labelled episodes (one per fold), but {} labels {count}: lower --folds (2..={count}), label more episodes, or use --holdout",
+            file.display()
         ))
         .into();
     }
