@@ -6,10 +6,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::Subcommand;
-use roboaudit_data::lerobot::{LeRobotDataset, SuccessSource, render_inspect};
+use roboaudit_data::lerobot::{
+    Feature, FeatureKind, LeRobotDataset, SuccessSource, render_inspect,
+};
 
 use crate::exit::{InvalidInput, Usage};
-use crate::output::write_atomic;
+use crate::output::{ensure_dir, write_atomic};
+use crate::paths::{refuse_inside_dataset, require_extension};
 
 /// Dataset subcommands.
 #[derive(Debug, Subcommand)]
@@ -39,8 +42,8 @@ pub enum DataCommand {
         /// Dataset folder (the one holding meta/info.json).
         #[arg(value_name = "DIR")]
         dir: PathBuf,
-        /// Reward column: a scalar column (a declared column of another width is refused as a
-        /// wrong option, exit code 2).
+        /// Reward column: a declared numeric scalar column (a missing column, or one of another
+        /// width or kind, is refused as a wrong option, exit code 2, listing the usable ones).
         #[arg(long, default_value = "next.reward")]
         reward: String,
         /// `max` (peak reward over the episode) or `last` (reward of the last frame).
@@ -49,7 +52,8 @@ pub enum DataCommand {
         /// Smallest reward that counts as success (a finite number).
         #[arg(long)]
         threshold: f64,
-        /// Labels file to write (CSV).
+        /// Labels file to write (CSV: the name must end in .csv; not inside the dataset folder;
+        /// a missing parent folder is created).
         #[arg(long, value_name = "FILE")]
         out: PathBuf,
     },
@@ -115,21 +119,21 @@ fn labels(dir: &Path, reward: String, rule: &str, threshold: f64, out: &Path) ->
         ))
         .into());
     }
+    // Output checks before the dataset is read (exit 2): the labels file is CSV (a name like
+    // `fit/fqe.json` would replace another command's result with it), and never inside the
+    // dataset, where it would be read as data or metadata.
+    require_extension("--out", out, "csv", "the labels file")?;
+    if out.is_dir() {
+        return Err(Usage(format!(
+            "--out {} is a folder; give a file name",
+            out.display()
+        ))
+        .into());
+    }
+    refuse_inside_dataset("--out", out, dir)?;
     let dataset = LeRobotDataset::open(dir)
         .with_context(|| format!("cannot open LeRobot dataset {}", dir.display()))?;
-    // The column is named by an option: a declared but non-scalar column is a wrong option
-    // (exit 2, like an undeclared `fqe fit --features` key), not a damaged dataset.
-    if let Some(f) = dataset.feature(&reward) {
-        let width: usize = f.shape.iter().product();
-        if width != 1 {
-            return Err(Usage(format!(
-                "--reward {reward}: {} declares column \"{reward}\" with shape {:?} (width {width}); a reward must be a scalar column (shape [1])",
-                dataset.root().join("meta/info.json").display(),
-                f.shape
-            ))
-            .into());
-        }
-    }
+    check_reward_column(&dataset, &reward)?;
     let source = if rule == "last" {
         SuccessSource::LastReward {
             column: reward.clone(),
@@ -146,6 +150,10 @@ fn labels(dir: &Path, reward: String, rule: &str, threshold: f64, out: &Path) ->
     for l in &labels {
         let _ = writeln!(csv, "{},{}", l.episode_index, u8::from(l.success));
     }
+    // A missing parent folder is created, as `fqe fit` and `data detect` create theirs.
+    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        ensure_dir(parent)?;
+    }
     write_atomic(out, csv.as_bytes())?;
     let successes = labels.iter().filter(|l| l.success).count();
     write_stdout(&format!(
@@ -154,6 +162,44 @@ fn labels(dir: &Path, reward: String, rule: &str, threshold: f64, out: &Path) ->
         roboaudit_fqe::number::compact(threshold),
         out.display()
     ))
+}
+
+/// Refuses a `--reward` that is not a declared numeric scalar column (exit code 2): the column
+/// is the user's choice on a readable dataset, so a missing one and one of the wrong width or
+/// kind are the same wrong option (like an undeclared `fqe fit --features` key), not a damaged
+/// dataset. The message lists the columns that would do.
+fn check_reward_column(dataset: &LeRobotDataset, reward: &str) -> Result<()> {
+    let scalar =
+        |f: &Feature| f.kind == FeatureKind::Numeric && f.shape.iter().product::<usize>() == 1;
+    let problem = match dataset.feature(reward) {
+        Some(f) if scalar(f) => return Ok(()),
+        Some(f) if f.kind != FeatureKind::Numeric => format!(
+            "declares column \"{reward}\" with dtype {}; a reward must be a numeric column",
+            f.dtype
+        ),
+        Some(f) => format!(
+            "declares column \"{reward}\" with shape {:?} (width {}); a reward must be a scalar column (shape [1])",
+            f.shape,
+            f.shape.iter().product::<usize>()
+        ),
+        None => format!("declares no column \"{reward}\""),
+    };
+    let usable: Vec<&str> = dataset
+        .features()
+        .iter()
+        .filter(|f| scalar(f))
+        .map(|f| f.name.as_str())
+        .collect();
+    let usable = if usable.is_empty() {
+        "none".to_owned()
+    } else {
+        usable.join(", ")
+    };
+    Err(Usage(format!(
+        "--reward {reward}: {} {problem}; numeric scalar columns usable as a reward: {usable}",
+        dataset.root().join("meta/info.json").display()
+    ))
+    .into())
 }
 
 /// Writes to stdout; a closed pipe (`… | head`) ends the output quietly instead of panicking.
