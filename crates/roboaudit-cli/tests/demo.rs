@@ -223,6 +223,54 @@ fn small_demo_runs_three_audits_and_a_rerun_writes_the_same_bytes() {
         .unwrap();
     assert_eq!(stamp, stamp_again);
 
+    // A linear-only fit of another dataset written into the demo's FQE folder (its stamp left as it
+    // was) is not presented under the demo's headline: the stage is refitted, with a note.
+    let other_run = tmp.path().join("other-run");
+    let chain = roboaudit_fqe::synthetic::ChainRun {
+        episodes: 40,
+        ..roboaudit_fqe::synthetic::ChainRun::default()
+    };
+    roboaudit_fqe::synthetic::write_chain_run(&other_run, &chain).unwrap();
+    let fit = Command::new(env!("CARGO_BIN_EXE_roboaudit"))
+        .args(["fqe", "fit", "--no-neural", "--run"])
+        .arg(&other_run)
+        .arg("--out")
+        .arg(out_dir.join("fqe"))
+        .output()
+        .unwrap();
+    assert!(
+        fit.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fit.stderr)
+    );
+    let theirs = std::fs::read(out_dir.join("fqe/fqe.json")).unwrap();
+    assert!(
+        theirs != before[7],
+        "the other fit did not replace fqe.json"
+    );
+    let third = demo(&out_dir, "small");
+    let stderr = String::from_utf8_lossy(&third.stderr);
+    assert!(third.status.success(), "{stderr}");
+    assert!(stderr.contains("did not write"), "{stderr}");
+    let stdout = String::from_utf8_lossy(&third.stdout);
+    assert!(
+        stdout.contains("12 dataset episodes") && stdout.contains("neural"),
+        "{stdout}"
+    );
+    // Seeded: the refit gives the demo's own estimates and metrics again (the inputs' summary
+    // differs only in its feature-cache counters, the frames now being cached).
+    let (ours, refit): (Value, Value) = (
+        serde_json::from_slice(&before[7]).unwrap(),
+        json(&out_dir.join("fqe/fqe.json")),
+    );
+    for key in ["policies", "metrics", "dataset"] {
+        assert_eq!(
+            ours[key], refit[key],
+            "fqe.json {key} differs after the refit"
+        );
+    }
+    assert!(std::fs::read(out_dir.join("audit.json")).unwrap() == before[0]);
+
     // Another scale cannot reuse these runs: refused before any work.
     let other = demo(&out_dir, "standard");
     assert_eq!(other.status.code(), Some(2));

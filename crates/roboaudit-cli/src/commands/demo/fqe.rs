@@ -144,10 +144,16 @@ pub(super) fn remove_stale_temps(parent: &Path, prefix: &str) {
     }
 }
 
+/// Outputs of the collection whose fingerprints its stamp records.
+const RUN_OUTPUTS: &[&str] = &["ground_truth.json"];
+
+/// Outputs of the fit whose fingerprints its stamp records.
+const FIT_OUTPUTS: &[&str] = &["fqe.json", "summary.md"];
+
 /// Collects into `DIR/fqe/run/` unless a finished collection with the same settings is there.
 fn collect_run(run_dir: &Path, cfg: &CollectConfig) -> Result<()> {
     let settings = serde_json::json!({ "collect": cfg });
-    if stage_done(run_dir, &settings, &["ground_truth.json"]) {
+    if stage_done(run_dir, &settings, RUN_OUTPUTS) {
         return Ok(());
     }
     let checked = cfg.check()?;
@@ -159,7 +165,7 @@ fn collect_run(run_dir: &Path, cfg: &CollectConfig) -> Result<()> {
         .tempdir_in(parent)
         .with_context(|| format!("cannot create a temporary folder in {}", parent.display()))?;
     collect_with_progress(&checked, tmp.path(), "fqe collect")?;
-    mark_done(tmp.path(), &settings)?;
+    mark_done(tmp.path(), &settings, RUN_OUTPUTS)?;
     // A stale collection (other settings, or interrupted) is replaced as a whole.
     if run_dir.exists() {
         std::fs::remove_dir_all(run_dir)
@@ -260,7 +266,7 @@ pub(super) fn run(
         "components": s.components,
     });
     let fqe_json = fit_dir.join("fqe.json");
-    let report = if stage_done(&fit_dir, &settings, &["fqe.json", "summary.md"]) {
+    let report = if stage_done(&fit_dir, &settings, FIT_OUTPUTS) {
         let text = std::fs::read_to_string(&fqe_json)
             .with_context(|| format!("cannot read {}", fqe_json.display()))?;
         serde_json::from_str(&text)
@@ -276,7 +282,7 @@ pub(super) fn run(
                 render_markdown(&report).as_bytes(),
             ),
         ])?;
-        mark_done(&fit_dir, &settings)?;
+        mark_done(&fit_dir, &settings, FIT_OUTPUTS)?;
         report
     };
     Ok(summarize(&report, &s))

@@ -179,7 +179,7 @@ fn records(
         .with_context(|| format!("cannot write {}", records_path.display()))?;
     let json = serde_json::to_vec_pretty(&run.manifest).context("cannot serialize the manifest")?;
     output::write_atomic(&dir.join(MANIFEST_FILE), &json)?;
-    mark_done(dir, &settings)?;
+    mark_done(dir, &settings, &[RECORDS_FILE, MANIFEST_FILE])?;
     Ok(run.records)
 }
 

@@ -12,8 +12,8 @@
 //!   the memory and FQE audits), and the report: `index.html`, `report.md`, `report.json`.
 //!
 //! Reruns into the same folder reuse finished work: the retrieval collections resume, and the memory
-//! and FQE stages skip a step whose outputs exist and whose `demo-stage.json` records the same
-//! settings. Every stage is seeded, so a rerun writes the same bytes.
+//! and FQE stages skip a step whose `demo-stage.json` records the same settings and the fingerprints
+//! of its outputs as they are (a result written there by another command is redone). Every stage is seeded, so a rerun writes the same bytes.
 
 mod fqe;
 mod memory;
@@ -109,22 +109,62 @@ pub(crate) struct ReportOutcome {
 /// Schema tag of the demo's `audit.json` files (top level and `retrieval/`).
 pub(crate) const DEMO_SCHEMA: &str = "roboaudit.demo.v1";
 
-/// File that records the settings a finished stage ran with.
+/// File that records the settings a finished stage ran with, and the fingerprints of its outputs.
 const STAMP: &str = "demo-stage.json";
 
-/// True when `dir` holds a stamp equal to `settings` and every file in `outputs` (relative to `dir`).
+/// 64-bit FNV-1a (hex) of a stage output's bytes, or `None` when it cannot be read.
+fn fingerprint(path: &Path) -> Option<String> {
+    std::fs::read(path)
+        .ok()
+        .map(|b| format!("{:016x}", roboaudit_fqe::cache::fnv1a64(&b)))
+}
+
+/// The stamp of a stage run with `settings` whose `outputs` (relative to `dir`) are as they are now;
+/// `None` when one of them cannot be read.
+fn stamp(dir: &Path, settings: &serde_json::Value, outputs: &[&str]) -> Option<serde_json::Value> {
+    let mut prints = serde_json::Map::new();
+    for f in outputs {
+        prints.insert((*f).to_owned(), fingerprint(&dir.join(f))?.into());
+    }
+    Some(serde_json::json!({ "settings": settings, "outputs": prints }))
+}
+
+/// True when `dir` holds a stamp of `settings` and every file in `outputs` (relative to `dir`) still
+/// has the bytes the stage wrote. The settings alone would vouch for anything written there since,
+/// e.g. an `fqe fit --out DIR/fqe` of another dataset presented under the demo's headline; such a
+/// stage is redone, with a note on stderr since the replaced file was someone's result.
 fn stage_done(dir: &Path, settings: &serde_json::Value, outputs: &[&str]) -> bool {
     let Ok(text) = std::fs::read(dir.join(STAMP)) else {
         return false;
     };
-    let same = serde_json::from_slice::<serde_json::Value>(&text).is_ok_and(|v| &v == settings);
-    same && outputs.iter().all(|f| dir.join(f).exists())
+    let Ok(found) = serde_json::from_slice::<serde_json::Value>(&text) else {
+        return false;
+    };
+    if found.get("settings") != Some(settings) {
+        return false;
+    }
+    if stamp(dir, settings, outputs).is_some_and(|now| now == found) {
+        return true;
+    }
+    eprintln!(
+        "note: {} holds outputs the demo did not write ({}); redoing this stage",
+        dir.display(),
+        outputs.join(", ")
+    );
+    false
 }
 
-/// Writes the stamp of a finished stage (last, so that an interrupted stage is redone).
-fn mark_done(dir: &Path, settings: &serde_json::Value) -> Result<()> {
-    let json =
-        serde_json::to_vec_pretty(settings).context("cannot serialize the stage settings")?;
+/// Writes the stamp of a finished stage (last, so that an interrupted stage is redone), with the
+/// fingerprints of its `outputs` (relative to `dir`), which must all be written.
+fn mark_done(dir: &Path, settings: &serde_json::Value, outputs: &[&str]) -> Result<()> {
+    let Some(stamp) = stamp(dir, settings, outputs) else {
+        bail!(
+            "cannot read back the outputs of the stage in {} ({})",
+            dir.display(),
+            outputs.join(", ")
+        );
+    };
+    let json = serde_json::to_vec_pretty(&stamp).context("cannot serialize the stage settings")?;
     output::write_atomic(&dir.join(STAMP), &json)
 }
 
