@@ -180,7 +180,8 @@ fn explicit_dataset_and_policy_files_then_evaluate_with_ground_truth() {
     let bad = r["policies"][1]["tasks"][0]["linear"].as_f64().unwrap();
     assert!(good > bad + 0.3, "{good} vs {bad}");
 
-    // Names differ from the ground truth's (pi0, pi2): nothing matches, so no metrics.
+    // Names differ from the ground truth's (pi0, pi1, pi2): nothing to score, refused (exit 3,
+    // see evaluate_refuses_a_ground_truth_without_the_fits_policies).
     let gt = run.join("ground_truth.json");
     let o = roboaudit(&[
         "fqe",
@@ -190,7 +191,7 @@ fn explicit_dataset_and_policy_files_then_evaluate_with_ground_truth() {
         "--out",
         out.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     assert!(report(&out)["metrics"].as_array().unwrap().is_empty());
 
     // A report of another schema is refused (exit 3) and left as it was.
@@ -582,4 +583,70 @@ fn a_corrupt_frame_leaves_no_partial_feature_cache() {
         assert!(walk(&out).is_empty(), "{extra:?} left {:?}", walk(&out));
         assert!(walk(&cache).is_empty(), "{extra:?} left {:?}", walk(&cache));
     }
+}
+
+#[test]
+fn evaluate_refuses_a_ground_truth_without_the_fits_policies() {
+    let dir = run_folder();
+    let run = dir.path().join("run");
+    let out = dir.path().join("res");
+    let x = format!("x={}", run.join("policies/pi0.parquet").display());
+    let o = fit_linear(&run, &out, "4", &["--policy-actions", &x]);
+    assert!(o.status.success(), "{}", text(&o));
+    let before: Vec<_> = walk(&out)
+        .iter()
+        .filter(|p| p.is_file())
+        .map(|p| (p.clone(), std::fs::read(p).unwrap()))
+        .collect();
+    let o = roboaudit(&[
+        "fqe",
+        "evaluate",
+        "--run",
+        run.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = text(&o);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(err.contains("fqe.json") && err.contains("(x)"), "{err}");
+    assert!(err.contains("pi0, pi1, pi2"), "{err}");
+    // Nothing rewritten.
+    for (p, bytes) in &before {
+        assert!(
+            std::fs::read(p).unwrap() == *bytes,
+            "{} changed",
+            p.display()
+        );
+    }
+
+    // Some of the fit's policies in the ground truth: scored, with a warning naming the others.
+    let x = format!("x={}", run.join("policies/pi2.parquet").display());
+    let pi0 = format!("pi0={}", run.join("policies/pi0.parquet").display());
+    let o = fit_linear(
+        &run,
+        &out,
+        "4",
+        &["--policy-actions", &pi0, "--policy-actions", &x],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let o = roboaudit(&[
+        "fqe",
+        "evaluate",
+        "--run",
+        run.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("warning") && err.contains("no values for x"),
+        "{err}"
+    );
+    let r = report(&out);
+    assert!(
+        r["policies"][0]["tasks"][0]["truth"]["v_pi"].is_number(),
+        "{r}"
+    );
+    assert!(r["policies"][1]["tasks"][0]["truth"].is_null(), "{r}");
 }

@@ -75,6 +75,45 @@ fn check_same_dataset(
     Ok(())
 }
 
+/// Refuses a ground truth that holds none of the fit's policies (exit code 3): scoring would
+/// leave every `V^π` cell empty and no metric, and exit 0 as if it had scored something. When only
+/// some are missing, a warning names them (their rows stay unscored).
+fn check_policies(
+    report: &FqeReport,
+    file: &Path,
+    truth: &roboaudit_fqe::GroundTruth,
+    gt_path: &Path,
+) -> Result<()> {
+    let known: Vec<&str> = truth.policies.iter().map(|p| p.policy.as_str()).collect();
+    let fitted: Vec<&str> = report.policies.iter().map(|p| p.policy.as_str()).collect();
+    let missing: Vec<&str> = fitted
+        .iter()
+        .copied()
+        .filter(|p| !known.contains(p))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    if missing.len() == fitted.len() {
+        return Err(InvalidInput(format!(
+            "none of the policies of the fit in {} ({}) is in the ground truth {} ({}): nothing to score; pass the ground truth of these policies",
+            file.display(),
+            fitted.join(", "),
+            gt_path.display(),
+            known.join(", ")
+        ))
+        .into());
+    }
+    eprintln!(
+        "warning: the ground truth {} has no values for {} of the fit in {} (it has {}): left unscored",
+        gt_path.display(),
+        missing.join(", "),
+        file.display(),
+        known.join(", ")
+    );
+    Ok(())
+}
+
 /// `roboaudit fqe evaluate`: (re)scores `OUT/fqe.json` against ground truth and rewrites its
 /// outputs.
 pub(super) fn evaluate(args: &EvaluateArgs) -> Result<()> {
@@ -102,6 +141,7 @@ pub(super) fn evaluate(args: &EvaluateArgs) -> Result<()> {
     if report.ground_truth.as_ref() != Some(&fingerprint) {
         check_same_dataset(&report, &file, args.run.as_deref(), &gt_path)?;
     }
+    check_policies(&report, &file, &truth, &gt_path)?;
     score(&mut report, &truth).map_err(classify)?;
     report.ground_truth = Some(fingerprint);
     write_outputs(&args.out, &report)
