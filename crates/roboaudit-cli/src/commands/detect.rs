@@ -37,7 +37,8 @@ pub struct DetectArgs {
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
     /// JSON report (`roboaudit.detector.v1`: settings, held-out accuracy, counts, warnings);
-    /// default: OUT with the extension `.detector.json`.
+    /// default: OUT with the extension `.detector.json`. Must end in .json; an existing file
+    /// there is replaced only if it is a detector report (anything else: exit code 2).
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
     /// Terminal-frame features: `image:KEY` (an `image` feature through the raw 32×32 pixel
