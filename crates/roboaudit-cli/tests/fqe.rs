@@ -43,6 +43,20 @@ fn metric(r: &serde_json::Value, estimator: &str, field: &str) -> serde_json::Va
         .clone()
 }
 
+/// Copies the folder `from` (files and subfolders) to `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
 /// `fqe fit --run RUN --out OUT --no-neural --components N` and `extra`: the quick linear fit of
 /// the tests below.
 fn fit_linear(run: &Path, out: &Path, components: &str, extra: &[&str]) -> Output {
@@ -506,25 +520,25 @@ fn evaluate_refuses_the_ground_truth_of_another_run() {
 #[test]
 fn evaluate_accepts_the_ground_truth_a_fit_on_another_dataset_was_scored_against() {
     let dir = tempfile::tempdir().unwrap();
-    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
-    for (run, seed) in [(&a, 0), (&b, 1)] {
-        let chain = ChainRun {
-            episodes: 40,
-            quality: vec![0.9, 0.2],
-            samples: 2,
-            seed,
-            ..ChainRun::default()
-        };
-        write_chain_run(run, &chain).unwrap();
-    }
-    // Run a's policies and ground truth, fitted on run b's recording on purpose.
+    let a = dir.path().join("a");
+    let chain = ChainRun {
+        episodes: 40,
+        quality: vec![0.9, 0.2],
+        samples: 2,
+        ..ChainRun::default()
+    };
+    write_chain_run(&a, &chain).unwrap();
+    // A curated copy of run a's recording (same frames, its metadata edited: another
+    // fingerprint), fitted with run a's policies and ground truth on purpose.
+    let copy = dir.path().join("curated");
+    copy_tree(&a.join("dataset"), &copy);
+    let info = copy.join("meta/info.json");
+    let mut meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&info).unwrap()).unwrap();
+    meta["curated_by"] = serde_json::Value::from("a test");
+    std::fs::write(&info, serde_json::to_vec_pretty(&meta).unwrap()).unwrap();
     let out = dir.path().join("res");
-    let o = fit_linear(
-        &a,
-        &out,
-        "8",
-        &["--dataset", b.join("dataset").to_str().unwrap()],
-    );
+    let o = fit_linear(&a, &out, "8", &["--dataset", copy.to_str().unwrap()]);
     assert!(o.status.success(), "{}", text(&o));
     let fitted = report(&out);
     assert_eq!(
@@ -545,6 +559,24 @@ fn evaluate_accepts_the_ground_truth_a_fit_on_another_dataset_was_scored_against
     ]);
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(std::fs::read(out.join("fqe.json")).unwrap(), before);
+    // Without that record the curated copy is another dataset than a/dataset: refused.
+    let mut unrecorded = fitted.clone();
+    unrecorded.as_object_mut().unwrap().remove("ground_truth");
+    std::fs::write(
+        out.join("fqe.json"),
+        serde_json::to_vec_pretty(&unrecorded).unwrap(),
+    )
+    .unwrap();
+    let o = roboaudit(&[
+        "fqe",
+        "evaluate",
+        "--run",
+        a.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(text(&o).contains("belong to another run"), "{}", text(&o));
 }
 
 #[test]
