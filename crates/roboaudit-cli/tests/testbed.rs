@@ -53,7 +53,7 @@ fn an_out_file_named_for_another_format_is_refused() {
                 "--out",
                 jpg.to_str().unwrap(),
             ],
-            "this command writes a PNG image; name the file *.png",
+            "the rendered image is written as PNG; give it the extension .png",
         ),
         (
             vec![
@@ -64,7 +64,7 @@ fn an_out_file_named_for_another_format_is_refused() {
                 "--out",
                 parquet.to_str().unwrap(),
             ],
-            "this command writes a CSV table; name the file *.csv",
+            "the scene set is written as CSV; give it the extension .csv",
         ),
     ];
     for (args, message) in cases {

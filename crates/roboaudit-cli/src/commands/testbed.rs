@@ -7,7 +7,7 @@ use roboaudit_testbed::{
     SceneRenderer, SceneSet, SceneSetSpec, TaskKind,
 };
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::exit::Usage;
 use crate::output::{ensure_dir, write_atomic};
@@ -143,21 +143,6 @@ fn image_side() -> impl clap::builder::TypedValueParser<Value = usize> {
     clap::builder::RangedU64ValueParser::<usize>::new().range(16..=2048)
 }
 
-/// Refuses (exit 2, before any work) an `--out` file whose extension says another format than
-/// the `what` this command writes: `render --out x.jpg` would otherwise hold PNG bytes and
-/// `scenes --out s.parquet` CSV text, which the next tool then fails to read.
-fn check_extension(out: &Path, extension: &str, what: &str) -> Result<()> {
-    let given = out.extension().and_then(|e| e.to_str()).unwrap_or("");
-    if !given.eq_ignore_ascii_case(extension) {
-        return Err(Usage(format!(
-            "--out {}: this command writes {what}; name the file *.{extension}",
-            out.display()
-        ))
-        .into());
-    }
-    Ok(())
-}
-
 /// Runs a testbed subcommand.
 pub fn run(cmd: TestbedCommand) -> Result<()> {
     match cmd {
@@ -169,7 +154,7 @@ pub fn run(cmd: TestbedCommand) -> Result<()> {
             steps,
             out,
         } => {
-            check_extension(&out, "png", "a PNG image")?;
+            crate::paths::require_extension("--out", &out, "png", "the rendered image")?;
             let task = TaskKind::parse(&task)?;
             let compiled = CompiledScene::new(&scene.scene(task)?, size)?;
             let mut ep = Episode::new(&compiled, task, &EpisodeConfig::default())?;
@@ -306,7 +291,7 @@ pub fn run(cmd: TestbedCommand) -> Result<()> {
             size,
             out,
         } => {
-            check_extension(&out, "csv", "a CSV table")?;
+            crate::paths::require_extension("--out", &out, "csv", "the scene set")?;
             let task = TaskKind::parse(&task)?;
             let spec = SceneSetSpec {
                 family: task.family(),
