@@ -43,6 +43,19 @@ fn metric(r: &serde_json::Value, estimator: &str, field: &str) -> serde_json::Va
         .clone()
 }
 
+/// A chain run of `episodes` episodes (two policies, qualities 0.9 and 0.2, two action samples
+/// per frame) written into `run`.
+fn small_chain(run: &Path, episodes: usize, seed: u64) {
+    let chain = ChainRun {
+        episodes,
+        quality: vec![0.9, 0.2],
+        samples: 2,
+        seed,
+        ..ChainRun::default()
+    };
+    write_chain_run(run, &chain).unwrap();
+}
+
 /// Copies the folder `from` (files and subfolders) to `to`.
 fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -399,13 +412,7 @@ fn bad_options_exit_2_before_encoding_and_write_nothing() {
 fn components_beyond_the_frames_are_capped_up_front_with_a_warning() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run");
-    let chain = ChainRun {
-        episodes: 6,
-        quality: vec![0.9, 0.2],
-        samples: 2,
-        ..ChainRun::default()
-    };
-    write_chain_run(&run, &chain).unwrap();
+    small_chain(&run, 6, 0);
     let frames: u64 = LeRobotDataset::open(run.join("dataset"))
         .unwrap()
         .episodes()
@@ -521,13 +528,7 @@ fn evaluate_refuses_the_ground_truth_of_another_run() {
 fn evaluate_accepts_the_ground_truth_a_fit_on_another_dataset_was_scored_against() {
     let dir = tempfile::tempdir().unwrap();
     let a = dir.path().join("a");
-    let chain = ChainRun {
-        episodes: 40,
-        quality: vec![0.9, 0.2],
-        samples: 2,
-        ..ChainRun::default()
-    };
-    write_chain_run(&a, &chain).unwrap();
+    small_chain(&a, 40, 0);
     // A curated copy of run a's recording (same frames, its metadata edited: another
     // fingerprint), fitted with run a's policies and ground truth on purpose.
     let copy = dir.path().join("curated");

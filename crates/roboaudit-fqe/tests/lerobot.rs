@@ -24,6 +24,39 @@ fn run() -> (tempfile::TempDir, ChainRun) {
     (dir, run)
 }
 
+/// The run's target policies (from its ground truth), aligned with `loaded`.
+fn chain_policies(
+    dir: &std::path::Path,
+    loaded: &roboaudit_fqe::LoadedDataset,
+    truth: &roboaudit_fqe::GroundTruth,
+) -> Vec<TargetPolicy> {
+    truth
+        .policies
+        .iter()
+        .map(|p| TargetPolicy {
+            name: p.policy.clone(),
+            actions: align_target_actions(
+                loaded,
+                &read_policy_actions(dir.join(p.actions_file.as_ref().unwrap())).unwrap(),
+            )
+            .unwrap(),
+        })
+        .collect()
+}
+
+/// Linear FQE alone (LSTD defaults) at discount `gamma`.
+fn linear_only(gamma: f64) -> FitConfig {
+    FitConfig {
+        neural: None,
+        linear: LinearFqeConfig {
+            gamma,
+            ..LinearFqeConfig::default()
+        },
+        seeds: vec![],
+        coverage_threshold: 1.0,
+    }
+}
+
 #[test]
 fn loads_frames_labels_tasks_and_reuses_the_feature_cache() {
     let (dir, _) = run();
@@ -291,27 +324,8 @@ fn a_state_vector_can_be_the_frame_features() {
     );
     // The position alone is the chain's state: linear FQE still ranks the policies exactly.
     let truth = read_ground_truth(&dir.path().join("ground_truth.json")).unwrap();
-    let policies: Vec<TargetPolicy> = truth
-        .policies
-        .iter()
-        .map(|p| TargetPolicy {
-            name: p.policy.clone(),
-            actions: align_target_actions(
-                &loaded,
-                &read_policy_actions(dir.path().join(p.actions_file.as_ref().unwrap())).unwrap(),
-            )
-            .unwrap(),
-        })
-        .collect();
-    let config = FitConfig {
-        neural: None,
-        linear: LinearFqeConfig {
-            gamma: run.gamma,
-            ..LinearFqeConfig::default()
-        },
-        seeds: vec![],
-        coverage_threshold: 1.0,
-    };
+    let policies = chain_policies(dir.path(), &loaded, &truth);
+    let config = linear_only(run.gamma);
     let mut report = fit_all(
         &loaded.inputs,
         &policies,
@@ -404,27 +418,8 @@ fn a_policy_missing_a_task_estimate_leaves_the_suite_metrics_and_is_noted() {
     let ds = LeRobotDataset::open(dir.path().join("dataset")).unwrap();
     let loaded = load_lerobot(&ds, &LoadOptions::push_defaults()).unwrap();
     let truth = read_ground_truth(&dir.path().join("ground_truth.json")).unwrap();
-    let policies: Vec<TargetPolicy> = truth
-        .policies
-        .iter()
-        .map(|p| TargetPolicy {
-            name: p.policy.clone(),
-            actions: align_target_actions(
-                &loaded,
-                &read_policy_actions(dir.path().join(p.actions_file.as_ref().unwrap())).unwrap(),
-            )
-            .unwrap(),
-        })
-        .collect();
-    let config = FitConfig {
-        neural: None,
-        linear: LinearFqeConfig {
-            gamma: run.gamma,
-            ..LinearFqeConfig::default()
-        },
-        seeds: vec![],
-        coverage_threshold: 1.0,
-    };
+    let policies = chain_policies(dir.path(), &loaded, &truth);
+    let config = linear_only(run.gamma);
     let mut report = fit_all(
         &loaded.inputs,
         &policies,
