@@ -544,9 +544,7 @@ fn evaluate_accepts_the_ground_truth_a_fit_on_another_dataset_was_scored_against
     let fitted = report(&out);
     assert_eq!(
         fitted["ground_truth"].as_str().unwrap(),
-        roboaudit_fqe::ground_truth_fingerprint(
-            &std::fs::read(a.join("ground_truth.json")).unwrap()
-        )
+        roboaudit_fqe::fingerprint(&std::fs::read(a.join("ground_truth.json")).unwrap())
     );
     // a/dataset is not the fitted one, but a/ground_truth.json is what the fit was scored on.
     let before = std::fs::read(out.join("fqe.json")).unwrap();

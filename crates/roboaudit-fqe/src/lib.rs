@@ -75,7 +75,7 @@ pub use neural::{
     CurvePoint, NeuralFit, NeuralFqeConfig, PROGRESS_EVERY, QHead, fit_neural,
     fit_neural_with_progress,
 };
-pub use report::{DatasetIdentity, FqeReport, SCHEMA, ground_truth_fingerprint};
+pub use report::{DatasetIdentity, FqeReport, SCHEMA, fingerprint};
 
 /// One estimate `V̂(π, l)` of a task.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

@@ -186,7 +186,7 @@ impl DatasetIdentity {
         Ok(Self {
             path: ds.root().to_path_buf(),
             episodes: ds.episodes().len(),
-            fingerprint: format!("{:016x}", fnv1a64(&bytes)),
+            fingerprint: fingerprint(&bytes),
         })
     }
 
@@ -245,7 +245,7 @@ pub struct FqeReport {
     /// evaluate` refuses ground truth of another run's dataset). Absent in older reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dataset: Option<DatasetIdentity>,
-    /// 64-bit FNV-1a (hex, [`ground_truth_fingerprint`]) of the ground-truth file the estimates
+    /// 64-bit FNV-1a (hex, [`fingerprint`]) of the ground-truth file the estimates
     /// were last scored against (by the fit or `fqe evaluate`): `evaluate` accepts that very
     /// file again whatever
     /// dataset lies beside it (a fit on another dataset than the run's, `fit --run RUN
@@ -254,8 +254,9 @@ pub struct FqeReport {
     pub ground_truth: Option<String>,
 }
 
-/// The fingerprint [`FqeReport::ground_truth`] records: 64-bit FNV-1a of the file's bytes, 16 hex
-/// digits.
-pub fn ground_truth_fingerprint(bytes: &[u8]) -> String {
+/// 64-bit FNV-1a of `bytes` as 16 hex digits: the fingerprint [`FqeReport::ground_truth`] and
+/// [`DatasetIdentity::fingerprint`] record (and the demo's stage stamps): equal bytes give equal
+/// text, a changed file almost surely another.
+pub fn fingerprint(bytes: &[u8]) -> String {
     format!("{:016x}", fnv1a64(bytes))
 }

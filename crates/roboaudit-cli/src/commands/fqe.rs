@@ -26,8 +26,8 @@ use roboaudit_fqe::number::compact;
 use roboaudit_fqe::{
     ActionTerms, DEFAULT_COVERAGE_THRESHOLD, DatasetIdentity, FitConfig, FqeError, FqeReport,
     FrameFeatures, GroundTruth, LinearFqeConfig, LinearSolver, LoadOptions, NeuralFqeConfig, QHead,
-    TargetPolicy, align_target_actions, behaviour_actions, fit_all_with_progress, fit_work,
-    ground_truth_fingerprint, load_lerobot_with_progress, read_ground_truth, score,
+    TargetPolicy, align_target_actions, behaviour_actions, fingerprint, fit_all_with_progress,
+    fit_work, load_lerobot_with_progress, read_ground_truth, score,
     summary::{render_markdown, render_table},
 };
 
@@ -578,7 +578,7 @@ fn fit(args: &FitArgs) -> Result<()> {
     }
     if let (Some(t), Some(path)) = (&truth, &gt_path) {
         score(&mut report, t).map_err(classify)?;
-        report.ground_truth = Some(ground_truth_fingerprint(&read_input(path)?));
+        report.ground_truth = Some(fingerprint(&read_input(path)?));
     }
     write_outputs(&args.out, &report)
 }

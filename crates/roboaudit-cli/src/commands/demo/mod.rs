@@ -116,7 +116,7 @@ const STAMP: &str = "demo-stage.json";
 fn fingerprint(path: &Path) -> Option<String> {
     std::fs::read(path)
         .ok()
-        .map(|b| format!("{:016x}", roboaudit_fqe::cache::fnv1a64(&b)))
+        .map(|b| roboaudit_fqe::fingerprint(&b))
 }
 
 /// The stamp of a stage run with `settings` whose `outputs` (relative to `dir`) are as they are now;
