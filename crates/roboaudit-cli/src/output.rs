@@ -6,7 +6,8 @@ use anyhow::{Context, Result};
 use std::io::Write;
 use std::path::Path;
 
-/// Writes `bytes` to `path` atomically (temporary file in the same directory, fsync, rename).
+/// Writes `bytes` to `path` atomically (temporary file in the same directory, fsync, rename),
+/// creating the directory if missing.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     staged(path, bytes)?
         .persist(path)
@@ -45,6 +46,9 @@ fn staged(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile> {
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
+    // A missing folder is created here rather than by each caller: every result file lands
+    // where its path says, as `--out` folders are created.
+    ensure_dir(dir)?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir)
         .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
     tmp.write_all(bytes)

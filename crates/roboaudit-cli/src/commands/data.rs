@@ -11,7 +11,7 @@ use roboaudit_data::lerobot::{
 };
 
 use crate::exit::{InvalidInput, Usage};
-use crate::output::{ensure_dir, write_atomic};
+use crate::output::write_atomic;
 use crate::paths::{refuse_inside_dataset, require_extension};
 
 /// Dataset subcommands.
@@ -150,10 +150,8 @@ fn labels(dir: &Path, reward: String, rule: &str, threshold: f64, out: &Path) ->
     for l in &labels {
         let _ = writeln!(csv, "{},{}", l.episode_index, u8::from(l.success));
     }
-    // A missing parent folder is created, as `fqe fit` and `data detect` create theirs.
-    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
-        ensure_dir(parent)?;
-    }
+    // A missing parent folder is created by the write, as `fqe fit` and `data detect` create
+    // theirs.
     write_atomic(out, csv.as_bytes())?;
     let successes = labels.iter().filter(|l| l.success).count();
     write_stdout(&format!(

@@ -15,7 +15,7 @@ use roboaudit_fqe::{Encoder, FrameFeatures};
 
 use super::fqe_checks::MAX_COMPONENTS;
 use crate::exit::{InvalidInput, Usage};
-use crate::output::{ensure_dir, write_all_atomic};
+use crate::output::write_all_atomic;
 use crate::paths::{check_cache_folder, refuse_inside_dataset, require_extension, same_file};
 
 /// Most cross-validation folds: more only repeats leave-one-out-like fits at a higher cost.
@@ -273,11 +273,6 @@ pub fn run(args: &DetectArgs) -> Result<()> {
     .map_err(classify)?;
     bar.finish_and_clear();
     let report = report_path(args);
-    for path in [&args.out, &report] {
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            ensure_dir(parent)?;
-        }
-    }
     let json = serde_json::to_vec_pretty(&detection.report)
         .context("cannot serialize the detector report")?;
     write_all_atomic(&[

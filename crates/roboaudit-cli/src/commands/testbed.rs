@@ -303,9 +303,6 @@ pub fn run(cmd: TestbedCommand) -> Result<()> {
                 n_draws,
             };
             let set = SceneSet::generate(&spec)?;
-            if let Some(dir) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
-                ensure_dir(dir)?;
-            }
             write_atomic(&out, &roboaudit_testbed::scene::scenes_csv(set.all())?)?;
             if let Some(dir) = &images {
                 ensure_dir(dir)?;
