@@ -56,6 +56,18 @@ fn small_chain(run: &Path, episodes: usize, seed: u64) {
     write_chain_run(run, &chain).unwrap();
 }
 
+/// `fqe evaluate --run RUN --out OUT`.
+fn evaluate_run(run: &Path, out: &Path) -> Output {
+    roboaudit(&[
+        "fqe",
+        "evaluate",
+        "--run",
+        run.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ])
+}
+
 /// Copies the folder `from` (files and subfolders) to `to`.
 fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -159,14 +171,7 @@ fn fit_on_a_run_folder_writes_scored_estimates() {
 
     // `evaluate` rescoring the same estimates gives the same report.
     let before = std::fs::read(out.join("fqe.json")).unwrap();
-    let o = roboaudit(&[
-        "fqe",
-        "evaluate",
-        "--run",
-        run.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = evaluate_run(&run, &out);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(std::fs::read(out.join("fqe.json")).unwrap(), before);
 }
@@ -494,28 +499,14 @@ fn evaluate_refuses_the_ground_truth_of_another_run() {
         );
     }
     // Its own run scores as before.
-    let o = roboaudit(&[
-        "fqe",
-        "evaluate",
-        "--run",
-        a.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = evaluate_run(&a, &out);
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(std::fs::read(&file).unwrap(), before);
     // A report from before fits recorded their dataset still loads, with a note.
     let mut old = fitted.clone();
     old.as_object_mut().unwrap().remove("dataset");
     std::fs::write(&file, serde_json::to_vec_pretty(&old).unwrap()).unwrap();
-    let o = roboaudit(&[
-        "fqe",
-        "evaluate",
-        "--run",
-        b.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = evaluate_run(&b, &out);
     assert!(o.status.success(), "{}", text(&o));
     assert!(
         text(&o).contains("does not record the dataset"),
@@ -548,14 +539,7 @@ fn evaluate_accepts_the_ground_truth_a_fit_on_another_dataset_was_scored_against
     );
     // a/dataset is not the fitted one, but a/ground_truth.json is what the fit was scored on.
     let before = std::fs::read(out.join("fqe.json")).unwrap();
-    let o = roboaudit(&[
-        "fqe",
-        "evaluate",
-        "--run",
-        a.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = evaluate_run(&a, &out);
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(std::fs::read(out.join("fqe.json")).unwrap(), before);
     // Without that record the curated copy is another dataset than a/dataset: refused.
@@ -566,14 +550,7 @@ fn evaluate_accepts_the_ground_truth_a_fit_on_another_dataset_was_scored_against
         serde_json::to_vec_pretty(&unrecorded).unwrap(),
     )
     .unwrap();
-    let o = roboaudit(&[
-        "fqe",
-        "evaluate",
-        "--run",
-        a.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = evaluate_run(&a, &out);
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     assert!(text(&o).contains("belong to another run"), "{}", text(&o));
 }
@@ -629,14 +606,7 @@ fn evaluate_refuses_a_ground_truth_without_the_fits_policies() {
         .filter(|p| p.is_file())
         .map(|p| (p.clone(), std::fs::read(p).unwrap()))
         .collect();
-    let o = roboaudit(&[
-        "fqe",
-        "evaluate",
-        "--run",
-        run.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = evaluate_run(&run, &out);
     let err = text(&o);
     assert_eq!(o.status.code(), Some(3), "{err}");
     assert!(err.contains("fqe.json") && err.contains("(x)"), "{err}");
@@ -660,14 +630,7 @@ fn evaluate_refuses_a_ground_truth_without_the_fits_policies() {
         &["--policy-actions", &pi0, "--policy-actions", &x],
     );
     assert!(o.status.success(), "{}", text(&o));
-    let o = roboaudit(&[
-        "fqe",
-        "evaluate",
-        "--run",
-        run.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = evaluate_run(&run, &out);
     let err = text(&o);
     assert!(o.status.success(), "{err}");
     assert!(

@@ -2,7 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
-use common::{roboaudit, text};
+use common::{collect_one_faithful_pair, roboaudit, text};
 
 #[test]
 fn collect_then_audit_recovers_the_faithful_answer() {
@@ -200,18 +200,7 @@ fn routed_collection_feeds_the_irrelevant_history_control() {
     assert_eq!(report["passed"], true);
     // Unrouted records have no control.
     let plain = tmp.path().join("plain");
-    let p = roboaudit(&[
-        "memory",
-        "collect",
-        "--policy",
-        "faithful",
-        "--pairs",
-        "1",
-        "--seeds",
-        "1",
-        "--out",
-        plain.to_str().unwrap(),
-    ]);
+    let p = collect_one_faithful_pair(&plain, &[]);
     assert!(p.status.success(), "{}", text(&p));
     let bad = roboaudit(&[
         "memory",
@@ -331,25 +320,13 @@ fn records_are_not_left_without_their_manifest() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("m");
     std::fs::create_dir_all(out.join("manifest.json")).unwrap();
-    let args = [
-        "memory",
-        "collect",
-        "--policy",
-        "faithful",
-        "--pairs",
-        "1",
-        "--seeds",
-        "1",
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    let o = roboaudit(&args);
+    let o = collect_one_faithful_pair(&out, &[]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(text(&o).contains("manifest.json"), "{}", text(&o));
     let left: Vec<_> = std::fs::read_dir(&out).unwrap().collect();
     assert_eq!(left.len(), 1, "only the folder in the way: {left:?}");
     std::fs::remove_dir(out.join("manifest.json")).unwrap();
-    let o = roboaudit(&args);
+    let o = collect_one_faithful_pair(&out, &[]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(out.join("manifest.json").is_file());
     let records = roboaudit_data::read_memory_records(out.join("records.parquet")).unwrap();

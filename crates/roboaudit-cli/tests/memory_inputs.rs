@@ -4,25 +4,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
-use common::{roboaudit, text};
+use common::{collect_one_faithful_pair, roboaudit, text};
 use std::path::{Path, PathBuf};
 
 /// Collects one faithful pair (one seed) into `dir`, with `extra` options; returns the records.
 fn collect(dir: &Path, extra: &[&str]) -> PathBuf {
-    let mut args = vec![
-        "memory",
-        "collect",
-        "--policy",
-        "faithful",
-        "--pairs",
-        "1",
-        "--seeds",
-        "1",
-        "--out",
-        dir.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    let o = roboaudit(&args);
+    let o = collect_one_faithful_pair(dir, extra);
     assert!(o.status.success(), "{}", text(&o));
     dir.join("records.parquet")
 }

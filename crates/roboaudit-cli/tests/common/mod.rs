@@ -1,6 +1,7 @@
 //! Helpers shared by the CLI integration tests: run the built `roboaudit` binary, read its output.
 #![allow(clippy::unwrap_used, dead_code)]
 
+use std::path::Path;
 use std::process::{Command, Output};
 
 /// Runs the `roboaudit` binary of this build with `args`.
@@ -18,4 +19,23 @@ pub fn text(o: &Output) -> String {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     )
+}
+
+/// `memory collect --policy faithful --pairs 1 --seeds 1 --out OUT` and `extra`: the smallest
+/// records the memory commands' tests read.
+pub fn collect_one_faithful_pair(out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "memory",
+        "collect",
+        "--policy",
+        "faithful",
+        "--pairs",
+        "1",
+        "--seeds",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    roboaudit(&args)
 }
