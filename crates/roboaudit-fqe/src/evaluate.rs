@@ -65,8 +65,18 @@ pub struct GroundTruth {
 /// [`FqeError::Io`]; [`FqeError::BadFile`] for malformed JSON, a wrong schema, `γ ∉ [0, 1]` or a
 /// non-finite value.
 pub fn read_ground_truth(path: &Path) -> Result<GroundTruth, FqeError> {
-    let text = std::fs::read_to_string(path).map_err(|e| FqeError::io("read", path, e))?;
-    let gt: GroundTruth = serde_json::from_str(&text)
+    read_ground_truth_fingerprinted(path).map(|(gt, _)| gt)
+}
+
+/// [`read_ground_truth`] and the file's [`crate::fingerprint`] (what
+/// [`crate::FqeReport::ground_truth`] records), from one read of the file.
+///
+/// # Errors
+/// As [`read_ground_truth`].
+pub fn read_ground_truth_fingerprinted(path: &Path) -> Result<(GroundTruth, String), FqeError> {
+    let bytes = std::fs::read(path).map_err(|e| FqeError::io("read", path, e))?;
+    let print = crate::fingerprint(&bytes);
+    let gt: GroundTruth = serde_json::from_slice(&bytes)
         .map_err(|e| FqeError::bad_file(path, format!("invalid ground truth: {e}")))?;
     if gt.schema != GROUND_TRUTH_SCHEMA {
         return Err(FqeError::bad_file(
@@ -93,7 +103,7 @@ pub fn read_ground_truth(path: &Path) -> Result<GroundTruth, FqeError> {
             }
         }
     }
-    Ok(gt)
+    Ok((gt, print))
 }
 
 /// What [`fit_all`] runs.

@@ -62,7 +62,7 @@ pub use encoder::Encoder;
 pub use error::FqeError;
 pub use evaluate::{
     FitConfig, GroundTruth, TargetPolicy, fit_all, fit_all_with_progress, fit_work,
-    read_ground_truth, score,
+    read_ground_truth, read_ground_truth_fingerprinted, score,
 };
 pub use inputs::{EpisodeSpan, FqeInputs, InputPart, TargetActions};
 pub use linear::{ActionTerms, LinearFit, LinearFqeConfig, LinearSolver, fit_linear};

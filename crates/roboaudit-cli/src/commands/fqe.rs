@@ -26,8 +26,8 @@ use roboaudit_fqe::number::compact;
 use roboaudit_fqe::{
     ActionTerms, DEFAULT_COVERAGE_THRESHOLD, DatasetIdentity, FitConfig, FqeError, FqeReport,
     FrameFeatures, GroundTruth, LinearFqeConfig, LinearSolver, LoadOptions, NeuralFqeConfig, QHead,
-    TargetPolicy, align_target_actions, behaviour_actions, fingerprint, fit_all_with_progress,
-    fit_work, load_lerobot_with_progress, read_ground_truth, score,
+    TargetPolicy, align_target_actions, behaviour_actions, fit_all_with_progress, fit_work,
+    load_lerobot_with_progress, read_ground_truth_fingerprinted, score,
     summary::{render_markdown, render_table},
 };
 
@@ -420,11 +420,13 @@ fn fit(args: &FitArgs) -> Result<()> {
     // dataset pass.
     let encoder = load_encoder(&encoder_spec)?;
     let gt_path = ground_truth_path(args.run.as_deref(), args.ground_truth.as_ref());
-    let truth = gt_path
-        .as_deref()
-        .map(read_ground_truth)
-        .transpose()
-        .map_err(classify)?;
+    let (truth, truth_print) = match gt_path.as_deref() {
+        Some(path) => {
+            let (t, print) = read_ground_truth_fingerprinted(path).map_err(classify)?;
+            (Some(t), Some(print))
+        }
+        None => (None, None),
+    };
     // Scoring refuses estimates at another discount than the ground truth's; found here, it
     // costs no encoding pass and leaves no feature cache behind.
     if let (Some(g), Some(t), Some(path)) = (args.gamma, &truth, &gt_path)
@@ -576,17 +578,11 @@ fn fit(args: &FitArgs) -> Result<()> {
     if let Some(note) = predicted {
         report.notes.push(note);
     }
-    if let (Some(t), Some(path)) = (&truth, &gt_path) {
+    if let Some(t) = &truth {
         score(&mut report, t).map_err(classify)?;
-        report.ground_truth = Some(fingerprint(&read_input(path)?));
+        report.ground_truth = truth_print;
     }
     write_outputs(&args.out, &report)
-}
-
-/// The bytes of an input file; unreadable is invalid input (exit code 3).
-pub(super) fn read_input(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path)
-        .map_err(|e| InvalidInput(format!("cannot read {}: {e}", path.display())).into())
 }
 
 #[cfg(test)]

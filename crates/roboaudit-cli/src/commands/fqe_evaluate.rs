@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use roboaudit_data::lerobot::LeRobotDataset;
-use roboaudit_fqe::{DatasetIdentity, FqeReport, fingerprint, read_ground_truth, score};
+use roboaudit_fqe::{DatasetIdentity, FqeReport, read_ground_truth_fingerprinted, score};
 
-use super::fqe::{classify, ground_truth_path, read_input, write_outputs};
+use super::fqe::{classify, ground_truth_path, write_outputs};
 use crate::exit::{InvalidInput, Usage};
 
 /// Arguments of `roboaudit fqe evaluate`.
@@ -132,8 +132,7 @@ pub(super) fn evaluate(args: &EvaluateArgs) -> Result<()> {
     }
     let gt_path = ground_truth_path(args.run.as_deref(), args.ground_truth.as_ref())
         .ok_or_else(|| Usage("no ground truth: pass --run DIR or --ground-truth FILE".into()))?;
-    let truth = read_ground_truth(&gt_path).map_err(classify)?;
-    let fingerprint = fingerprint(&read_input(&gt_path)?);
+    let (truth, fingerprint) = read_ground_truth_fingerprinted(&gt_path).map_err(classify)?;
     // The very file the fit was scored against needs no dataset check (a fit on another
     // dataset than the run's is scored against the run's ground truth on purpose).
     if report.ground_truth.as_ref() != Some(&fingerprint) {
