@@ -14,6 +14,11 @@ mod progress;
 
 use clap::{Parser, Subcommand};
 
+/// mimalloc keeps freed memory for reuse where glibc's malloc handed the large blocks of the
+/// audits' tables back to the kernel and took page faults to get them again (Cargo.toml).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const AFTER_HELP: &str = "\
 Exit codes:
   0  success

@@ -16,6 +16,10 @@ use std::error::Error;
 use std::path::PathBuf;
 use std::time::Instant;
 
+/// The allocator of the `roboaudit` binary, so that the engine is timed as the CLI runs it.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> Result<(), Box<dyn Error>> {
     let usage = "usage: bench_audit <input_dir> <out_json> [--resamples N] [--permutations N] [--seed S] [--repeats N] [--no-interventions] [--no-power]";
     let mut args = std::env::args().skip(1);
