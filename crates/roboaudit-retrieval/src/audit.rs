@@ -1,7 +1,7 @@
 //! The audit pipeline: build `P` and the geometry once, run every rule (in parallel across
 //! rules, each with its own seeded streams), then the library interventions.
 
-use crate::draws::{AllReplicates, Replicates, RuleDraws, SharedDraws};
+use crate::draws::{Replicates, RuleDraws, SharedDraws};
 use crate::geometry::{GeoScore, Geometry};
 use crate::inference::{Aurocs, SceneBootstrap, aurocs, within_mean};
 use crate::interventions::{by_size, reference_points, top_pick_deletion};
@@ -124,7 +124,7 @@ pub fn run_audit(
         .replicates_many(&t, &rule_draws, method == IntervalMethod::Percentile)
         .map_err(RetrievalError::stats("shared scene resamples"))?;
     drop(rule_draws);
-    let mut next = 0..;
+    let mut all_replicates = all_replicates.into_iter();
     let shared = Shared {
         lib: &full_lib,
         reference: Reference::compute(&t, &full_lib, &all_scenes),
@@ -136,24 +136,14 @@ pub fn run_audit(
             s.map(|(selection, aurocs)| Prepared {
                 selection,
                 aurocs,
-                replicates: next.next().unwrap_or(0),
+                replicates: all_replicates.next().unwrap_or_default(),
             })
         })
         .collect();
     let outcomes = specs
         .par_iter()
         .zip(prepared)
-        .map(|(spec, prepared)| {
-            rule_report(
-                &ctx,
-                spec,
-                prepared,
-                config,
-                &boot,
-                &shared,
-                &all_replicates,
-            )
-        })
+        .map(|(spec, prepared)| rule_report(&ctx, spec, prepared, config, &boot, &shared))
         .collect::<Result<Vec<_>, _>>()?;
     let mut rules = Vec::new();
     let mut skipped = Vec::new();
@@ -286,13 +276,13 @@ fn rule_specs(reps: &[&str], cfg: &AuditConfig, has_user: bool) -> Vec<RuleSpec>
     specs
 }
 
-/// A rule's choices on the full library, its AUROCs (for rules with a score) and the index of
+/// A rule's choices on the full library, its AUROCs (for rules with a score) and
 /// its shared replicates (shuffle null, gap and within-query replicates; gaps empty unless the
-/// interval is a percentile one) among those computed for all rules together.
+/// interval is a percentile one), computed for all rules together.
 struct Prepared {
     selection: Selection,
     aurocs: Option<Aurocs>,
-    replicates: usize,
+    replicates: Replicates,
 }
 
 /// What every rule's report on the full library shares.
@@ -310,7 +300,6 @@ fn rule_report(
     config: &CheckedConfig,
     boot: &SceneBootstrap,
     shared: &Shared<'_>,
-    all_replicates: &AllReplicates,
 ) -> Result<Result<RuleReport, String>, RetrievalError> {
     let (t, cfg) = (ctx.t, config.get());
     let lib = shared.lib;
@@ -331,7 +320,6 @@ fn rule_report(
         cfg.unstable_threshold,
     );
     let tail = (1.0 - cfg.level) / 2.0;
-    let replicates = all_replicates.rule(replicates);
     let within = replicates.defined_within();
     let Replicates {
         mut shuffled, gaps, ..

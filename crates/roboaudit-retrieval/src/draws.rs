@@ -223,35 +223,38 @@ impl SharedDraws {
         }
     }
 
-    /// The replicates of every rule (gaps only when `gaps`), computed for all rules at once:
-    /// each block of resamples and of permutations is drawn into cache once and then serves
-    /// every rule. [`AllReplicates::rule`] hands out one rule's.
+    /// The replicates of every rule (gaps only when `gaps`), in the order of `rules`, computed
+    /// for all rules at once: each block of resamples and of permutations is drawn into cache
+    /// once and then serves every rule, and each rule's values are written straight into its
+    /// own vectors (no gathering afterwards).
     pub fn replicates_many(
         &self,
         t: &Transfer,
         rules: &[RuleDraws<'_>],
         gaps: bool,
-    ) -> Result<AllReplicates, StatsError> {
+    ) -> Result<Vec<Replicates>, StatsError> {
         let shuffled = self.shuffled_all(t, rules);
-        let (gap_values, within_slot, scored, within) = self.resample_replicates(t, rules, gaps)?;
-        Ok(AllReplicates {
-            rules: rules.len(),
-            permutations: self.permutations,
-            resamples: self.resamples,
-            shuffled,
-            gaps: gaps.then_some(gap_values),
-            within_slot,
-            scored,
-            within,
-        })
+        let (gap_values, within_slot, within) = self.resample_replicates(t, rules, gaps)?;
+        let mut gap_values = gap_values.into_iter();
+        let mut within: Vec<Option<Vec<f64>>> = within.into_iter().map(Some).collect();
+        Ok(shuffled
+            .into_iter()
+            .zip(within_slot)
+            .map(|(shuffled, slot)| Replicates {
+                shuffled,
+                gaps: gap_values.next().unwrap_or_default(),
+                within: slot
+                    .and_then(|w| within.get_mut(w).and_then(Option::take))
+                    .unwrap_or_default(),
+            })
+            .collect())
     }
 
-    /// Shuffled successes `Σ_s P[picks[π(s)], s] / n` of every rule under every permutation,
-    /// rules stacked [`MAX_STACK`] at a time in one table (see [`Shuffled`]): per stack, its
-    /// first rule, its width and the successes chunk-major, `out[(c·width + r)·CHUNK + j]` for
-    /// permutation `c·CHUNK + j`, so that one rule's are runs of `CHUNK` contiguous values
-    /// (permutation-major, a rule's values would lie a whole stack apart).
-    fn shuffled_all(&self, t: &Transfer, rules: &[RuleDraws<'_>]) -> Vec<(usize, usize, Vec<f64>)> {
+    /// Shuffled successes `Σ_s P[picks[π(s)], s] / n` of every rule under every permutation (one
+    /// vector per rule, in permutation order), rules stacked [`MAX_STACK`] at a time in one
+    /// table (see [`Shuffled`]); each task of [`CHUNK`] permutations writes its part of every
+    /// rule's vector of the stack.
+    fn shuffled_all(&self, t: &Transfer, rules: &[RuleDraws<'_>]) -> Vec<Vec<f64>> {
         let n = self.n;
         let inv_n = 1.0 / n as f64;
         // Stacks of up to MAX_STACK rules while their table fits; beyond, one rule at a time
@@ -263,8 +266,8 @@ impl SharedDraws {
             1
         };
         let chunks = self.permutations.div_ceil(CHUNK);
-        let mut out = Vec::new();
-        for (g, group) in rules.chunks(per_stack).enumerate() {
+        let mut out: Vec<Vec<f64>> = rules.iter().map(|_| vec![0.0; self.permutations]).collect();
+        for (group, group_out) in rules.chunks(per_stack).zip(out.chunks_mut(per_stack)) {
             let width = if fits { group.len().div_ceil(4) * 4 } else { 1 };
             let mut table = vec![0.0; n * n * width];
             for (r, rule) in group.iter().enumerate() {
@@ -274,45 +277,49 @@ impl SharedDraws {
                     }
                 }
             }
-            let mut successes = vec![0.0; chunks * CHUNK * width];
-            successes
-                .par_chunks_mut(CHUNK * width)
-                .enumerate()
-                .for_each_init(
-                    || vec![0.0; CHUNK * width],
-                    |sums, (c, o)| {
-                        let rows = CHUNK.min(self.permutations - c * CHUNK);
-                        let at = c * CHUNK * n..(c * CHUNK + rows) * n;
-                        let sums = &mut sums[..rows * width];
-                        match &self.perms {
-                            Perms::Bytes(p) => run_wide(Shuffled {
-                                perms: &p[at],
-                                n,
-                                table: &table,
-                                width,
-                                index: usize::from,
-                                out: sums,
-                            }),
-                            Perms::Words(p) => run_wide(Shuffled {
-                                perms: &p[at],
-                                n,
-                                table: &table,
-                                width,
-                                index: |v: u32| v as usize,
-                                out: sums,
-                            }),
-                        }
-                        transpose(sums, width, o, CHUNK, |v| v * inv_n);
-                    },
-                );
-            out.push((g * per_stack, width, successes));
+            // Task `c`'s part of every rule's vector: permutations `c·CHUNK..`.
+            let mut tasks: Vec<Vec<&mut [f64]>> = (0..chunks)
+                .map(|_| Vec::with_capacity(group.len()))
+                .collect();
+            for values in group_out.iter_mut() {
+                for (task, part) in tasks.iter_mut().zip(values.chunks_mut(CHUNK)) {
+                    task.push(part);
+                }
+            }
+            tasks.into_par_iter().enumerate().for_each_init(
+                || vec![0.0; CHUNK * width],
+                |sums, (c, mut parts)| {
+                    let rows = CHUNK.min(self.permutations - c * CHUNK);
+                    let at = c * CHUNK * n..(c * CHUNK + rows) * n;
+                    let sums = &mut sums[..rows * width];
+                    match &self.perms {
+                        Perms::Bytes(p) => run_wide(Shuffled {
+                            perms: &p[at],
+                            n,
+                            table: &table,
+                            width,
+                            index: usize::from,
+                            out: sums,
+                        }),
+                        Perms::Words(p) => run_wide(Shuffled {
+                            perms: &p[at],
+                            n,
+                            table: &table,
+                            width,
+                            index: |v: u32| v as usize,
+                            out: sums,
+                        }),
+                    }
+                    spread(sums, width, &mut parts, |v| v * inv_n);
+                },
+            );
         }
         out
     }
 
-    /// Gap and within-query replicates of every rule on every resample, block-major:
-    /// `gaps[(block * rules + r) * BLOCK + j]` and `within[(block * scored + w) * BLOCK + j]`
-    /// for the `w`-th scored rule (`within_slot[r]`), NaN where no eligible scene was drawn.
+    /// Gap and within-query replicates on every resample: one gap vector per rule (none unless
+    /// `gaps`) and one within-query vector per scored rule (the `w`-th for the rule with
+    /// `within_slot[r] = Some(w)`), in resample order, NaN where no eligible scene was drawn.
     ///
     /// `n·G_b = Σ_s w_b(s)·P[sel(s), s] − Σ_e F_b(e)·q_b(e)` with `F_b(e)` the resample weight of
     /// the scenes selecting `e` (the same quantity as `Σ_s w_b(s)·(P[sel(s), s] −
@@ -327,7 +334,7 @@ impl SharedDraws {
         t: &Transfer,
         rules: &[RuleDraws<'_>],
         gaps: bool,
-    ) -> Result<(Vec<f64>, Vec<Option<usize>>, usize, Vec<f64>), StatsError> {
+    ) -> Result<(Vec<Vec<f64>>, Vec<Option<usize>>, Vec<Vec<f64>>), StatsError> {
         let (n, k) = (self.n, self.k);
         let inv_n = 1.0 / n as f64;
         let rule_count = rules.len();
@@ -400,11 +407,25 @@ impl SharedDraws {
             })
             .collect();
         let blocks = self.resamples.div_ceil(BLOCK);
-        // At least one row per block in each buffer (unused when empty), so that both split
-        // into exactly one chunk per block.
-        let gap_rows = if gaps { rule_count.max(1) } else { 1 };
-        let mut gap_values = vec![0.0; blocks * gap_rows * BLOCK];
-        let mut within = vec![f64::NAN; blocks * scored.max(1) * BLOCK];
+        let mut gap_values: Vec<Vec<f64>> = (0..if gaps { rule_count } else { 0 })
+            .map(|_| vec![0.0; self.resamples])
+            .collect();
+        let mut within: Vec<Vec<f64>> = (0..scored)
+            .map(|_| vec![f64::NAN; self.resamples])
+            .collect();
+        // Block `i`'s part of every gap and within-query vector: resamples `i·BLOCK..`.
+        let mut tasks: Vec<(Vec<&mut [f64]>, Vec<&mut [f64]>)> =
+            (0..blocks).map(|_| (Vec::new(), Vec::new())).collect();
+        for values in &mut gap_values {
+            for (task, part) in tasks.iter_mut().zip(values.chunks_mut(BLOCK)) {
+                task.0.push(part);
+            }
+        }
+        for values in &mut within {
+            for (task, part) in tasks.iter_mut().zip(values.chunks_mut(BLOCK)) {
+                task.1.push(part);
+            }
+        }
         // Scratch of one rayon split, reused block after block (no zeroing per block: every
         // entry read is written first; padding keeps finite values from earlier blocks).
         struct Scratch {
@@ -414,66 +435,58 @@ impl SharedDraws {
             weights: Vec<i32>,
             picked: Vec<f64>,
         }
-        gap_values
-            .par_chunks_mut(gap_rows * BLOCK)
-            .zip(within.par_chunks_mut(scored.max(1) * BLOCK))
-            .enumerate()
-            .try_for_each_init(
-                || Scratch {
-                    sums: vec![0.0; BLOCK * width],
-                    columns: vec![0.0; width * COLUMN_STRIDE],
-                    weights: vec![0; n * COLUMN_STRIDE],
-                    picked: vec![0.0; rule_count * COLUMN_STRIDE],
-                },
-                |scratch, (i, (gap_out, within_out))| {
-                    let len = BLOCK.min(self.resamples - i * BLOCK);
-                    let counts = self.counts(i * BLOCK..i * BLOCK + len)?;
-                    let sums = &mut scratch.sums[..len * width];
-                    kernel_rows.weighted_sums_block(&counts, sums)?;
-                    // Everything below reads the sums column by column, over resamples.
-                    transpose(sums, width, &mut scratch.columns, COLUMN_STRIDE, |v| v);
-                    let column =
-                        |c: usize| &scratch.columns[c * COLUMN_STRIDE..c * COLUMN_STRIDE + len];
-                    if gaps {
-                        // A count of at most n <= i32::MAX draws (checked when built).
-                        transpose(&counts, n, &mut scratch.weights, COLUMN_STRIDE, |v| {
-                            v as i32
-                        });
-                        run_wide(PickedQualities {
-                            groups: &groups,
-                            weights: &scratch.weights,
-                            quality: &scratch.columns
-                                [quality_at * COLUMN_STRIDE..(quality_at + k) * COLUMN_STRIDE],
-                            stride: COLUMN_STRIDE,
-                            len,
-                            out: &mut scratch.picked,
-                        });
-                        // `q_b(e) = sums / n`, so `n·G_b = own − picked / n`.
-                        for ((r, out), picked) in gap_out
-                            .chunks_exact_mut(BLOCK)
-                            .enumerate()
-                            .take(rule_count)
-                            .zip(scratch.picked.chunks_exact(COLUMN_STRIDE))
-                        {
-                            for ((o, &p), &own) in
-                                out.iter_mut().zip(&picked[..len]).zip(column(own_at + r))
-                            {
-                                *o = (own - p * inv_n) * inv_n;
-                            }
-                        }
-                    }
-                    for (&(value, count), out) in within_columns
-                        .iter()
-                        .zip(within_out.chunks_exact_mut(BLOCK))
+        tasks.into_par_iter().enumerate().try_for_each_init(
+            || Scratch {
+                sums: vec![0.0; BLOCK * width],
+                columns: vec![0.0; width * COLUMN_STRIDE],
+                weights: vec![0; n * COLUMN_STRIDE],
+                picked: vec![0.0; rule_count * COLUMN_STRIDE],
+            },
+            |scratch, (i, (mut gap_out, mut within_out))| {
+                let len = BLOCK.min(self.resamples - i * BLOCK);
+                let counts = self.counts(i * BLOCK..i * BLOCK + len)?;
+                let sums = &mut scratch.sums[..len * width];
+                kernel_rows.weighted_sums_block(&counts, sums)?;
+                // Everything below reads the sums column by column, over resamples.
+                transpose(sums, width, &mut scratch.columns, COLUMN_STRIDE, |v| v);
+                let column =
+                    |c: usize| &scratch.columns[c * COLUMN_STRIDE..c * COLUMN_STRIDE + len];
+                if gaps {
+                    // A count of at most n <= i32::MAX draws (checked when built).
+                    transpose(&counts, n, &mut scratch.weights, COLUMN_STRIDE, |v| {
+                        v as i32
+                    });
+                    run_wide(PickedQualities {
+                        groups: &groups,
+                        weights: &scratch.weights,
+                        quality: &scratch.columns
+                            [quality_at * COLUMN_STRIDE..(quality_at + k) * COLUMN_STRIDE],
+                        stride: COLUMN_STRIDE,
+                        len,
+                        out: &mut scratch.picked,
+                    });
+                    // `q_b(e) = sums / n`, so `n·G_b = own − picked / n`.
+                    for ((r, out), picked) in gap_out
+                        .iter_mut()
+                        .enumerate()
+                        .zip(scratch.picked.chunks_exact(COLUMN_STRIDE))
                     {
-                        for ((o, &v), &c) in out.iter_mut().zip(column(value)).zip(column(count)) {
-                            *o = if c > 0.0 { v / c } else { f64::NAN };
+                        for ((o, &p), &own) in
+                            out.iter_mut().zip(&picked[..len]).zip(column(own_at + r))
+                        {
+                            *o = (own - p * inv_n) * inv_n;
                         }
                     }
-                    Ok::<(), StatsError>(())
-                },
-            )?;
-        Ok((gap_values, within_slot, scored, within))
+                }
+                for (&(value, count), out) in within_columns.iter().zip(within_out.iter_mut()) {
+                    for ((o, &v), &c) in out.iter_mut().zip(column(value)).zip(column(count)) {
+                        *o = if c > 0.0 { v / c } else { f64::NAN };
+                    }
+                }
+                Ok::<(), StatsError>(())
+            },
+        )?;
+        Ok((gap_values, within_slot, within))
     }
 }
 
@@ -526,52 +539,17 @@ fn transpose<T: Copy, U: Copy>(
     }
 }
 
-/// The replicates of all rules of one audit, as computed (stacks of rules for the shuffles,
-/// blocks of resamples for the rest); [`Self::rule`] gathers one rule's.
-pub(crate) struct AllReplicates {
-    rules: usize,
-    permutations: usize,
-    resamples: usize,
-    shuffled: Vec<(usize, usize, Vec<f64>)>,
-    gaps: Option<Vec<f64>>,
-    within_slot: Vec<Option<usize>>,
-    scored: usize,
-    within: Vec<f64>,
-}
-
-impl AllReplicates {
-    /// Rule `r`'s replicates (in the order of the rules given to
-    /// [`SharedDraws::replicates_many`]), in permutation and resample order.
-    pub fn rule(&self, r: usize) -> Replicates {
-        let mut shuffled = Vec::with_capacity(self.permutations);
-        if let Some((first, width, successes)) = self
-            .shuffled
-            .iter()
-            .find(|(first, width, _)| (*first..*first + width).contains(&r))
-        {
-            for (c, chunk) in successes.chunks_exact(width * CHUNK).enumerate() {
-                let len = CHUNK.min(self.permutations - c * CHUNK);
-                shuffled.extend_from_slice(&chunk[(r - first) * CHUNK..][..len]);
+/// `rows[r][j] = f(src[j * cols + r])` for every row `r` (at most `cols` of them, all of one
+/// length) and every `j` of it, eight values of a row at a time: the eight source rows they come
+/// from stay in L1 while every destination row takes its eight.
+fn spread(src: &[f64], cols: usize, rows: &mut [&mut [f64]], f: impl Fn(f64) -> f64) {
+    let len = rows.first().map_or(0, |r| r.len());
+    for j0 in (0..len).step_by(8) {
+        let end = (j0 + 8).min(len);
+        for (r, row) in rows.iter_mut().enumerate() {
+            for (slot, j) in row[j0..end].iter_mut().zip(j0..) {
+                *slot = f(src[j * cols + r]);
             }
-        }
-        let gather = |values: &[f64], rows: usize, row: usize| {
-            let mut v = Vec::with_capacity(self.resamples);
-            for (block, chunk) in values.chunks_exact(rows * BLOCK).enumerate() {
-                let len = BLOCK.min(self.resamples - block * BLOCK);
-                v.extend_from_slice(&chunk[row * BLOCK..row * BLOCK + len]);
-            }
-            v
-        };
-        Replicates {
-            shuffled,
-            gaps: match &self.gaps {
-                Some(g) => gather(g, self.rules.max(1), r),
-                None => Vec::new(),
-            },
-            within: match self.within_slot.get(r).copied().flatten() {
-                Some(w) => gather(&self.within, self.scored.max(1), w),
-                None => Vec::new(),
-            },
         }
     }
 }

@@ -4,6 +4,7 @@
 //! Every score is "higher = better match"; a rule selects the per-scene argmax (lowest library
 //! position among exact ties) and its pooled / within-query AUROC uses the same score.
 
+use crate::pairwise::Vector;
 use crate::{Metric, RetrievalError};
 use roboaudit_types::{EmbeddingKind, RetrievalInputs};
 use std::collections::HashMap;
@@ -54,8 +55,8 @@ impl Geometry {
     ///
     /// Errors: a missing, duplicate or wrongly sized vector. A zero vector is not an error: it
     /// only makes the cosine-based scores of this representation undefined.
-    pub fn build(
-        inputs: &RetrievalInputs,
+    pub fn build<'a>(
+        inputs: &'a RetrievalInputs,
         name: &str,
         csls_k: usize,
     ) -> Result<Self, RetrievalError> {
@@ -63,8 +64,8 @@ impl Geometry {
             representation: name.to_string(),
             message,
         };
-        let mut exp_map: HashMap<&str, &[f32]> = HashMap::new();
-        let mut scene_map: HashMap<&str, &[f32]> = HashMap::new();
+        let mut exp_map: HashMap<&str, &'a [f32]> = HashMap::new();
+        let mut scene_map: HashMap<&str, &'a [f32]> = HashMap::new();
         for rec in inputs
             .embeddings
             .iter()
@@ -78,12 +79,12 @@ impl Geometry {
                 return Err(err(format!("two embeddings for {:?}", rec.id)));
             }
         }
-        let fetch = |map: &HashMap<&str, &[f32]>, id: &str| -> Result<Vec<f64>, RetrievalError> {
-            let v = map
-                .get(id)
-                .ok_or_else(|| err(format!("no embedding for {id:?}")))?;
-            Ok(v.iter().map(|&x| f64::from(x)).collect())
-        };
+        let fetch =
+            |map: &HashMap<&str, &'a [f32]>, id: &str| -> Result<&'a [f32], RetrievalError> {
+                map.get(id)
+                    .copied()
+                    .ok_or_else(|| err(format!("no embedding for {id:?}")))
+            };
         let exps = inputs
             .experiences
             .iter()
@@ -98,31 +99,41 @@ impl Geometry {
         if dim == 0 || exps.iter().chain(&scenes).any(|v| v.len() != dim) {
             return Err(err("vectors must share one non-zero dimension".into()));
         }
-        // A zero vector (e.g. a state at the origin) leaves cosine undefined but L2 usable.
+        // A zero vector (e.g. a state at the origin) leaves cosine undefined but L2 usable. The
+        // unit vectors are read as `f64::from(x) / norm` where they are used (no copies).
         let mut cosine_undefined = None;
-        let mut unit = |v: &Vec<f64>, id: &str| -> Vec<f64> {
-            let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+        let mut unit = |v: &'a [f32], id: &str| -> Vector<'a> {
+            let norm = v
+                .iter()
+                .map(|&x| {
+                    let x = f64::from(x);
+                    x * x
+                })
+                .sum::<f64>()
+                .sqrt();
             if norm > 0.0 && norm.is_finite() {
-                v.iter().map(|x| x / norm).collect()
+                Vector::unit(v, Some(norm))
             } else {
                 cosine_undefined.get_or_insert_with(|| {
                     format!(
                         "representation {name:?} has a zero vector for {id:?}: cosine is undefined"
                     )
                 });
-                vec![0.0; v.len()]
+                Vector::unit(v, None)
             }
         };
-        let exp_u: Vec<Vec<f64>> = exps
+        let exp_u: Vec<Vector<'a>> = exps
             .iter()
             .zip(&inputs.experiences)
             .map(|(v, e)| unit(v, &e.experience_id))
             .collect();
-        let scene_u: Vec<Vec<f64>> = scenes
+        let scene_u: Vec<Vector<'a>> = scenes
             .iter()
             .zip(&inputs.scenes)
             .map(|(v, s)| unit(v, &s.scene_id))
             .collect();
+        let exps: Vec<Vector<'a>> = exps.into_iter().map(Vector::raw).collect();
+        let scenes: Vec<Vector<'a>> = scenes.into_iter().map(Vector::raw).collect();
         let (k, n) = (exps.len(), scenes.len());
         // Rows in parallel (one representation can hold most of the dimensions); each entry is
         // computed the same way whatever the thread count.

@@ -18,6 +18,106 @@ use roboaudit_stats::WideKernel;
 /// experience).
 pub(crate) type Row = (Vec<f64>, Vec<f64>, Vec<f64>);
 
+/// One embedding as stored (`f32`) and the `f64` values the tables are computed from, made where
+/// they are read instead of in an `f64` copy of every vector: `f64::from(x)` for a raw vector,
+/// `f64::from(x) / norm` for a unit one (exactly the entries of a unit copy), 0 for the unit
+/// vector of a zero vector.
+#[derive(Clone, Copy)]
+pub(crate) struct Vector<'a> {
+    values: &'a [f32],
+    scale: Scale,
+}
+
+#[derive(Clone, Copy)]
+enum Scale {
+    Raw,
+    Unit(f64),
+    Zero,
+}
+
+impl<'a> Vector<'a> {
+    /// The vector itself.
+    pub fn raw(values: &'a [f32]) -> Self {
+        Self {
+            values,
+            scale: Scale::Raw,
+        }
+    }
+
+    /// The vector divided by `norm` (its Euclidean norm); `None` for a zero vector, whose unit
+    /// vector is taken as zeros.
+    pub fn unit(values: &'a [f32], norm: Option<f64>) -> Self {
+        Self {
+            values,
+            scale: norm.map_or(Scale::Zero, Scale::Unit),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Entries `j0..j0 + 8` (`j0 + 8 <= len`).
+    #[inline(always)]
+    fn chunk(&self, j0: usize) -> [f64; 8] {
+        let mut out = [0.0; 8];
+        if let Some(values) = self.values.get(j0..j0 + 8) {
+            match self.scale {
+                Scale::Raw => out
+                    .iter_mut()
+                    .zip(values)
+                    .for_each(|(o, &x)| *o = f64::from(x)),
+                Scale::Unit(norm) => out
+                    .iter_mut()
+                    .zip(values)
+                    .for_each(|(o, &x)| *o = f64::from(x) / norm),
+                Scale::Zero => {}
+            }
+        }
+        out
+    }
+
+    /// Entry `j` (`j < len`).
+    #[inline(always)]
+    fn at(&self, j: usize) -> f64 {
+        let x = f64::from(self.values[j]);
+        match self.scale {
+            Scale::Raw => x,
+            Scale::Unit(norm) => x / norm,
+            Scale::Zero => 0.0,
+        }
+    }
+}
+
+/// The entries of a vector as the kernel reads them: a [`Vector`], or an `f64` copy of one (the
+/// experiences' unit vectors, read once per lane of every run of items, are divided once).
+trait Entries: Copy {
+    /// Entry `j` (`j < len`).
+    fn at(&self, j: usize) -> f64;
+    /// Dimension.
+    fn len(&self) -> usize;
+}
+
+impl Entries for Vector<'_> {
+    #[inline(always)]
+    fn at(&self, j: usize) -> f64 {
+        Vector::at(self, j)
+    }
+    fn len(&self) -> usize {
+        Vector::len(self)
+    }
+}
+
+impl Entries for &[f64] {
+    #[inline(always)]
+    fn at(&self, j: usize) -> f64 {
+        self[j]
+    }
+    fn len(&self) -> usize {
+        <[f64]>::len(self)
+    }
+}
+
 /// Widest run of items accumulated at once: 12 AVX registers.
 const RUN: usize = 48;
 
@@ -30,15 +130,22 @@ struct Transposed {
 }
 
 impl Transposed {
-    fn new(vs: &[Vec<f64>], full: usize) -> Self {
+    fn new(vs: &[Vector<'_>], full: usize) -> Self {
         let stride = vs.len().div_ceil(4) * 4;
-        // Row by row of the result, appended (no zero fill first): the writes stream, and the
-        // reads walk all vectors side by side, one cache line of each serving eight rows
-        // (vector by vector, every write would land on a different cache line).
-        let mut t = Vec::with_capacity(full * stride);
-        for j in 0..full {
-            t.extend(vs.iter().map(|v| v[j]));
-            t.extend(std::iter::repeat_n(0.0, stride - vs.len()));
+        // Eight dimensions at a time: one whole cache line of each vector is read and spread
+        // over eight rows of the result, which stay in L1 while every vector passes. Element by
+        // element (one dimension of every vector per row), the vectors, allocated a multiple of
+        // 4 KiB apart, compete for the same few L1 sets and every read misses.
+        let mut t = vec![0.0; full * stride];
+        for j0 in (0..full).step_by(8) {
+            let rows = &mut t[j0 * stride..(j0 + 8) * stride];
+            for (i, v) in vs.iter().enumerate() {
+                // The eight values first (converted and divided eight at a time), then spread.
+                let chunk = v.chunk(j0);
+                for (d, x) in chunk.into_iter().enumerate() {
+                    rows[d * stride + i] = x;
+                }
+            }
         }
         Self {
             items: vs.len(),
@@ -59,13 +166,22 @@ const DIMS: usize = 256;
 /// `1 − cos` to every experience after `e`). `exp_u`, `scene_u` are unit vectors, `exps`,
 /// `scenes` the raw ones; all of one non-zero dimension.
 pub(crate) fn rows(
-    exps: &[Vec<f64>],
-    exp_u: &[Vec<f64>],
-    scenes: &[Vec<f64>],
-    scene_u: &[Vec<f64>],
+    exps: &[Vector<'_>],
+    exp_u: &[Vector<'_>],
+    scenes: &[Vector<'_>],
+    scene_u: &[Vector<'_>],
 ) -> Vec<Row> {
-    let dim = exps.first().map_or(0, Vec::len);
+    let dim = exps.first().map_or(0, Vector::len);
     let full = dim - dim % 8;
+    let unit_rows: Vec<Vec<f64>> = exp_u
+        .iter()
+        .map(|v| {
+            let mut row: Vec<f64> = (0..full).step_by(8).flat_map(|j0| v.chunk(j0)).collect();
+            row.extend((full..dim).map(|j| v.at(j)));
+            row
+        })
+        .collect();
+    let unit_rows: Vec<&[f64]> = unit_rows.iter().map(Vec::as_slice).collect();
     let tables = Tables {
         full,
         scene_u: Transposed::new(scene_u, full),
@@ -80,9 +196,10 @@ pub(crate) fn rows(
                 first,
                 last: (first + GROUP).min(exps.len()),
                 exps,
-                exp_u,
+                exp_u: &unit_rows,
                 scenes,
                 scene_u,
+                exp_u_tables: exp_u,
                 t: &tables,
             })
         })
@@ -101,10 +218,13 @@ struct Tables {
 struct Group<'a> {
     first: usize,
     last: usize,
-    exps: &'a [Vec<f64>],
-    exp_u: &'a [Vec<f64>],
-    scenes: &'a [Vec<f64>],
-    scene_u: &'a [Vec<f64>],
+    exps: &'a [Vector<'a>],
+    /// The experiences' unit vectors as `f64` rows.
+    exp_u: &'a [&'a [f64]],
+    scenes: &'a [Vector<'a>],
+    scene_u: &'a [Vector<'a>],
+    /// The experiences' unit vectors as the other side of the experience pairs.
+    exp_u_tables: &'a [Vector<'a>],
     t: &'a Tables,
 }
 
@@ -129,24 +249,22 @@ impl WideKernel for Group<'_> {
             .clone()
             .map(|e| Lanes::new(&self.t.exp_u, e + 1))
             .collect();
+        let (units, raws) = (&self.exp_u[members.clone()], &self.exps[members.clone()]);
         let mut d0 = 0;
         while d0 < full {
             let dims = d0..(d0 + DIMS).min(full);
-            for (g, e) in members.clone().enumerate() {
-                let (unit, raw) = (&self.exp_u[e], &self.exps[e]);
-                cos[g].add(unit, &self.t.scene_u, dims.clone(), product);
-                l2[g].add(raw, &self.t.scenes, dims.clone(), square);
-                ee[g].add(unit, &self.t.exp_u, dims.clone(), product);
-            }
+            add_block(&mut cos, units, &self.t.scene_u, dims.clone(), product);
+            add_block(&mut l2, raws, &self.t.scenes, dims.clone(), square);
+            add_block(&mut ee, units, &self.t.exp_u, dims.clone(), product);
             d0 = dims.end;
         }
         members
             .enumerate()
             .map(|(g, e)| {
-                let c = cos[g].finish(&self.exp_u[e], self.scene_u, full, product);
-                let mut d = l2[g].finish(&self.exps[e], self.scenes, full, square);
+                let c = cos[g].finish(self.exp_u[e], self.scene_u, full, product);
+                let mut d = l2[g].finish(self.exps[e], self.scenes, full, square);
                 d.iter_mut().for_each(|v| *v = v.sqrt());
-                let mut x = ee[g].finish(&self.exp_u[e], self.exp_u, full, product);
+                let mut x = ee[g].finish(self.exp_u[e], self.exp_u_tables, full, product);
                 x.iter_mut().for_each(|v| *v = 1.0 - *v);
                 (c, d, x)
             })
@@ -176,22 +294,54 @@ impl Lanes {
         }
     }
 
-    /// Adds the dimensions `dims` (a run of whole 8-chunks) lane by lane, each lane and run of
-    /// items in registers ([`lane_run`]).
-    #[inline(always)]
-    fn add(
-        &mut self,
-        a: &[f64],
-        t: &Transposed,
-        dims: std::ops::Range<usize>,
-        term: impl Fn(f64, f64) -> f64 + Copy,
-    ) {
-        let mut offset = 0;
-        while offset < self.width {
-            let width = (self.width - offset).min(RUN);
-            for lane in 0..8 {
-                let acc = &mut self.acc[lane * self.width + offset..][..width];
-                let first = self.start + offset;
+    /// The entries of items `from..`: the lanes combined, plus the leftover dimensions `full..`
+    /// summed in order.
+    fn finish(
+        &self,
+        a: impl Entries,
+        others: &[Vector<'_>],
+        full: usize,
+        term: impl Fn(f64, f64) -> f64,
+    ) -> Vec<f64> {
+        (self.from..others.len())
+            .map(|i| {
+                let lanes: [f64; 8] =
+                    std::array::from_fn(|l| self.acc[l * self.width + i - self.start]);
+                let tail: f64 = (full..a.len())
+                    .map(|j| term(a.at(j), others[i].at(j)))
+                    .sum();
+                combine(&lanes, tail)
+            })
+            .collect()
+    }
+}
+
+/// Adds the dimensions `dims` (a run of whole 8-chunks) of every vector of `rows` against the
+/// table `t` to its [`Lanes`], each lane and run of items in registers ([`lane_run`]). The
+/// experiences are the innermost loop: one lane of one run of items is a few KiB of the table,
+/// read from memory once and then from L1 by every experience (experience by experience, each
+/// re-read the whole block from L2, which bounded the loop). Each entry still adds its
+/// dimensions in order.
+#[inline(always)]
+fn add_block(
+    lanes: &mut [Lanes],
+    rows: &[impl Entries],
+    t: &Transposed,
+    dims: std::ops::Range<usize>,
+    term: impl Fn(f64, f64) -> f64 + Copy,
+) {
+    let mut from = 0;
+    while from < t.stride {
+        let to = (from + RUN).min(t.stride);
+        for lane in 0..8 {
+            for (l, &a) in lanes.iter_mut().zip(rows) {
+                // This experience's items of the run (from its own start on, a multiple of 4).
+                let first = from.max(l.start);
+                if first >= to {
+                    continue;
+                }
+                let width = to - first;
+                let acc = &mut l.acc[lane * l.width + first - l.start..][..width];
                 macro_rules! widths {
                     ($($w:literal)*) => {
                         match width {
@@ -202,31 +352,8 @@ impl Lanes {
                 }
                 widths!(4 8 12 16 20 24 28 32 36 40 44);
             }
-            offset += width;
         }
-    }
-
-    /// The entries of items `from..`: the lanes combined, plus the leftover dimensions `full..`
-    /// summed in order.
-    fn finish(
-        &self,
-        a: &[f64],
-        others: &[Vec<f64>],
-        full: usize,
-        term: impl Fn(f64, f64) -> f64,
-    ) -> Vec<f64> {
-        (self.from..others.len())
-            .map(|i| {
-                let lanes: [f64; 8] =
-                    std::array::from_fn(|l| self.acc[l * self.width + i - self.start]);
-                let tail: f64 = a[full..]
-                    .iter()
-                    .zip(&others[i][full..])
-                    .map(|(&x, &y)| term(x, y))
-                    .sum();
-                combine(&lanes, tail)
-            })
-            .collect()
+        from = to;
     }
 }
 
@@ -234,7 +361,7 @@ impl Lanes {
 /// `j = j0, j0 + 8, … < end`, in order, with the accumulators in registers.
 #[inline(always)]
 fn lane_run<const W: usize>(
-    a: &[f64],
+    a: impl Entries,
     t: &Transposed,
     first: usize,
     j0: usize,
@@ -248,7 +375,7 @@ fn lane_run<const W: usize>(
     let mut sum: [f64; W] = *acc;
     let mut j = j0;
     while j < end {
-        let x = a[j];
+        let x = a.at(j);
         let at = j * t.stride + first;
         let Some(row) =
             t.t.get(at..at + W)
@@ -294,16 +421,53 @@ mod tests {
     #[test]
     fn blocked_tables_equal_lanes_per_entry() {
         for (k, n, dim) in [(11, 5, 1037), (3, 4, 8), (9, 7, 13), (1, 1, 3)] {
-            let vec = |seed: usize, i: usize| -> Vec<f64> {
+            let vec = |seed: usize, i: usize| -> Vec<f32> {
                 (0..dim)
-                    .map(|d| (((seed * 131 + i * 17 + d * 7) % 97) as f64 / 9.7 - 4.3).sin())
+                    .map(|d| (((seed * 131 + i * 17 + d * 7) % 97) as f32 / 9.7 - 4.3).sin())
                     .collect()
             };
-            let exps: Vec<Vec<f64>> = (0..k).map(|i| vec(1, i)).collect();
-            let scenes: Vec<Vec<f64>> = (0..n).map(|i| vec(2, i)).collect();
-            let exp_u: Vec<Vec<f64>> = (0..k).map(|i| vec(3, i)).collect();
-            let scene_u: Vec<Vec<f64>> = (0..n).map(|i| vec(4, i)).collect();
+            let exp32: Vec<Vec<f32>> = (0..k).map(|i| vec(1, i)).collect();
+            let scene32: Vec<Vec<f32>> = (0..n).map(|i| vec(2, i)).collect();
+            // Unit views of the same vectors; scene 1 (when there is one) stands for a zero
+            // vector, whose unit vector is zeros.
+            let norm = |v: &[f32]| {
+                v.iter()
+                    .map(|&x| f64::from(x) * f64::from(x))
+                    .sum::<f64>()
+                    .sqrt()
+            };
+            let exps: Vec<Vector<'_>> = exp32.iter().map(|v| Vector::raw(v)).collect();
+            let scenes: Vec<Vector<'_>> = scene32.iter().map(|v| Vector::raw(v)).collect();
+            let exp_u: Vec<Vector<'_>> = exp32
+                .iter()
+                .map(|v| Vector::unit(v, Some(norm(v))))
+                .collect();
+            let scene_u: Vec<Vector<'_>> = scene32
+                .iter()
+                .enumerate()
+                .map(|(i, v)| Vector::unit(v, (i != 1).then(|| norm(v))))
+                .collect();
             let got = rows(&exps, &exp_u, &scenes, &scene_u);
+            // The f64 copies the tables must equal, written out independently.
+            let raw64 = |vs: &[Vec<f32>]| -> Vec<Vec<f64>> {
+                vs.iter()
+                    .map(|v| v.iter().map(|&x| f64::from(x)).collect())
+                    .collect()
+            };
+            let (exps, scenes) = (raw64(&exp32), raw64(&scene32));
+            let exp_u: Vec<Vec<f64>> = exp32
+                .iter()
+                .map(|v| v.iter().map(|&x| f64::from(x) / norm(v)).collect())
+                .collect();
+            let scene_u: Vec<Vec<f64>> = scene32
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    v.iter()
+                        .map(|&x| if i == 1 { 0.0 } else { f64::from(x) / norm(v) })
+                        .collect()
+                })
+                .collect();
             for (e, (cos, l2, ee)) in got.iter().enumerate() {
                 for s in 0..n {
                     let c = lanes(&exp_u[e], &scene_u[s], |x, y| x * y);

@@ -551,7 +551,7 @@ fn planted_gap_and_detection_grow_with_the_rate() {
     let shuffled = draws
         .replicates_many(&t, &[rule], false)
         .unwrap()
-        .rule(0)
+        .remove(0)
         .shuffled;
     let env = roboaudit_stats::quantiles(&shuffled, &[0.025, 0.975]).unwrap();
     let plan = PowerPlan {

@@ -66,8 +66,7 @@ fn replicates_equal_the_statistic_on_each_row() {
             per_scene: Some(&shared),
         },
     ];
-    let all = d.replicates_many(&t, &rules, true).unwrap();
-    let reps: Vec<Replicates> = (0..rules.len()).map(|r| all.rule(r)).collect();
+    let reps: Vec<Replicates> = d.replicates_many(&t, &rules, true).unwrap();
     for (rep, values) in reps.iter().zip([&per_scene, &shared]) {
         for (b, row) in m.rows().iter().enumerate() {
             let g = gap_on(&t, &lib, &picks, row).unwrap();
@@ -114,7 +113,7 @@ fn replicates_of_many_rules_equal_one_rule_at_a_time() {
     for gaps in [true, false] {
         let many = d.replicates_many(&t, &rules, gaps).unwrap();
         for (r, rule) in rules.iter().enumerate() {
-            let rep = &many.rule(r);
+            let rep = &many[r];
             let one = [d
                 .replicates_many(
                     &t,
@@ -125,7 +124,7 @@ fn replicates_of_many_rules_equal_one_rule_at_a_time() {
                     gaps,
                 )
                 .unwrap()
-                .rule(0)];
+                .remove(0)];
             assert_eq!(rep.shuffled, one[0].shuffled);
             assert_eq!(rep.gaps, one[0].gaps);
             let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
