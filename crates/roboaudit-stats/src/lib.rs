@@ -20,7 +20,7 @@
 //!   (statistics of cluster multiplicities), `resample_counts` / `resample_counts_rows`,
 //!   `bootstrap_sums` with `ClusterRows` / `WeightedSums` (statistics of cluster-weighted
 //!   sums, with their kernel),
-//!   `WideKernel` / `run_wide` (AVX2 dispatch of hot loops)
+//!   `WideKernel` / `run_wide` (AVX-512 / AVX2 dispatch of hot loops)
 //!
 //! # Example
 //! A scene-cluster bootstrap of a mean, and an AUROC with a tie:

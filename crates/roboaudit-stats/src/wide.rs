@@ -1,9 +1,11 @@
-//! Runtime dispatch of hot loops to 256-bit vector code (AVX2) on CPUs that have it.
+//! Runtime dispatch of hot loops to 512-bit (AVX-512F) or 256-bit (AVX2) vector code on CPUs
+//! that have it.
 //!
 //! The workspace builds for the baseline x86-64 target (SSE2: two `f64` per vector register), so
-//! plain loops never use the 256-bit registers every current x86-64 CPU has. A [`WideKernel`]
-//! run through [`run_wide`] is compiled a second time with AVX2 enabled and that copy is taken
-//! when the CPU reports AVX2 at run time. Results are bit-identical to the baseline copy: Rust
+//! plain loops never use the wider registers current x86-64 CPUs have. A [`WideKernel`] run
+//! through [`run_wide`] is compiled twice more, with AVX-512F and with AVX2 enabled, and the
+//! widest copy the CPU reports at run time is taken (AVX-512 also doubles the registers, which
+//! keeps larger register tiles out of memory). Results are bit-identical to the baseline copy: Rust
 //! never contracts `a * b + c` into a fused multiply-add on its own, so every lane performs the
 //! same IEEE operations in the same order; only the register width changes.
 
@@ -18,11 +20,17 @@ pub trait WideKernel {
     fn run(self) -> Self::Output;
 }
 
-/// Runs `kernel` compiled for AVX2 when the CPU supports it (x86-64 only), otherwise the
-/// baseline copy. The output is identical either way (module docs).
+/// Runs `kernel` compiled for AVX-512 or AVX2 when the CPU supports it (x86-64 only),
+/// otherwise the baseline copy. The output is identical either way (module docs).
 pub fn run_wide<K: WideKernel>(kernel: K) -> K::Output {
     #[cfg(target_arch = "x86_64")]
     {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: `run_avx512` only requires the AVX-512F target feature (and the AVX2 it
+            // implies), which the CPU was just reported to support.
+            #[allow(unsafe_code)]
+            return unsafe { run_avx512(kernel) };
+        }
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: `run_avx2` only requires the AVX2 target feature, which the CPU was just
             // reported to support (the one `unsafe` of the crate; the lint is allowed here only).
@@ -30,6 +38,16 @@ pub fn run_wide<K: WideKernel>(kernel: K) -> K::Output {
             return unsafe { run_avx2(kernel) };
         }
     }
+    kernel.run()
+}
+
+/// The AVX-512 copy of a kernel: twice the registers and lanes of AVX2. The feature brings the
+/// FMA instructions with it, but Rust never contracts a multiply and an add into one, so every
+/// lane still rounds as the baseline copy does (the test below runs this copy where the CPU has
+/// it).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn run_avx512<K: WideKernel>(kernel: K) -> K::Output {
     kernel.run()
 }
 
