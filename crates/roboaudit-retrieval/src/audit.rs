@@ -3,7 +3,7 @@
 
 use crate::draws::{Replicates, RuleDraws, SharedDraws};
 use crate::geometry::{GeoScore, Geometry};
-use crate::inference::{Aurocs, SceneBootstrap, aurocs, within_mean};
+use crate::inference::{Aurocs, CellTallies, SceneBootstrap, aurocs, within_mean};
 use crate::interventions::{by_size, reference_points, top_pick_deletion};
 use crate::matrix::{Reference, SceneSet, Transfer, variance_shares};
 use crate::metrics::{core, gap_on, oracle_top_share};
@@ -96,6 +96,7 @@ pub fn run_audit(
     // for every rule), then each rule's report.
     let full_lib: Vec<usize> = (0..t.k).collect();
     let all_scenes: Vec<usize> = (0..t.n).collect();
+    let cells = CellTallies::new(&t, &full_lib);
     let selections = specs
         .par_iter()
         .map(|spec| {
@@ -105,7 +106,7 @@ pub fn run_audit(
                 Err(reason) => return Ok(Err(reason)),
             };
             let aur = match (&sel.scores, spec.kind.auroc_score()) {
-                (Some(scores), Ok(_)) => Some(aurocs(&t, &full_lib, scores)?),
+                (Some(scores), Ok(_)) => Some(aurocs(&cells, scores)?),
                 _ => None,
             };
             Ok(Ok((sel, aur)))

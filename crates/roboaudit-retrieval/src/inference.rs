@@ -80,36 +80,63 @@ pub(crate) struct Aurocs {
     pub per_scene: Vec<Option<f64>>,
 }
 
-/// AUROCs of `scores` (`lib.len() × n`, higher = predicted success), one sample per logged
-/// execution of a library × query cell. Within-query: AUROC per scene over that scene's
-/// executions, unweighted mean over scenes with both outcomes.
-pub(crate) fn aurocs(
-    t: &Transfer,
-    lib: &[usize],
-    scores: &[f64],
-) -> Result<Aurocs, RetrievalError> {
-    let n = t.n;
-    // Every execution of a cell shares the cell's score, so each cell enters as one sample with
-    // its success and failure counts as positive and negative weights: the same Mann–Whitney
-    // statistic (a pair weighs w_i·w_j) on K·n instead of K·n·seeds samples. Scene-major, so
-    // that the groups of the within-query AUROC arrive contiguous. (Within a group, and in the
-    // pooled sample, the order of samples cannot change the value: ties are summed with
-    // integer weights, exactly.)
-    let (mut xs, mut pos, mut neg, mut gs) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for s in 0..n {
-        for (p, &e) in lib.iter().enumerate() {
-            let cell = &t.cells[e * n + s];
-            let wins = cell.iter().filter(|&&y| y).count();
-            xs.push(scores[p * n + s]);
-            pos.push(wins as f64);
-            neg.push((cell.len() - wins) as f64);
-            gs.push(s);
+/// The outcomes of every library × query cell as AUROC samples, scene-major (`[s·K + p]` for
+/// library position `p`): every execution of a cell shares the cell's score, so each cell enters
+/// as one sample with its success and failure counts as positive and negative weights — the same
+/// Mann–Whitney statistic (a pair weighs w_i·w_j) on K·n instead of K·n·seeds samples.
+/// Scene-major, so that the groups of the within-query AUROC arrive contiguous. (Within a group,
+/// and in the pooled sample, the order of samples cannot change the value: ties are summed with
+/// integer weights, exactly.) Counted once per library and shared by every rule's [`aurocs`].
+pub(crate) struct CellTallies {
+    n: usize,
+    library: usize,
+    positives: Vec<f64>,
+    negatives: Vec<f64>,
+    groups: Vec<usize>,
+}
+
+impl CellTallies {
+    /// The tallies of the library `lib` (global experience indices) over every query scene.
+    pub fn new(t: &Transfer, lib: &[usize]) -> Self {
+        let n = t.n;
+        let cells = n * lib.len();
+        let (mut positives, mut negatives, mut groups) = (
+            Vec::with_capacity(cells),
+            Vec::with_capacity(cells),
+            Vec::with_capacity(cells),
+        );
+        for s in 0..n {
+            for &e in lib {
+                let cell = &t.cells[e * n + s];
+                let wins = cell.iter().filter(|&&y| y).count();
+                positives.push(wins as f64);
+                negatives.push((cell.len() - wins) as f64);
+                groups.push(s);
+            }
+        }
+        Self {
+            n,
+            library: lib.len(),
+            positives,
+            negatives,
+            groups,
         }
     }
-    let pooled = auroc_tallies(&xs, &pos, &neg)
+}
+
+/// AUROCs of `scores` (`K × n` for the library of `cells`, higher = predicted success), one
+/// sample per logged execution of a library × query cell. Within-query: AUROC per scene over
+/// that scene's executions, unweighted mean over scenes with both outcomes.
+pub(crate) fn aurocs(cells: &CellTallies, scores: &[f64]) -> Result<Aurocs, RetrievalError> {
+    let n = cells.n;
+    let xs: Vec<f64> = (0..n)
+        .flat_map(|s| (0..cells.library).map(move |p| scores[p * n + s]))
+        .collect();
+    let (pos, neg, gs) = (&cells.positives, &cells.negatives, &cells.groups);
+    let pooled = auroc_tallies(&xs, pos, neg)
         .map_err(RetrievalError::stats("pooled AUROC"))?
         .ok_or_else(|| "every execution has the same outcome".to_string());
-    let grouped = grouped_auroc_tallies(&xs, &pos, &neg, &gs)
+    let grouped = grouped_auroc_tallies(&xs, pos, neg, gs)
         .map_err(RetrievalError::stats("within-query AUROC"))?;
     let mut per_scene = vec![None; n];
     for g in &grouped.groups {
