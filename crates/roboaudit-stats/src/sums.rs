@@ -22,6 +22,11 @@ use rayon::prelude::*;
 /// with room left for the broadcast weight and a product. Wider rows are cut into equal tiles.
 const TILE: usize = 52;
 
+/// Widest tile where the AVX-512 copy runs: 14 of its 32 registers, so that a row of up to 112
+/// values (the 106 columns of a retrieval audit's replicates) is one tile, and the drawn
+/// clusters are walked once per resample instead of once per tile.
+const TILE_512: usize = 112;
+
 /// A row of `width` finite values per cluster, stored padded to a multiple of 4 (zeros) so
 /// that the tiles of [`ClusterRows::weighted_sums`] run in whole vector registers.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,8 +83,13 @@ impl ClusterRows {
             to[..width].copy_from_slice(from);
         }
         // Equal tiles of at most TILE values (104 = 52 + 52, not 52 + 48 + 4: a narrow tile
-        // pays the whole loop overhead for one register).
-        let tiles = stride.div_ceil(TILE);
+        // pays the whole loop overhead for one register). The tiling does not change any sum.
+        let widest = if crate::wide::has_avx512() {
+            TILE_512
+        } else {
+            TILE
+        };
+        let tiles = stride.div_ceil(widest);
         let tile = stride.div_ceil(tiles).div_ceil(4) * 4;
         Ok(Self {
             n_clusters,
@@ -188,17 +198,17 @@ pub(crate) fn sums_of_drawn(rows: &ClusterRows, counts: &[u32], bits: &[u64], ou
             counts,
             bits,
         };
-        // One monomorphized tile per width (multiples of 4 up to TILE), so that the
+        // One monomorphized tile per width (multiples of 4 up to TILE_512), so that the
         // accumulators of every tile have a fixed size and stay in registers.
         macro_rules! tiles {
             ($($w:literal)*) => {
                 match width {
                     $($w => tile::<$w>(&drawn, out),)*
-                    _ => tile::<TILE>(&drawn, out),
+                    _ => tile::<TILE_512>(&drawn, out),
                 }
             };
         }
-        tiles!(4 8 12 16 20 24 28 32 36 40 44 48);
+        tiles!(4 8 12 16 20 24 28 32 36 40 44 48 52 56 60 64 68 72 76 80 84 88 92 96 100 104 108);
         start += width;
     }
 }
@@ -389,7 +399,15 @@ mod tests {
     /// that need one tile, several, and padding.
     #[test]
     fn sums_equal_left_to_right_sums() {
-        for (n, width) in [(7, 1), (5, 3), (9, 50), (3, 97), (40, 52)] {
+        for (n, width) in [
+            (7, 1),
+            (5, 3),
+            (9, 50),
+            (3, 97),
+            (40, 52),
+            (40, 106),
+            (6, 230),
+        ] {
             let values: Vec<f64> = (0..n * width)
                 .map(|i| ((i * 7919 % 1013) as f64 / 101.0 - 4.0).sin())
                 .collect();

@@ -25,7 +25,7 @@ pub trait WideKernel {
 pub fn run_wide<K: WideKernel>(kernel: K) -> K::Output {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx512f") {
+        if has_avx512() {
             // SAFETY: `run_avx512` only requires the AVX-512F target feature (and the AVX2 it
             // implies), which the CPU was just reported to support.
             #[allow(unsafe_code)]
@@ -39,6 +39,19 @@ pub fn run_wide<K: WideKernel>(kernel: K) -> K::Output {
         }
     }
     kernel.run()
+}
+
+/// Whether [`run_wide`] takes the AVX-512 copy on this CPU (kernels size their register tiles by
+/// it; their results do not depend on it).
+pub(crate) fn has_avx512() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx512f")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
 }
 
 /// The AVX-512 copy of a kernel: twice the registers and lanes of AVX2. The feature brings the
