@@ -15,7 +15,9 @@ use crate::shuffle::{ShufflePlan, batched_shuffle};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
-use roboaudit_stats::{ClusterRows, ResampleDesign, StatsError, resample_counts_rows, run_wide};
+use roboaudit_stats::{
+    ClusterRows, ResampleDesign, StatsError, WideKernel, resample_counts_rows, run_wide,
+};
 
 /// Rows per ChaCha8 stream of the permutation matrix (as `ResampleMatrix`'s blocks).
 const ROWS_PER_STREAM: usize = 64;
@@ -169,26 +171,13 @@ impl SharedDraws {
         perm_seed: u64,
     ) -> Result<Self, StatsError> {
         let (n, k) = (t.n, t.k);
-        let mut perms = vec![0u32; permutations * n];
-        let plan = ShufflePlan::new(n);
-        perms
-            .par_chunks_mut(n * ROWS_PER_STREAM)
-            .enumerate()
-            .for_each(|(block, chunk)| {
-                let mut rng = ChaCha8Rng::seed_from_u64(perm_seed);
-                rng.set_stream(block as u64);
-                for row in chunk.chunks_exact_mut(n) {
-                    row.iter_mut().enumerate().for_each(|(s, v)| *v = s as u32);
-                    match &plan {
-                        Some(plan) => plan.shuffle(row, &mut rng),
-                        None => batched_shuffle(row, &mut rng),
-                    }
-                }
-            });
+        // Drawn straight into the narrowest entry type (the same swaps whatever the type).
         let perms = if n <= 256 {
-            Perms::Bytes(perms.iter().map(|&v| v as u8).collect())
+            #[allow(clippy::cast_possible_truncation)] // s < n <= 256
+            Perms::Bytes(draw_permutations(n, permutations, perm_seed, |s| s as u8))
         } else {
-            Perms::Words(perms)
+            #[allow(clippy::cast_possible_truncation)] // n fits in i32 (checked when built)
+            Perms::Words(draw_permutations(n, permutations, perm_seed, |s| s as u32))
         };
         let two_class: Vec<bool> = (0..n)
             .map(|s| {
@@ -479,14 +468,63 @@ impl SharedDraws {
                     }
                 }
                 for (&(value, count), out) in within_columns.iter().zip(within_out.iter_mut()) {
-                    for ((o, &v), &c) in out.iter_mut().zip(column(value)).zip(column(count)) {
-                        *o = if c > 0.0 { v / c } else { f64::NAN };
-                    }
+                    run_wide(Ratios {
+                        values: column(value),
+                        counts: column(count),
+                        out,
+                    });
                 }
                 Ok::<(), StatsError>(())
             },
         )?;
         Ok((gap_values, within_slot, within))
+    }
+}
+
+/// `permutations` uniform permutations of `0..n` (`label(s)` for scene `s`), row-major: block `c`
+/// of [`ROWS_PER_STREAM`] rows from `ChaCha8Rng::seed_from_u64(seed)` with stream `c`, batched
+/// Fisher–Yates; blocks in parallel.
+fn draw_permutations<T: Copy + Default + Send>(
+    n: usize,
+    permutations: usize,
+    seed: u64,
+    label: impl Fn(usize) -> T + Sync,
+) -> Vec<T> {
+    let mut perms = vec![T::default(); permutations * n];
+    let plan = ShufflePlan::new(n);
+    perms
+        .par_chunks_mut(n * ROWS_PER_STREAM)
+        .enumerate()
+        .for_each(|(block, chunk)| {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            rng.set_stream(block as u64);
+            for row in chunk.chunks_exact_mut(n) {
+                row.iter_mut().enumerate().for_each(|(s, v)| *v = label(s));
+                match &plan {
+                    Some(plan) => plan.shuffle(row, &mut rng),
+                    None => batched_shuffle(row, &mut rng),
+                }
+            }
+        });
+    perms
+}
+
+/// `out[j] = values[j] / counts[j]`, NaN where the count is 0: the within-query means of one
+/// rule on a block of resamples, the divisions in vector registers.
+struct Ratios<'a> {
+    values: &'a [f64],
+    counts: &'a [f64],
+    out: &'a mut [f64],
+}
+
+impl WideKernel for Ratios<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        for ((o, &v), &c) in self.out.iter_mut().zip(self.values).zip(self.counts) {
+            *o = if c > 0.0 { v / c } else { f64::NAN };
+        }
     }
 }
 
