@@ -199,7 +199,6 @@ pub(crate) fn rows(
                 exp_u: &unit_rows,
                 scenes,
                 scene_u,
-                exp_u_tables: exp_u,
                 t: &tables,
             })
         })
@@ -223,8 +222,6 @@ struct Group<'a> {
     exp_u: &'a [&'a [f64]],
     scenes: &'a [Vector<'a>],
     scene_u: &'a [Vector<'a>],
-    /// The experiences' unit vectors as the other side of the experience pairs.
-    exp_u_tables: &'a [Vector<'a>],
     t: &'a Tables,
 }
 
@@ -264,7 +261,7 @@ impl WideKernel for Group<'_> {
                 let c = cos[g].finish(self.exp_u[e], self.scene_u, full, product);
                 let mut d = l2[g].finish(self.exps[e], self.scenes, full, square);
                 d.iter_mut().for_each(|v| *v = v.sqrt());
-                let mut x = ee[g].finish(self.exp_u[e], self.exp_u_tables, full, product);
+                let mut x = ee[g].finish(self.exp_u[e], self.exp_u, full, product);
                 x.iter_mut().for_each(|v| *v = 1.0 - *v);
                 (c, d, x)
             })
@@ -299,7 +296,7 @@ impl Lanes {
     fn finish(
         &self,
         a: impl Entries,
-        others: &[Vector<'_>],
+        others: &[impl Entries],
         full: usize,
         term: impl Fn(f64, f64) -> f64,
     ) -> Vec<f64> {
