@@ -528,9 +528,8 @@ impl WideKernel for Ratios<'_> {
     }
 }
 
-/// `dst[c * stride + j] = f(src[j * cols + c])` for the `src.len() / cols` rows of `src`, in
-/// 8 × 8 tiles so that both sides touch whole cache lines (row by row, every write of a row
-/// would land on a different line of `dst`).
+/// `dst[c * stride + j] = f(src[j * cols + c])` for the `src.len() / cols` rows of `src`: a
+/// [`spread`] into the first `cols` rows of `dst`.
 fn transpose<T: Copy, U: Copy>(
     src: &[T],
     cols: usize,
@@ -538,49 +537,19 @@ fn transpose<T: Copy, U: Copy>(
     stride: usize,
     f: impl Fn(T) -> U,
 ) {
-    let rows = src.len() / cols;
-    for j0 in (0..rows).step_by(8) {
-        for c0 in (0..cols).step_by(8) {
-            if j0 + 8 <= rows && c0 + 8 <= cols {
-                // A whole tile: fixed-size rows, no bounds check per element.
-                let mut tile = [[f(src[j0 * cols + c0]); 8]; 8];
-                for (jj, row) in tile.iter_mut().enumerate() {
-                    let at = (j0 + jj) * cols + c0;
-                    if let Some(src_row) = src
-                        .get(at..at + 8)
-                        .and_then(|r| <&[T; 8]>::try_from(r).ok())
-                    {
-                        for (slot, &v) in row.iter_mut().zip(src_row) {
-                            *slot = f(v);
-                        }
-                    }
-                }
-                for cc in 0..8 {
-                    let at = (c0 + cc) * stride + j0;
-                    if let Some(dst_row) = dst
-                        .get_mut(at..at + 8)
-                        .and_then(|r| <&mut [U; 8]>::try_from(r).ok())
-                    {
-                        for (slot, row) in dst_row.iter_mut().zip(&tile) {
-                            *slot = row[cc];
-                        }
-                    }
-                }
-            } else {
-                for j in j0..(j0 + 8).min(rows) {
-                    for c in c0..(c0 + 8).min(cols) {
-                        dst[c * stride + j] = f(src[j * cols + c]);
-                    }
-                }
-            }
-        }
-    }
+    let len = src.len() / cols;
+    let mut rows: Vec<&mut [U]> = dst
+        .chunks_mut(stride)
+        .take(cols)
+        .map(|row| &mut row[..len])
+        .collect();
+    spread(src, cols, &mut rows, f);
 }
 
 /// `rows[r][j] = f(src[j * cols + r])` for every row `r` (at most `cols` of them, all of one
 /// length) and every `j` of it, eight values of a row at a time: the eight source rows they come
 /// from stay in L1 while every destination row takes its eight.
-fn spread(src: &[f64], cols: usize, rows: &mut [&mut [f64]], f: impl Fn(f64) -> f64) {
+fn spread<T: Copy, U: Copy>(src: &[T], cols: usize, rows: &mut [&mut [U]], f: impl Fn(T) -> U) {
     let len = rows.first().map_or(0, |r| r.len());
     for j0 in (0..len).step_by(8) {
         let end = (j0 + 8).min(len);
