@@ -4,8 +4,8 @@ use crate::RetrievalError;
 use crate::draws::SharedDraws;
 use crate::matrix::Transfer;
 use roboaudit_stats::{
-    IntervalMethod, ResampleMatrix, StatsError, auroc_tallies, bootstrap_with_matrix,
-    grouped_auroc_tallies, percentile_levels, quantiles_in_place,
+    IntervalMethod, ResampleMatrix, StatsError, bootstrap_with_matrix, percentile_levels,
+    pooled_and_grouped_auroc_tallies, quantiles_in_place,
 };
 
 /// How the scene bootstrap is run: one set of resamples shared by every rule (so rules are
@@ -133,11 +133,10 @@ pub(crate) fn aurocs(cells: &CellTallies, scores: &[f64]) -> Result<Aurocs, Retr
         .flat_map(|s| (0..cells.library).map(move |p| scores[p * n + s]))
         .collect();
     let (pos, neg, gs) = (&cells.positives, &cells.negatives, &cells.groups);
-    let pooled = auroc_tallies(&xs, pos, neg)
-        .map_err(RetrievalError::stats("pooled AUROC"))?
-        .ok_or_else(|| "every execution has the same outcome".to_string());
-    let grouped = grouped_auroc_tallies(&xs, pos, neg, gs)
-        .map_err(RetrievalError::stats("within-query AUROC"))?;
+    // One call: the scenes' sorted groups are merged for the pooled sort.
+    let (pooled, grouped) = pooled_and_grouped_auroc_tallies(&xs, pos, neg, gs)
+        .map_err(RetrievalError::stats("pooled and within-query AUROC"))?;
+    let pooled = pooled.ok_or_else(|| "every execution has the same outcome".to_string());
     let mut per_scene = vec![None; n];
     for g in &grouped.groups {
         if let Some(slot) = per_scene.get_mut(g.group) {

@@ -125,6 +125,98 @@ pub fn grouped_auroc_tallies(
     }))
 }
 
+/// [`auroc_tallies`] and [`grouped_auroc_tallies`] of the same items at once, for items whose
+/// groups arrive as contiguous runs in increasing label order (the within-query layout: one
+/// scene's items after another's). One sort serves both: the pooled sample is sorted once, and
+/// one stable pass deals its items out to their groups, each of which then arrives sorted
+/// (instead of one more sort per group). For other group layouts it calls the two functions.
+///
+/// Both results equal those of the two functions exactly when the tallies are whole numbers
+/// (counts of executions: every sum is then an exact integer below 2^53); for fractional weights
+/// the weights of tied scores may be added in another order (a difference in the last bits).
+///
+/// # Errors
+/// As [`grouped_auroc_tallies`].
+///
+/// # Example
+/// ```
+/// use roboaudit_stats::{auroc_tallies, grouped_auroc_tallies, pooled_and_grouped_auroc_tallies};
+/// let (scores, pos, neg) = ([0.1, 0.7, 0.3, 0.2], [1.0, 3.0, 0.0, 2.0], [2.0, 1.0, 1.0, 0.0]);
+/// let groups = [0, 0, 1, 1];
+/// let (pooled, grouped) = pooled_and_grouped_auroc_tallies(&scores, &pos, &neg, &groups)?;
+/// assert_eq!(pooled, auroc_tallies(&scores, &pos, &neg)?);
+/// assert_eq!(grouped, grouped_auroc_tallies(&scores, &pos, &neg, &groups)?);
+/// # Ok::<(), roboaudit_stats::StatsError>(())
+/// ```
+pub fn pooled_and_grouped_auroc_tallies(
+    scores: &[f64],
+    positives: &[f64],
+    negatives: &[f64],
+    groups: &[usize],
+) -> Result<(Option<f64>, GroupedAuroc), StatsError> {
+    check_tallies(scores, positives, negatives)?;
+    check_same_len("scores", scores.len(), "groups", groups.len())?;
+    if groups.windows(2).any(|w| w[0] > w[1]) || u32::try_from(groups.len()).is_err() {
+        return Ok((
+            auroc_tallies(scores, positives, negatives)?,
+            grouped_auroc_tallies(scores, positives, negatives, groups)?,
+        ));
+    }
+    // The runs of equal labels, and each item's run.
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    let mut run_of: Vec<u32> = Vec::with_capacity(groups.len());
+    for (i, &g) in groups.iter().enumerate() {
+        if runs.last().is_none_or(|&(label, _)| label != g) {
+            runs.push((g, i));
+        }
+        #[allow(clippy::cast_possible_truncation)] // runs <= items, which fit in u32 (checked)
+        run_of.push((runs.len() - 1) as u32);
+    }
+    // Sorted as (key, item) pairs: ties in item order whatever the sort does, and 16-byte
+    // entries move faster than whole samples.
+    #[allow(clippy::cast_possible_truncation)] // items fit in u32 (checked)
+    let mut order: Vec<(i64, u32)> = scores
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| (total_order_key(sort_key(x)), i as u32))
+        .collect();
+    order.sort_unstable();
+    let sample = |&(score, i): &(i64, u32)| Sample {
+        score,
+        pos: positives[i as usize],
+        neg: negatives[i as usize],
+    };
+    let pooled = auroc_of_sorted(&order, sample);
+    // Counting sort by run, stable: every run's items stay in score order.
+    let mut next: Vec<usize> = runs.iter().map(|&(_, start)| start).collect();
+    let mut by_run = vec![(0i64, 0u32); order.len()];
+    for entry in &order {
+        if let Some(at) = run_of
+            .get(entry.1 as usize)
+            .and_then(|&r| next.get_mut(r as usize))
+        {
+            if let Some(slot) = by_run.get_mut(*at) {
+                *slot = *entry;
+            }
+            *at += 1;
+        }
+    }
+    let out = runs
+        .iter()
+        .enumerate()
+        .map(|(r, &(group, start))| {
+            let end = runs.get(r + 1).map_or(groups.len(), |&(_, next)| next);
+            GroupAuroc {
+                group,
+                n: end - start,
+                n_positive: positives[start..end].iter().filter(|&&w| w > 0.0).count(),
+                auroc: auroc_of_sorted(&by_run[start..end], sample),
+            }
+        })
+        .collect();
+    Ok((pooled, grouped_result(out)))
+}
+
 fn check_tallies(scores: &[f64], positives: &[f64], negatives: &[f64]) -> Result<(), StatsError> {
     if scores.is_empty() {
         return Err(StatsError::Empty { what: "scores" });
@@ -180,6 +272,11 @@ fn by_group(groups: &[usize], auroc_of: impl Fn(&[usize]) -> (usize, Option<f64>
         });
         start = end;
     }
+    grouped_result(out)
+}
+
+/// The [`GroupedAuroc`] of per-group results (sorted by label), with the eligible mean.
+fn grouped_result(out: Vec<GroupAuroc>) -> GroupedAuroc {
     let eligible: Vec<f64> = out.iter().filter_map(|g| g.auroc).collect();
     #[allow(clippy::cast_precision_loss)] // group counts are far below 2^53
     let mean = (!eligible.is_empty()).then(|| eligible.iter().sum::<f64>() / eligible.len() as f64);
@@ -245,15 +342,21 @@ fn auroc_of_samples(samples: &mut [Sample]) -> Option<f64> {
     // Integer keys order exactly as `total_cmp` on the scores, pair by pair, so the sort makes
     // the very same moves (and leaves ties in the same order) at a lower cost per comparison.
     samples.sort_unstable_by_key(|s| s.score);
+    auroc_of_sorted(samples, |s| *s)
+}
+
+/// The sweep of [`auroc_of_samples`] over items already sorted by score (`sample` gives an
+/// item's [`Sample`]).
+fn auroc_of_sorted<T>(items: &[T], sample: impl Fn(&T) -> Sample) -> Option<f64> {
     let (mut neg_below, mut total_pos, mut twice_area) = (0.0_f64, 0.0_f64, 0.0_f64);
     let mut start = 0;
-    while start < samples.len() {
-        let score = samples[start].score;
+    while start < items.len() {
+        let score = sample(&items[start]).score;
         let (mut pos, mut neg) = (0.0, 0.0);
         let mut end = start;
-        while end < samples.len() && samples[end].score == score {
-            pos += samples[end].pos;
-            neg += samples[end].neg;
+        while let Some(s) = items.get(end).map(&sample).filter(|s| s.score == score) {
+            pos += s.pos;
+            neg += s.neg;
             end += 1;
         }
         // Doubled so that unweighted sums stay integers (exact up to 2^53).

@@ -61,6 +61,7 @@ mod wide;
 
 pub use auroc::{
     GroupAuroc, GroupedAuroc, auroc, auroc_tallies, grouped_auroc, grouped_auroc_tallies,
+    pooled_and_grouped_auroc_tallies,
 };
 pub use bootstrap::{
     BootstrapConfig, BootstrapResult, Interval, IntervalMethod, ROWS_PER_STREAM, ResampleDesign,

@@ -5,6 +5,7 @@ use proptest::prelude::*;
 use roboaudit_stats::{
     BootstrapConfig, IntervalMethod, ResampleDesign, ResampleMatrix, auroc, auroc_tallies,
     bootstrap, grouped_auroc, grouped_auroc_tallies, kendall_tau_b,
+    pooled_and_grouped_auroc_tallies,
 };
 
 /// Scores drawn from a small grid so that ties are common.
@@ -123,6 +124,33 @@ proptest! {
             };
             prop_assert_eq!(eligible(&tallied), eligible(&expanded));
         }
+    }
+
+    #[test]
+    fn pooled_and_grouped_tallies_equal_the_separate_calls(
+        items in prop::collection::vec(((-6i32..6), (0u32..4), (0u32..4), (0usize..4)), 1..60),
+        contiguous in any::<bool>(),
+    ) {
+        // Whole-number tallies: the one-sort version gives the same bits as the two calls, for
+        // groups in contiguous runs (the merged path) and in any order (the fallback).
+        let mut items = items;
+        if contiguous {
+            items.sort_by_key(|i| i.3);
+        }
+        let scores: Vec<f64> = items.iter().map(|i| f64::from(i.0) / 3.0).collect();
+        let positives: Vec<f64> = items.iter().map(|i| f64::from(i.1)).collect();
+        let negatives: Vec<f64> = items.iter().map(|i| f64::from(i.2)).collect();
+        let groups: Vec<usize> = items.iter().map(|i| i.3).collect();
+        let (pooled, grouped) =
+            pooled_and_grouped_auroc_tallies(&scores, &positives, &negatives, &groups).unwrap();
+        prop_assert_eq!(
+            pooled.map(f64::to_bits),
+            auroc_tallies(&scores, &positives, &negatives).unwrap().map(f64::to_bits)
+        );
+        prop_assert_eq!(
+            grouped,
+            grouped_auroc_tallies(&scores, &positives, &negatives, &groups).unwrap()
+        );
     }
 
     #[test]
