@@ -49,10 +49,28 @@ pub fn run_audit(
     {
         return Err(RetrievalError::UnknownRepresentation(name.clone()));
     }
-    let geos = reps
-        .par_iter()
-        .map(|name| Geometry::build(inputs, name, cfg.csls_k))
-        .collect::<Result<Vec<_>, _>>()?;
+    let boot_seed = stream_seed(cfg.seed, "bootstrap");
+    // The shared draws need only the transfer matrix: drawn while the geometry is built, so that
+    // a thread done with the smaller representations takes them up instead of waiting for the
+    // largest one.
+    let (geos, draws) = rayon::join(
+        || {
+            reps.par_iter()
+                .map(|name| Geometry::build(inputs, name, cfg.csls_k))
+                .collect::<Result<Vec<_>, _>>()
+        },
+        || {
+            SharedDraws::build(
+                &t,
+                cfg.resamples,
+                boot_seed,
+                cfg.permutations,
+                stream_seed(cfg.seed, "shuffle"),
+            )
+        },
+    );
+    let geos = geos?;
+    let draws = draws.map_err(RetrievalError::stats("shared scene resamples"))?;
     let ctx = RuleContext {
         t: &t,
         geos: &geos,
@@ -65,7 +83,6 @@ pub fn run_audit(
         CiMethod::Percentile => IntervalMethod::Percentile,
         CiMethod::Bca => IntervalMethod::Bca,
     };
-    let boot_seed = stream_seed(cfg.seed, "bootstrap");
     let design = ResampleDesign {
         n_clusters: t.n,
         strata: None,
@@ -76,14 +93,6 @@ pub fn run_audit(
         .then(|| ResampleMatrix::generate(&design, cfg.resamples, boot_seed))
         .transpose()
         .map_err(RetrievalError::stats("scene resample matrix"))?;
-    let draws = SharedDraws::build(
-        &t,
-        cfg.resamples,
-        boot_seed,
-        cfg.permutations,
-        stream_seed(cfg.seed, "shuffle"),
-    )
-    .map_err(RetrievalError::stats("shared scene resamples"))?;
     let boot = SceneBootstrap {
         matrix,
         n: t.n,

@@ -173,20 +173,37 @@ pub(crate) fn rows(
 ) -> Vec<Row> {
     let dim = exps.first().map_or(0, Vector::len);
     let full = dim - dim % 8;
-    let unit_rows: Vec<Vec<f64>> = exp_u
-        .iter()
-        .map(|v| {
-            let mut row: Vec<f64> = (0..full).step_by(8).flat_map(|j0| v.chunk(j0)).collect();
-            row.extend((full..dim).map(|j| v.at(j)));
-            row
-        })
-        .collect();
+    // The four copies in parallel: one representation can hold most of the dimensions.
+    let ((unit_rows, scene_u_t), (scenes_t, exp_u_t)) = rayon::join(
+        || {
+            rayon::join(
+                || -> Vec<Vec<f64>> {
+                    exp_u
+                        .iter()
+                        .map(|v| {
+                            let mut row: Vec<f64> =
+                                (0..full).step_by(8).flat_map(|j0| v.chunk(j0)).collect();
+                            row.extend((full..dim).map(|j| v.at(j)));
+                            row
+                        })
+                        .collect()
+                },
+                || Transposed::new(scene_u, full),
+            )
+        },
+        || {
+            rayon::join(
+                || Transposed::new(scenes, full),
+                || Transposed::new(exp_u, full),
+            )
+        },
+    );
     let unit_rows: Vec<&[f64]> = unit_rows.iter().map(Vec::as_slice).collect();
     let tables = Tables {
         full,
-        scene_u: Transposed::new(scene_u, full),
-        scenes: Transposed::new(scenes, full),
-        exp_u: Transposed::new(exp_u, full),
+        scene_u: scene_u_t,
+        scenes: scenes_t,
+        exp_u: exp_u_t,
     };
     let starts: Vec<usize> = (0..exps.len()).step_by(GROUP).collect();
     let groups: Vec<Vec<Row>> = starts
