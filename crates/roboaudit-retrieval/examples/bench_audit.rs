@@ -1,10 +1,11 @@
 //! Runs the full retrieval audit on an input folder of CSV files and reports the wall time.
 //!
 //! Usage: `bench_audit <input_dir> <out_json> [--resamples N] [--permutations N] [--seed S]
-//! [--repeats N] [--no-interventions] [--no-power]` (the last two drop the library-size
-//! interventions and the shuffle-test power analysis, to time the core audit alone: the work the
-//! NumPy reference does). With `--repeats N` the audit runs N times in this process and the best
-//! (smallest) wall time is reported, which is what a shared, noisy machine needs.
+//! [--repeats N] [--no-interventions] [--no-power]` (the last two drop the library interventions
+//! — the size interventions and each rule's top-pick deletion — and the shuffle-test power
+//! analysis, to time the core audit alone: the work the NumPy reference does). With
+//! `--repeats N` the audit runs N times in this process and the best (smallest) wall time is
+//! reported, which is what a shared, noisy machine needs.
 //! Reads `executions.csv`, `scenes.csv`, `experiences.csv`, `embeddings.csv` (vectors as
 //! space-separated text), writes the audit report to `<out_json>` and prints
 //! `{"seconds": <audit wall time>, "load_seconds": <CSV loading time>}` on stdout.
@@ -31,6 +32,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         match flag.as_str() {
             "--no-interventions" => {
                 config.library_sizes.clear();
+                config.top_pick_deletion = false;
                 continue;
             }
             "--no-power" => {

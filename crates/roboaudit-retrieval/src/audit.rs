@@ -359,7 +359,11 @@ fn rule_report(
         None => None,
     };
     let no_score = || auroc_score.err().unwrap_or("rule has no score").to_string();
-    let deletion = top_pick_deletion(ctx, spec, c.top_pos, cfg.seed, cfg.unstable_threshold)?;
+    let deletion = if cfg.top_pick_deletion {
+        top_pick_deletion(ctx, spec, c.top_pos, cfg.seed, cfg.unstable_threshold)?
+    } else {
+        Err("top-pick deletion is off (config top_pick_deletion = false)".to_string())
+    };
     let mut selection = BTreeMap::new();
     for (pos, &count) in c.counts.iter().enumerate().filter(|(_, c)| **c > 0) {
         selection.insert(t.exp_ids[lib[pos]].clone(), count as f64 / t.n as f64);

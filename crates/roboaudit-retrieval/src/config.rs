@@ -62,6 +62,10 @@ pub struct AuditConfig {
     pub library_sizes: Vec<usize>,
     /// Random K-subsets of the pool per library size (SPEC.md §1 default 200); 0 disables.
     pub random_subsets: usize,
+    /// Re-run every deterministic rule without its top pick (SPEC.md §1 library interventions;
+    /// default true). False leaves each rule's `top_pick_deletion` null with a reason: the core
+    /// audit alone, as the benchmark times it against the NumPy reference.
+    pub top_pick_deletion: bool,
     /// CSLS neighbourhood size k (default 10, capped at the other side's size), ≥ 1.
     pub csls_k: usize,
     /// Representation holding state features for the structural rule; it is then left out of the
@@ -88,6 +92,7 @@ impl Default for AuditConfig {
             ci_method: CiMethod::Percentile,
             library_sizes: vec![3, 10],
             random_subsets: 200,
+            top_pick_deletion: true,
             csls_k: 10,
             structural: None,
             structural_metric: Metric::L2,

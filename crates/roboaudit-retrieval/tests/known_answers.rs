@@ -51,6 +51,40 @@ fn identity() -> Vec<Vec<f64>> {
         .collect()
 }
 
+/// Top-pick deletion off (the core audit the benchmark times): every rule's deletion is null with
+/// the reason, and nothing else of the report moves.
+#[test]
+fn top_pick_deletion_off_changes_nothing_else() {
+    let p = vec![vec![1.0, 0.0, 0.5], vec![0.5, 1.0, 0.0], vec![0.0, 0.5, 1.0]];
+    let emb = vec![(
+        "vis".to_string(),
+        vec![vec![1.0, 0.0], vec![0.0, 1.0], vec![-1.0, 0.5]],
+        vec![vec![1.0, 0.2], vec![0.1, 1.0], vec![-1.0, 0.4]],
+    )];
+    let perts = [Perturbation::Appearance, Perturbation::Layout];
+    let inputs = from_matrix(&p, 2, &perts, &emb);
+    let on = run_audit(&inputs, &config().check().unwrap()).unwrap();
+    let off_config = AuditConfig {
+        top_pick_deletion: false,
+        ..config()
+    };
+    let mut off = run_audit(&inputs, &off_config.check().unwrap()).unwrap();
+    let nn = rule(&on, "nn/vis/cosine");
+    assert!(nn.top_pick_deletion.is_some(), "deterministic rules re-run by default");
+    for r in &mut off.rules {
+        assert!(r.top_pick_deletion.is_none());
+        assert_eq!(
+            r.top_pick_deletion_reason.as_deref(),
+            Some("top-pick deletion is off (config top_pick_deletion = false)")
+        );
+        let same = on.rules.iter().find(|o| o.name == r.name).unwrap();
+        r.top_pick_deletion.clone_from(&same.top_pick_deletion);
+        r.top_pick_deletion_reason.clone_from(&same.top_pick_deletion_reason);
+    }
+    off.config.top_pick_deletion = true;
+    assert_eq!(off, on);
+}
+
 /// e0 = [1, 1, 1, .5], e1 = [0, .5, 0, 1], e2 = [0, 0, .5, 0] (2 seeds); every scene embedding
 /// is closest to e0. q = (7/8, 3/8, 1/8), R = 11/24, O = 1, BF = 7/8.
 #[test]
