@@ -55,7 +55,11 @@ fn identity() -> Vec<Vec<f64>> {
 /// the reason, and nothing else of the report moves.
 #[test]
 fn top_pick_deletion_off_changes_nothing_else() {
-    let p = vec![vec![1.0, 0.0, 0.5], vec![0.5, 1.0, 0.0], vec![0.0, 0.5, 1.0]];
+    let p = vec![
+        vec![1.0, 0.0, 0.5],
+        vec![0.5, 1.0, 0.0],
+        vec![0.0, 0.5, 1.0],
+    ];
     let emb = vec![(
         "vis".to_string(),
         vec![vec![1.0, 0.0], vec![0.0, 1.0], vec![-1.0, 0.5]],
@@ -70,7 +74,10 @@ fn top_pick_deletion_off_changes_nothing_else() {
     };
     let mut off = run_audit(&inputs, &off_config.check().unwrap()).unwrap();
     let nn = rule(&on, "nn/vis/cosine");
-    assert!(nn.top_pick_deletion.is_some(), "deterministic rules re-run by default");
+    assert!(
+        nn.top_pick_deletion.is_some(),
+        "deterministic rules re-run by default"
+    );
     for r in &mut off.rules {
         assert!(r.top_pick_deletion.is_none());
         assert_eq!(
@@ -79,7 +86,8 @@ fn top_pick_deletion_off_changes_nothing_else() {
         );
         let same = on.rules.iter().find(|o| o.name == r.name).unwrap();
         r.top_pick_deletion.clone_from(&same.top_pick_deletion);
-        r.top_pick_deletion_reason.clone_from(&same.top_pick_deletion_reason);
+        r.top_pick_deletion_reason
+            .clone_from(&same.top_pick_deletion_reason);
     }
     off.config.top_pick_deletion = true;
     assert_eq!(off, on);
