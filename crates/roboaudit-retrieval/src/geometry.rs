@@ -150,7 +150,7 @@ impl Geometry {
             }
         }
         let r_scene = (0..k)
-            .map(|e| top_mean(&cos_es[e * n..(e + 1) * n], csls_k))
+            .map(|e| top_mean(&mut cos_es[e * n..(e + 1) * n].to_vec(), csls_k))
             .collect();
         Ok(Self {
             cosine_undefined,
@@ -183,8 +183,9 @@ impl Geometry {
             GeoScore::Csls => {
                 let r_lib: Vec<f64> = (0..n)
                     .map(|s| {
-                        let col: Vec<f64> = lib.iter().map(|&e| self.cos_es[e * n + s]).collect();
-                        top_mean(&col, csls_k)
+                        let mut col: Vec<f64> =
+                            lib.iter().map(|&e| self.cos_es[e * n + s]).collect();
+                        top_mean(&mut col, csls_k)
                     })
                     .collect();
                 for &e in lib {
@@ -238,15 +239,21 @@ impl Geometry {
 }
 
 /// Mean of the `k` largest values (`k` capped at the slice length; 0 for an empty slice);
-/// MUSE's `csls_knn_k` term.
-fn top_mean(values: &[f64], k: usize) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(|a, b| b.total_cmp(a));
-    let k = k.min(sorted.len());
+/// MUSE's `csls_knn_k` term. The `k` largest are selected, then summed largest first: the sum
+/// of a full descending sort's first `k`, bit for bit, without sorting the rest. `values` is
+/// left permuted.
+fn top_mean(values: &mut [f64], k: usize) -> f64 {
+    let k = k.min(values.len());
     if k == 0 {
         return 0.0;
     }
-    sorted[..k].iter().sum::<f64>() / k as f64
+    let descending = |a: &f64, b: &f64| b.total_cmp(a);
+    if k < values.len() {
+        values.select_nth_unstable_by(k - 1, descending);
+    }
+    let top = &mut values[..k];
+    top.sort_unstable_by(descending);
+    top.iter().sum::<f64>() / k as f64
 }
 
 /// Mean and population standard deviation (ddof 0); `(0, 0)` for no values.
@@ -271,5 +278,43 @@ pub(crate) fn normal_sf(d: f64, (mu, sigma): (f64, f64)) -> f64 {
         0.5
     } else {
         0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::top_mean;
+
+    /// The selected top `k` sum to the bits of a full descending sort's first `k`, with ties,
+    /// signed zeros, `k` past the length and `k` = 1.
+    #[test]
+    fn top_mean_equals_the_sorted_prefix_mean() {
+        let mut state = 11u64;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            state >> 40
+        };
+        for len in [1usize, 2, 7, 40, 50] {
+            #[allow(clippy::cast_precision_loss)]
+            let values: Vec<f64> = (0..len)
+                .map(|i| match next() % 4 {
+                    0 => 0.25,
+                    1 => -0.0,
+                    _ => (next() % 1000) as f64 / 997.0 - 0.5 + i as f64 * 1e-3,
+                })
+                .collect();
+            for k in [1usize, 3, 10, 60] {
+                let mut sorted = values.clone();
+                sorted.sort_by(|a, b| b.total_cmp(a));
+                let kk = k.min(len);
+                #[allow(clippy::cast_precision_loss)]
+                let want = sorted[..kk].iter().sum::<f64>() / kk as f64;
+                let got = top_mean(&mut values.clone(), k);
+                assert_eq!(got.to_bits(), want.to_bits(), "len {len}, k {k}");
+            }
+        }
+        assert_eq!(top_mean(&mut [], 3), 0.0);
     }
 }

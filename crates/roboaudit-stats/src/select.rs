@@ -78,7 +78,20 @@ fn tail_values(keys: &[f64], low: &[usize], high: &[usize]) -> Option<(Vec<f64>,
     } else {
         f64::INFINITY
     };
-    let (mut kept_low, mut kept_high) = collect_beyond(keys, low_threshold, high_threshold);
+    // Room for about the values a side's sample position predicts, a quarter more for the
+    // sampling spread: the buffers rarely grow (each growth copied and zero-filled them).
+    let room = |need: usize| {
+        if need == 0 {
+            0
+        } else {
+            (margin(need) + 1) * n / SAMPLE * 5 / 4 + 64
+        }
+    };
+    let (mut kept_low, mut kept_high) = collect_beyond(
+        keys,
+        (low_threshold, room(need_low)),
+        (high_threshold, room(need_high)),
+    );
     // Every value not kept lies strictly inside its threshold, so the `need` most extreme
     // values of a side are all kept exactly when at least `need` were.
     if kept_low.len() < need_low || kept_high.len() < need_high {
@@ -99,10 +112,16 @@ fn tail_values(keys: &[f64], low: &[usize], high: &[usize]) -> Option<(Vec<f64>,
     Some((low_values, high_values))
 }
 
-/// The values at or below `low` and the values at or above `high`, each in data order (a value
-/// can be in both when the thresholds cross).
-fn collect_beyond(keys: &[f64], low: f64, high: f64) -> (Vec<f64>, Vec<f64>) {
-    run_wide(Beyond { keys, low, high })
+/// The values at or below `low.0` and the values at or above `high.0`, each in data order (a
+/// value can be in both when the thresholds cross); `.1` is the room to start each buffer with.
+fn collect_beyond(keys: &[f64], low: (f64, usize), high: (f64, usize)) -> (Vec<f64>, Vec<f64>) {
+    run_wide(Beyond {
+        keys,
+        low: low.0,
+        high: high.0,
+        below: Kept::with_room(low.1),
+        above: Kept::with_room(high.1),
+    })
 }
 
 /// [`collect_beyond`] as a kernel: its chunk tests are what 256-bit compares speed up.
@@ -110,6 +129,8 @@ struct Beyond<'a> {
     keys: &'a [f64],
     low: f64,
     high: f64,
+    below: Kept,
+    above: Kept,
 }
 
 impl WideKernel for Beyond<'_> {
@@ -117,8 +138,13 @@ impl WideKernel for Beyond<'_> {
 
     #[inline(always)]
     fn run(self) -> Self::Output {
-        let Beyond { keys, low, high } = self;
-        let (mut below, mut above) = (Kept::default(), Kept::default());
+        let Beyond {
+            keys,
+            low,
+            high,
+            mut below,
+            mut above,
+        } = self;
         let (chunks, rest) = keys.as_chunks::<8>();
         // Every value is written to both buffers and kept where it passes, without a branch
         // per chunk: with the many ties of replicates of a mean over few scenes, half the chunks
@@ -135,13 +161,20 @@ impl WideKernel for Beyond<'_> {
 }
 
 /// A growing buffer of kept values: `values[..len]`, with room for a whole chunk more.
-#[derive(Default)]
 struct Kept {
     values: Vec<f64>,
     len: usize,
 }
 
 impl Kept {
+    /// An empty buffer with `room` slots ready.
+    fn with_room(room: usize) -> Self {
+        Self {
+            values: vec![0.0; room],
+            len: 0,
+        }
+    }
+
     /// Appends the values of `chunk` (at most 8) that pass `keep`, in order: every value is
     /// written to the next free slot and the end moves past it only when it is kept.
     #[inline(always)]
