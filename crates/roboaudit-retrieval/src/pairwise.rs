@@ -1,15 +1,16 @@
 //! The pairwise tables of one representation (experience × scene cosine and L2, experience ×
-//! experience cosine distance), with the accumulators in registers and 256-bit registers where
-//! the CPU has them ([`roboaudit_stats::run_wide`]).
+//! experience cosine distance), with the accumulators in registers and 512- or 256-bit registers
+//! where the CPU has them ([`roboaudit_stats::run_wide`]).
 //!
 //! Every entry is the sum of [`lanes`]: eight interleaved lanes over the whole 8-wide chunks
 //! of the dimensions, in dimension order, combined as `((l0 + l4) + (l1 + l5)) + ((l2 + l6) +
-//! (l3 + l7))`, plus the leftover dimensions summed in order. The items are stored
-//! dimension-major (`t[j * stride + i]`), so lane `l` of an experience against a run of items
-//! is a loop over the dimensions `j ≡ l (mod 8)` adding `term(a[j], t[j][i])` to accumulators
-//! that stay in registers; the dimensions come in blocks that a group of experiences reads from
-//! cache in turn, each lane's partial sums kept in memory between blocks. Each lane adds in
-//! dimension order, so the tables are bit-identical to one [`lanes`] call per entry.
+//! (l3 + l7))`, plus the leftover dimensions summed in order. The eight lanes of one entry are
+//! one vector of accumulators, so the rows are read as they are stored (row-major, eight
+//! dimensions at a time) and a register tile of a few experiences × a few items adds every
+//! chunk of each of its rows to all its entries at once: each chunk loaded serves a whole row of
+//! the tile. The dimensions come in blocks whose rows stay in cache while every tile passes; the
+//! lanes of each entry are kept in memory between blocks. Each lane adds in dimension order, so
+//! the tables are bit-identical to one [`lanes`] call per entry.
 
 use rayon::prelude::*;
 use roboaudit_stats::WideKernel;
@@ -89,77 +90,39 @@ impl<'a> Vector<'a> {
     }
 }
 
-/// The entries of a vector as the kernel reads them: a [`Vector`], or an `f64` copy of one (the
-/// experiences' unit vectors, read once per lane of every run of items, are divided once).
-trait Entries: Copy {
-    /// Entry `j` (`j < len`).
-    fn at(&self, j: usize) -> f64;
-    /// Dimension.
-    fn len(&self) -> usize;
+/// Vectors as `f64` rows, `values[i * dim + j]`: converted (and divided, for unit vectors) once
+/// here rather than at every read, so that the kernel's reads are plain loads.
+struct F64Rows {
+    dim: usize,
+    values: Vec<f64>,
 }
 
-impl Entries for Vector<'_> {
-    #[inline(always)]
-    fn at(&self, j: usize) -> f64 {
-        Vector::at(self, j)
-    }
-    fn len(&self) -> usize {
-        Vector::len(self)
-    }
-}
-
-impl Entries for &[f64] {
-    #[inline(always)]
-    fn at(&self, j: usize) -> f64 {
-        self[j]
-    }
-    fn len(&self) -> usize {
-        <[f64]>::len(self)
-    }
-}
-
-/// Widest run of items accumulated at once: 12 AVX registers.
-const RUN: usize = 48;
-
-/// Dimension-major copy of the whole 8-chunks of some vectors, items padded to a multiple of 4
-/// (zeros): `t[j * stride + i]`.
-struct Transposed {
-    items: usize,
-    stride: usize,
-    t: Vec<f64>,
-}
-
-impl Transposed {
-    fn new(vs: &[Vector<'_>], full: usize) -> Self {
-        let stride = vs.len().div_ceil(4) * 4;
-        // Eight dimensions at a time: one whole cache line of each vector is read and spread
-        // over eight rows of the result, which stay in L1 while every vector passes. Element by
-        // element (one dimension of every vector per row), the vectors, allocated a multiple of
-        // 4 KiB apart, compete for the same few L1 sets and every read misses.
-        let mut t = vec![0.0; full * stride];
-        for j0 in (0..full).step_by(8) {
-            let rows = &mut t[j0 * stride..(j0 + 8) * stride];
-            for (i, v) in vs.iter().enumerate() {
-                // The eight values first (converted and divided eight at a time), then spread.
-                let chunk = v.chunk(j0);
-                for (d, x) in chunk.into_iter().enumerate() {
-                    rows[d * stride + i] = x;
-                }
-            }
+impl F64Rows {
+    fn new(vs: &[Vector<'_>], dim: usize) -> Self {
+        let full = dim - dim % 8;
+        let mut values = Vec::with_capacity(vs.len() * dim);
+        for v in vs {
+            values.extend((0..full).step_by(8).flat_map(|j0| v.chunk(j0)));
+            values.extend((full..dim).map(|j| v.at(j)));
         }
-        Self {
-            items: vs.len(),
-            stride,
-            t,
-        }
+        Self { dim, values }
+    }
+
+    /// Entry `j` of row `i`.
+    fn at(&self, i: usize, j: usize) -> f64 {
+        self.values[i * self.dim + j]
+    }
+
+    /// Number of rows.
+    fn rows(&self) -> usize {
+        self.values.len() / self.dim.max(1)
     }
 }
 
-/// Experiences per task: each block of dimensions of the transposed tables is read once per
-/// group from memory and then reused from cache by the group's experiences (a library of 50
-/// in two tasks; the representations run in parallel besides).
+/// Experiences per task: a library of 50 in two tasks (the representations run in parallel
+/// besides).
 const GROUP: usize = 25;
-/// Dimensions per block (a multiple of 8): a block of the three tables stays in cache.
+/// Dimensions per block (a multiple of 8): the block of every row of a table stays in cache.
 const DIMS: usize = 256;
 
 /// One row per experience `e`: (cosine to every scene, L2 to every scene, cosine distance
@@ -171,114 +134,93 @@ pub(crate) fn rows(
     scenes: &[Vector<'_>],
     scene_u: &[Vector<'_>],
 ) -> Vec<Row> {
+    // Tiles whose accumulators and chunks fit the registers: 3 × 2 vectors of eight lanes
+    // (measured fastest of 1 × 8 to 4 × 4; 6 × 2 spilled) in 32 AVX-512 registers, 2 × 1 of two
+    // or four registers each in 16 AVX2 or SSE2 ones. The tables do not depend on the tile.
+    if roboaudit_stats::wide_lanes() >= 8 {
+        rows_tiled::<3, 2>(exps, exp_u, scenes, scene_u)
+    } else {
+        rows_tiled::<2, 1>(exps, exp_u, scenes, scene_u)
+    }
+}
+
+/// [`rows`] in register tiles of `A` experiences × `B` items.
+fn rows_tiled<const A: usize, const B: usize>(
+    exps: &[Vector<'_>],
+    exp_u: &[Vector<'_>],
+    scenes: &[Vector<'_>],
+    scene_u: &[Vector<'_>],
+) -> Vec<Row> {
     let dim = exps.first().map_or(0, Vector::len);
-    let full = dim - dim % 8;
+    let k = exps.len();
     // The four copies in parallel: one representation can hold most of the dimensions.
-    let ((unit_rows, scene_u_t), (scenes_t, exp_u_t)) = rayon::join(
-        || {
-            rayon::join(
-                || -> Vec<Vec<f64>> {
-                    exp_u
-                        .iter()
-                        .map(|v| {
-                            let mut row: Vec<f64> =
-                                (0..full).step_by(8).flat_map(|j0| v.chunk(j0)).collect();
-                            row.extend((full..dim).map(|j| v.at(j)));
-                            row
-                        })
-                        .collect()
-                },
-                || Transposed::new(scene_u, full),
-            )
-        },
-        || {
-            rayon::join(
-                || Transposed::new(scenes, full),
-                || Transposed::new(exp_u, full),
-            )
-        },
+    let ((exp_u, scene_u), (exps, scenes)) = rayon::join(
+        || rayon::join(|| F64Rows::new(exp_u, dim), || F64Rows::new(scene_u, dim)),
+        || rayon::join(|| F64Rows::new(exps, dim), || F64Rows::new(scenes, dim)),
     );
-    let unit_rows: Vec<&[f64]> = unit_rows.iter().map(Vec::as_slice).collect();
-    let tables = Tables {
-        full,
-        scene_u: scene_u_t,
-        scenes: scenes_t,
-        exp_u: exp_u_t,
-    };
-    let starts: Vec<usize> = (0..exps.len()).step_by(GROUP).collect();
+    let starts: Vec<usize> = (0..k).step_by(GROUP).collect();
     let groups: Vec<Vec<Row>> = starts
         .par_iter()
         .map(|&first| {
-            roboaudit_stats::run_wide(Group {
+            let group = Group {
                 first,
-                last: (first + GROUP).min(exps.len()),
-                exps,
-                exp_u: &unit_rows,
-                scenes,
-                scene_u,
-                t: &tables,
-            })
+                last: (first + GROUP).min(k),
+                dim,
+                exps: &exps,
+                exp_u: &exp_u,
+                scenes: &scenes,
+                scene_u: &scene_u,
+            };
+            roboaudit_stats::run_wide(Tiled::<A, B>(group))
         })
         .collect();
     groups.into_iter().flatten().collect()
-}
-
-struct Tables {
-    full: usize,
-    scene_u: Transposed,
-    scenes: Transposed,
-    exp_u: Transposed,
 }
 
 /// The [`Row`]s of experiences `first..last`.
 struct Group<'a> {
     first: usize,
     last: usize,
-    exps: &'a [Vector<'a>],
-    /// The experiences' unit vectors as `f64` rows.
-    exp_u: &'a [&'a [f64]],
-    scenes: &'a [Vector<'a>],
-    scene_u: &'a [Vector<'a>],
-    t: &'a Tables,
+    dim: usize,
+    exps: &'a F64Rows,
+    exp_u: &'a F64Rows,
+    scenes: &'a F64Rows,
+    scene_u: &'a F64Rows,
 }
 
-impl WideKernel for Group<'_> {
+/// A [`Group`] computed in register tiles of `A` experiences × `B` items.
+struct Tiled<'a, const A: usize, const B: usize>(Group<'a>);
+
+impl<const A: usize, const B: usize> WideKernel for Tiled<'_, A, B> {
     type Output = Vec<Row>;
 
     #[inline(always)]
     fn run(self) -> Vec<Row> {
+        let g = self.0;
         let product = |x: f64, y: f64| x * y;
         let square = |x: f64, y: f64| (x - y) * (x - y);
-        let full = self.t.full;
-        let members = self.first..self.last;
-        let mut cos: Vec<Lanes> = members
-            .clone()
-            .map(|_| Lanes::new(&self.t.scene_u, 0))
-            .collect();
-        let mut l2: Vec<Lanes> = members
-            .clone()
-            .map(|_| Lanes::new(&self.t.scenes, 0))
-            .collect();
-        let mut ee: Vec<Lanes> = members
-            .clone()
-            .map(|e| Lanes::new(&self.t.exp_u, e + 1))
-            .collect();
-        let (units, raws) = (&self.exp_u[members.clone()], &self.exps[members.clone()]);
+        let full = g.dim - g.dim % 8;
+        let members = g.first..g.last;
+        let (k, n) = (g.exps.rows(), g.scenes.rows());
+        let mut cos = Table::new(members.clone(), 0..n);
+        let mut l2 = Table::new(members.clone(), 0..n);
+        // Items `first + 1..`: every member's later experiences (and a few earlier ones of the
+        // first tiles, computed and dropped).
+        let mut ee = Table::new(members.clone(), (g.first + 1).min(k)..k);
         let mut d0 = 0;
         while d0 < full {
             let dims = d0..(d0 + DIMS).min(full);
-            add_block(&mut cos, units, &self.t.scene_u, dims.clone(), product);
-            add_block(&mut l2, raws, &self.t.scenes, dims.clone(), square);
-            add_block(&mut ee, units, &self.t.exp_u, dims.clone(), product);
+            cos.add_block::<A, B>(g.exp_u, g.scene_u, dims.clone(), product);
+            l2.add_block::<A, B>(g.exps, g.scenes, dims.clone(), square);
+            ee.add_block::<A, B>(g.exp_u, g.exp_u, dims.clone(), product);
             d0 = dims.end;
         }
         members
-            .enumerate()
-            .map(|(g, e)| {
-                let c = cos[g].finish(self.exp_u[e], self.scene_u, full, product);
-                let mut d = l2[g].finish(self.exps[e], self.scenes, full, square);
+            .map(|e| {
+                let c = cos.finish(e, 0, g.exp_u, g.scene_u, full, g.dim, product);
+                let mut d = l2.finish(e, 0, g.exps, g.scenes, full, g.dim, square);
                 d.iter_mut().for_each(|v| *v = v.sqrt());
-                let mut x = ee[g].finish(self.exp_u[e], self.exp_u, full, product);
+                let mut x = ee.finish(e, e + 1, g.exp_u, g.exp_u, full, g.dim, product);
                 x.iter_mut().for_each(|v| *v = 1.0 - *v);
                 (c, d, x)
             })
@@ -286,123 +228,126 @@ impl WideKernel for Group<'_> {
     }
 }
 
-/// The eight lane sums of one vector against the items `from..` of a [`Transposed`] table:
-/// `acc[lane * width + (i − start)]` for the padded items from `start` (`from` rounded down to
-/// a multiple of 4) on.
-struct Lanes {
-    from: usize,
-    start: usize,
-    width: usize,
-    acc: Vec<f64>,
+/// The eight lane sums of the entries `rows × items` of one table: `acc[(a − rows.start) ·
+/// width + (i − items.start)]`.
+struct Table {
+    rows: std::ops::Range<usize>,
+    items: std::ops::Range<usize>,
+    acc: Vec<[f64; 8]>,
 }
 
-impl Lanes {
-    fn new(t: &Transposed, from: usize) -> Self {
-        let start = from.min(t.items) - from.min(t.items) % 4;
-        let width = t.stride - start;
-        Self {
-            from,
-            start,
-            width,
-            acc: vec![0.0; 8 * width],
+impl Table {
+    fn new(rows: std::ops::Range<usize>, items: std::ops::Range<usize>) -> Self {
+        let acc = vec![[0.0; 8]; rows.len() * items.len()];
+        Self { rows, items, acc }
+    }
+
+    /// Adds the dimensions `dims` (whole 8-chunks) of every entry, `A × B` entries at a time
+    /// ([`tile`]); a tile at the edge repeats its last row or item and keeps only its own
+    /// entries.
+    #[inline(always)]
+    fn add_block<const A: usize, const B: usize>(
+        &mut self,
+        left: &F64Rows,
+        right: &F64Rows,
+        dims: std::ops::Range<usize>,
+        term: impl Fn(f64, f64) -> f64 + Copy,
+    ) {
+        let width = self.items.len();
+        let (rows, items) = (self.rows.clone(), self.items.clone());
+        for a0 in rows.clone().step_by(A) {
+            let a: [usize; A] = std::array::from_fn(|t| (a0 + t).min(rows.end - 1));
+            for b0 in items.clone().step_by(B) {
+                let b: [usize; B] = std::array::from_fn(|t| (b0 + t).min(items.end - 1));
+                let slot =
+                    |ta: usize, tb: usize| (a[ta] - rows.start) * width + (b[tb] - items.start);
+                let mut sums: [[[f64; 8]; B]; A] =
+                    std::array::from_fn(|ta| std::array::from_fn(|tb| self.acc[slot(ta, tb)]));
+                tile(&mut sums, left, &a, right, &b, dims.clone(), term);
+                for (ta, row) in sums.iter().enumerate() {
+                    // Repeated rows and items hold copies: only each entry's own tile position
+                    // writes it back.
+                    if ta > 0 && a[ta] == a[ta - 1] {
+                        continue;
+                    }
+                    for (tb, lanes) in row.iter().enumerate() {
+                        if tb > 0 && b[tb] == b[tb - 1] {
+                            continue;
+                        }
+                        self.acc[slot(ta, tb)] = *lanes;
+                    }
+                }
+            }
         }
     }
 
-    /// The entries of items `from..`: the lanes combined, plus the leftover dimensions `full..`
-    /// summed in order.
+    /// The entries of row `a` for items `from..` (at least the table's first item): the lanes
+    /// combined, plus the leftover dimensions `full..dim` summed in order.
+    #[allow(clippy::too_many_arguments)]
     fn finish(
         &self,
-        a: impl Entries,
-        others: &[impl Entries],
+        a: usize,
+        from: usize,
+        left: &F64Rows,
+        right: &F64Rows,
         full: usize,
+        dim: usize,
         term: impl Fn(f64, f64) -> f64,
     ) -> Vec<f64> {
-        (self.from..others.len())
+        let width = self.items.len();
+        (from.max(self.items.start)..self.items.end)
             .map(|i| {
-                let lanes: [f64; 8] =
-                    std::array::from_fn(|l| self.acc[l * self.width + i - self.start]);
-                let tail: f64 = (full..a.len())
-                    .map(|j| term(a.at(j), others[i].at(j)))
+                let lanes = &self.acc[(a - self.rows.start) * width + (i - self.items.start)];
+                let tail: f64 = (full..dim)
+                    .map(|j| term(left.at(a, j), right.at(i, j)))
                     .sum();
-                combine(&lanes, tail)
+                combine(lanes, tail)
             })
             .collect()
     }
 }
 
-/// Adds the dimensions `dims` (a run of whole 8-chunks) of every vector of `rows` against the
-/// table `t` to its [`Lanes`], each lane and run of items in registers ([`lane_run`]). The
-/// experiences are the innermost loop: one lane of one run of items is a few KiB of the table,
-/// read from memory once and then from L1 by every experience (experience by experience, each
-/// re-read the whole block from L2, which bounded the loop). Each entry still adds its
-/// dimensions in order.
+/// The `chunks` 8-chunks of row `i` from dimension `start` on (fewer past the row's end).
 #[inline(always)]
-fn add_block(
-    lanes: &mut [Lanes],
-    rows: &[impl Entries],
-    t: &Transposed,
-    dims: std::ops::Range<usize>,
-    term: impl Fn(f64, f64) -> f64 + Copy,
-) {
-    let mut from = 0;
-    while from < t.stride {
-        let to = (from + RUN).min(t.stride);
-        for lane in 0..8 {
-            for (l, &a) in lanes.iter_mut().zip(rows) {
-                // This experience's items of the run (from its own start on, a multiple of 4).
-                let first = from.max(l.start);
-                if first >= to {
-                    continue;
-                }
-                let width = to - first;
-                let acc = &mut l.acc[lane * l.width + first - l.start..][..width];
-                macro_rules! widths {
-                    ($($w:literal)*) => {
-                        match width {
-                            $($w => lane_run::<$w>(a, t, first, dims.start + lane, dims.end, term, acc),)*
-                            _ => lane_run::<RUN>(a, t, first, dims.start + lane, dims.end, term, acc),
-                        }
-                    };
-                }
-                widths!(4 8 12 16 20 24 28 32 36 40 44);
-            }
-        }
-        from = to;
-    }
+fn block(rows: &F64Rows, i: usize, start: usize, chunks: usize) -> &[[f64; 8]] {
+    let at = i * rows.dim + start;
+    rows.values
+        .get(at..at + 8 * chunks)
+        .map_or(&[][..], |v| v.as_chunks::<8>().0)
 }
 
-/// Adds `term(a[j], t[j][first + i])` to `acc[i]` (`i < W = acc.len()`) for the dimensions
-/// `j = j0, j0 + 8, … < end`, in order, with the accumulators in registers.
+/// Adds `term(left[a][j], right[b][j])` to lane `j mod 8` of `sums[ta][tb]` for every chunk of
+/// `dims`, in dimension order, with the `A × B` vectors of lanes in registers: each chunk of a
+/// row is loaded once for the whole tile.
 #[inline(always)]
-fn lane_run<const W: usize>(
-    a: impl Entries,
-    t: &Transposed,
-    first: usize,
-    j0: usize,
-    end: usize,
+fn tile<const A: usize, const B: usize>(
+    sums: &mut [[[f64; 8]; B]; A],
+    left: &F64Rows,
+    a: &[usize; A],
+    right: &F64Rows,
+    b: &[usize; B],
+    dims: std::ops::Range<usize>,
     term: impl Fn(f64, f64) -> f64,
-    acc: &mut [f64],
 ) {
-    let Ok(acc) = <&mut [f64; W]>::try_from(acc) else {
+    let chunks = dims.len() / 8;
+    let xs: [&[[f64; 8]]; A] = std::array::from_fn(|t| block(left, a[t], dims.start, chunks));
+    let ys: [&[[f64; 8]]; B] = std::array::from_fn(|t| block(right, b[t], dims.start, chunks));
+    if xs.iter().chain(&ys).any(|r| r.len() != chunks) {
         return;
-    };
-    let mut sum: [f64; W] = *acc;
-    let mut j = j0;
-    while j < end {
-        let x = a.at(j);
-        let at = j * t.stride + first;
-        let Some(row) =
-            t.t.get(at..at + W)
-                .and_then(|r| <&[f64; W]>::try_from(r).ok())
-        else {
-            break;
-        };
-        for i in 0..W {
-            sum[i] += term(x, row[i]);
-        }
-        j += 8;
     }
-    *acc = sum;
+    let mut acc = *sums;
+    for c in 0..chunks {
+        let x: [[f64; 8]; A] = std::array::from_fn(|t| xs[t][c]);
+        let y: [[f64; 8]; B] = std::array::from_fn(|t| ys[t][c]);
+        for ta in 0..A {
+            for tb in 0..B {
+                for l in 0..8 {
+                    acc[ta][tb][l] += term(x[ta][l], y[tb][l]);
+                }
+            }
+        }
+    }
+    *sums = acc;
 }
 
 #[inline(always)]
@@ -434,7 +379,14 @@ mod tests {
     /// without a tail, spanning several blocks, and odd numbers of scenes and experiences.
     #[test]
     fn blocked_tables_equal_lanes_per_entry() {
-        for (k, n, dim) in [(11, 5, 1037), (3, 4, 8), (9, 7, 13), (1, 1, 3)] {
+        // (26, 9, 300): two tasks, edge tiles on both sides, two blocks of dimensions.
+        for (k, n, dim) in [
+            (11, 5, 1037),
+            (3, 4, 8),
+            (9, 7, 13),
+            (1, 1, 3),
+            (26, 9, 300),
+        ] {
             let vec = |seed: usize, i: usize| -> Vec<f32> {
                 (0..dim)
                     .map(|d| (((seed * 131 + i * 17 + d * 7) % 97) as f32 / 9.7 - 4.3).sin())
@@ -462,6 +414,10 @@ mod tests {
                 .map(|(i, v)| Vector::unit(v, (i != 1).then(|| norm(v))))
                 .collect();
             let got = rows(&exps, &exp_u, &scenes, &scene_u);
+            // Every tile shape gives the same tables.
+            assert!(got == rows_tiled::<3, 2>(&exps, &exp_u, &scenes, &scene_u));
+            assert!(got == rows_tiled::<2, 1>(&exps, &exp_u, &scenes, &scene_u));
+            assert!(got == rows_tiled::<1, 3>(&exps, &exp_u, &scenes, &scene_u));
             // The f64 copies the tables must equal, written out independently.
             let raw64 = |vs: &[Vec<f32>]| -> Vec<Vec<f64>> {
                 vs.iter()

@@ -74,7 +74,7 @@ pub use evaluator::{absolute_relative_error, mmrv, normalized_regret_at_k};
 pub use normal::{normal_cdf, normal_quantile};
 pub use quantile::{percentile, percentile_levels, quantile, quantiles, quantiles_in_place};
 pub use sums::{ClusterRows, WeightedSums, bootstrap_sums};
-pub use wide::{WideKernel, run_wide};
+pub use wide::{WideKernel, run_wide, wide_lanes};
 
 /// Compiles and runs the README example as a doctest.
 #[cfg(doctest)]

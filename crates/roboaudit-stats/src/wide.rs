@@ -54,6 +54,22 @@ pub(crate) fn has_avx512() -> bool {
     }
 }
 
+/// The `f64` lanes of the vector registers [`run_wide`] runs a kernel with on this CPU: 8
+/// (AVX-512), 4 (AVX2) or 2 (the SSE2 baseline). Kernels size their register tiles by it; their
+/// results never depend on it.
+pub fn wide_lanes() -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if has_avx512() {
+            return 8;
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            return 4;
+        }
+    }
+    2
+}
+
 /// The AVX-512 copy of a kernel: twice the registers and lanes of AVX2. The feature brings the
 /// FMA instructions with it, but Rust never contracts a multiply and an add into one, so every
 /// lane still rounds as the baseline copy does (the test below runs this copy where the CPU has
