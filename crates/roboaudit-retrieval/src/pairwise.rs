@@ -19,10 +19,9 @@ use roboaudit_stats::WideKernel;
 /// experience).
 pub(crate) type Row = (Vec<f64>, Vec<f64>, Vec<f64>);
 
-/// One embedding as stored (`f32`) and the `f64` values the tables are computed from, made where
-/// they are read instead of in an `f64` copy of every vector: `f64::from(x)` for a raw vector,
-/// `f64::from(x) / norm` for a unit one (exactly the entries of a unit copy), 0 for the unit
-/// vector of a zero vector.
+/// One embedding as stored (`f32`) and how the `f64` values the tables are computed from are
+/// made from it: `f64::from(x)` for a raw vector, `f64::from(x) / norm` for a unit one, 0 for
+/// the unit vector of a zero vector.
 #[derive(Clone, Copy)]
 pub(crate) struct Vector<'a> {
     values: &'a [f32],
@@ -57,37 +56,6 @@ impl<'a> Vector<'a> {
     fn len(&self) -> usize {
         self.values.len()
     }
-
-    /// Entries `j0..j0 + 8` (`j0 + 8 <= len`).
-    #[inline(always)]
-    fn chunk(&self, j0: usize) -> [f64; 8] {
-        let mut out = [0.0; 8];
-        if let Some(values) = self.values.get(j0..j0 + 8) {
-            match self.scale {
-                Scale::Raw => out
-                    .iter_mut()
-                    .zip(values)
-                    .for_each(|(o, &x)| *o = f64::from(x)),
-                Scale::Unit(norm) => out
-                    .iter_mut()
-                    .zip(values)
-                    .for_each(|(o, &x)| *o = f64::from(x) / norm),
-                Scale::Zero => {}
-            }
-        }
-        out
-    }
-
-    /// Entry `j` (`j < len`).
-    #[inline(always)]
-    fn at(&self, j: usize) -> f64 {
-        let x = f64::from(self.values[j]);
-        match self.scale {
-            Scale::Raw => x,
-            Scale::Unit(norm) => x / norm,
-            Scale::Zero => 0.0,
-        }
-    }
 }
 
 /// Vectors as `f64` rows, `values[i * dim + j]`: converted (and divided, for unit vectors) once
@@ -99,11 +67,14 @@ struct F64Rows {
 
 impl F64Rows {
     fn new(vs: &[Vector<'_>], dim: usize) -> Self {
-        let full = dim - dim % 8;
         let mut values = Vec::with_capacity(vs.len() * dim);
         for v in vs {
-            values.extend((0..full).step_by(8).flat_map(|j0| v.chunk(j0)));
-            values.extend((full..dim).map(|j| v.at(j)));
+            // Entry by entry in one vectorizable pass per row (the entries of `Vector::chunk`).
+            match v.scale {
+                Scale::Raw => values.extend(v.values.iter().map(|&x| f64::from(x))),
+                Scale::Unit(norm) => values.extend(v.values.iter().map(|&x| f64::from(x) / norm)),
+                Scale::Zero => values.resize(values.len() + v.values.len(), 0.0),
+            }
         }
         Self { dim, values }
     }
