@@ -13,7 +13,9 @@ use crate::report::{
 };
 use crate::rules::{RuleContext, RuleKind, RuleSpec, Selection, recency_keys, user_choices};
 use crate::shuffle::{Null, PowerPlan, power};
-use crate::{AuditConfig, CheckedConfig, CiMethod, Metric, RetrievalError, stream_seed};
+use crate::{
+    AuditConfig, CheckedConfig, CiMethod, Metric, PreparedInputs, RetrievalError, stream_seed,
+};
 use rayon::prelude::*;
 use roboaudit_stats::{IntervalMethod, ResampleDesign, ResampleMatrix, spearman};
 use roboaudit_types::RetrievalInputs;
@@ -25,7 +27,8 @@ pub const TIE_BREAK: &str = "ties broken by the lowest experience index (library
 /// Description of the planted-gap power analysis, written into every report.
 pub const POWER_METHOD: &str = "count-preserving planted gap: shuffle the rule's selections over scenes, pick round(rate*n) scenes at random and re-deal their experiences greedily (random scene order, each takes the remaining experience with the highest P[e,s]); selection counts are unchanged, so the rule's own shuffle envelope is the exact null; detection = success outside the envelope";
 
-/// Runs the full retrieval audit of SPEC.md §1 on validated inputs.
+/// Runs the full retrieval audit of SPEC.md §1 on validated inputs:
+/// [`PreparedInputs::new`] then [`run_prepared`].
 ///
 /// Same inputs and config give byte-identical reports for any rayon thread count.
 ///
@@ -36,14 +39,22 @@ pub fn run_audit(
     inputs: &RetrievalInputs,
     config: &CheckedConfig,
 ) -> Result<AuditReport, RetrievalError> {
+    run_prepared(&PreparedInputs::new(inputs)?, config)
+}
+
+/// Runs the full retrieval audit of SPEC.md §1 on prepared inputs (the report of [`run_audit`]
+/// on the same inputs, byte for byte).
+///
+/// # Errors
+/// An invalid user selection log, an unknown structural representation, or a statistics
+/// failure.
+pub fn run_prepared(
+    prepared: &PreparedInputs<'_>,
+    config: &CheckedConfig,
+) -> Result<AuditReport, RetrievalError> {
     let cfg = config.get();
-    let t = Transfer::build(inputs)?;
-    let mut reps: Vec<&str> = Vec::new();
-    for rec in &inputs.embeddings {
-        if !reps.contains(&rec.representation.as_str()) {
-            reps.push(rec.representation.as_str());
-        }
-    }
+    let (inputs, t) = (prepared.inputs, &prepared.t);
+    let reps: Vec<&str> = prepared.reps.iter().map(|r| r.name.as_str()).collect();
     if let Some(name) = &cfg.structural
         && !reps.contains(&name.as_str())
     {
@@ -55,13 +66,15 @@ pub fn run_audit(
     // largest one.
     let (geos, draws) = rayon::join(
         || {
-            reps.par_iter()
-                .map(|name| Geometry::build(inputs, name, cfg.csls_k))
-                .collect::<Result<Vec<_>, _>>()
+            prepared
+                .reps
+                .par_iter()
+                .map(|v| Geometry::from_vectors(v, inputs, cfg.csls_k))
+                .collect::<Vec<_>>()
         },
         || {
             SharedDraws::build(
-                &t,
+                t,
                 cfg.resamples,
                 boot_seed,
                 cfg.permutations,
@@ -69,13 +82,12 @@ pub fn run_audit(
             )
         },
     );
-    let geos = geos?;
     let draws = draws.map_err(RetrievalError::stats("shared scene resamples"))?;
     let ctx = RuleContext {
-        t: &t,
+        t,
         geos: &geos,
         recency: recency_keys(inputs),
-        user: user_choices(inputs, &t)?,
+        user: user_choices(inputs, t)?,
         csls_k: cfg.csls_k,
     };
     let specs = rule_specs(&reps, cfg, ctx.user.is_some());
@@ -105,7 +117,7 @@ pub fn run_audit(
     // for every rule), then each rule's report.
     let full_lib: Vec<usize> = (0..t.k).collect();
     let all_scenes: Vec<usize> = (0..t.n).collect();
-    let cells = CellTallies::new(&t, &full_lib);
+    let cells = CellTallies::new(t, &full_lib);
     let selections = specs
         .par_iter()
         .map(|spec| {
@@ -131,14 +143,14 @@ pub fn run_audit(
         .collect();
     let all_replicates = boot
         .draws
-        .replicates_many(&t, &rule_draws, method == IntervalMethod::Percentile)
+        .replicates_many(t, &rule_draws, method == IntervalMethod::Percentile)
         .map_err(RetrievalError::stats("shared scene resamples"))?;
     drop(rule_draws);
     let mut all_replicates = all_replicates.into_iter();
     let shared = Shared {
         lib: &full_lib,
-        reference: Reference::compute(&t, &full_lib, &all_scenes),
-        oracle_share: oracle_top_share(&t, &full_lib, &all_scenes),
+        reference: Reference::compute(t, &full_lib, &all_scenes),
+        oracle_share: oracle_top_share(t, &full_lib, &all_scenes),
     };
     let prepared: Vec<Result<Prepared, String>> = selections
         .into_iter()
@@ -182,7 +194,7 @@ pub fn run_audit(
             (None, Some(format!("no {label}-perturbed scenes")))
         } else {
             (
-                Some(reference_points(&t, &lib, &scenes, cfg.unstable_threshold)),
+                Some(reference_points(t, &lib, &scenes, cfg.unstable_threshold)),
                 None,
             )
         }
@@ -190,9 +202,9 @@ pub fn run_audit(
     let (appearance, appearance_reason) = subset(SceneSet::Appearance, "appearance");
     let (layout, layout_reason) = subset(SceneSet::Layout, "layout");
     let (fresh, _) = subset(SceneSet::Fresh, "fresh");
-    let reference = reference_points(&t, &lib, &all, cfg.unstable_threshold);
-    let shares = variance_shares(&t);
-    let (own_base_spearman, own_base_spearman_reason, own_base_n) = own_base(&t)?;
+    let reference = reference_points(t, &lib, &all, cfg.unstable_threshold);
+    let shares = variance_shares(t);
+    let (own_base_spearman, own_base_spearman_reason, own_base_n) = own_base(t)?;
     let q = t.quality(&lib, &all);
     Ok(AuditReport {
         schema: SCHEMA.to_string(),

@@ -50,16 +50,22 @@ pub(crate) struct Geometry {
     r_scene: Vec<f64>,
 }
 
-impl Geometry {
-    /// Collects the representation's vectors in library and scene order and precomputes distances.
+/// One representation's vectors in library and scene order, checked against the embeddings
+/// contract (SPEC.md §1): one vector per experience and per scene, all of one non-zero
+/// dimension.
+#[derive(Debug, Clone)]
+pub(crate) struct RepVectors<'a> {
+    /// The representation's name.
+    pub name: String,
+    exps: Vec<&'a [f32]>,
+    scenes: Vec<&'a [f32]>,
+}
+
+impl<'a> RepVectors<'a> {
+    /// Collects the vectors of representation `name`.
     ///
-    /// Errors: a missing, duplicate or wrongly sized vector. A zero vector is not an error: it
-    /// only makes the cosine-based scores of this representation undefined.
-    pub fn build<'a>(
-        inputs: &'a RetrievalInputs,
-        name: &str,
-        csls_k: usize,
-    ) -> Result<Self, RetrievalError> {
+    /// Errors: a missing, duplicate or wrongly sized vector.
+    pub fn collect(inputs: &'a RetrievalInputs, name: &str) -> Result<Self, RetrievalError> {
         let err = |message: String| RetrievalError::Embedding {
             representation: name.to_string(),
             message,
@@ -95,10 +101,41 @@ impl Geometry {
             .iter()
             .map(|s| fetch(&scene_map, &s.scene_id))
             .collect::<Result<Vec<_>, _>>()?;
-        let dim = exps[0].len();
+        let dim = exps.first().map_or(0, |v| v.len());
         if dim == 0 || exps.iter().chain(&scenes).any(|v| v.len() != dim) {
             return Err(err("vectors must share one non-zero dimension".into()));
         }
+        Ok(Self {
+            name: name.to_string(),
+            exps,
+            scenes,
+        })
+    }
+}
+
+impl Geometry {
+    /// [`RepVectors::collect`] then [`Geometry::from_vectors`].
+    ///
+    /// Errors: as [`RepVectors::collect`].
+    #[cfg(test)]
+    pub fn build(
+        inputs: &RetrievalInputs,
+        name: &str,
+        csls_k: usize,
+    ) -> Result<Self, RetrievalError> {
+        Ok(Self::from_vectors(
+            &RepVectors::collect(inputs, name)?,
+            inputs,
+            csls_k,
+        ))
+    }
+
+    /// Precomputes the distances of one representation's vectors (`inputs` names the items of
+    /// a zero vector). A zero vector is not an error: it only makes the cosine-based scores of
+    /// this representation undefined.
+    pub fn from_vectors<'a>(v: &RepVectors<'a>, inputs: &RetrievalInputs, csls_k: usize) -> Self {
+        let name = v.name.as_str();
+        let (exps, scenes): (&[&'a [f32]], &[&'a [f32]]) = (&v.exps, &v.scenes);
         // A zero vector (e.g. a state at the origin) leaves cosine undefined but L2 usable. The
         // unit vectors are read as `f64::from(x) / norm` where they are used (no copies).
         let mut cosine_undefined = None;
@@ -132,8 +169,8 @@ impl Geometry {
             .zip(&inputs.scenes)
             .map(|(v, s)| unit(v, &s.scene_id))
             .collect();
-        let exps: Vec<Vector<'a>> = exps.into_iter().map(Vector::raw).collect();
-        let scenes: Vec<Vector<'a>> = scenes.into_iter().map(Vector::raw).collect();
+        let exps: Vec<Vector<'a>> = exps.iter().map(|v| Vector::raw(v)).collect();
+        let scenes: Vec<Vector<'a>> = scenes.iter().map(|v| Vector::raw(v)).collect();
         let (k, n) = (exps.len(), scenes.len());
         // Rows in parallel (one representation can hold most of the dimensions); each entry is
         // computed the same way whatever the thread count.
@@ -152,7 +189,7 @@ impl Geometry {
         let r_scene = (0..k)
             .map(|e| top_mean(&mut cos_es[e * n..(e + 1) * n].to_vec(), csls_k))
             .collect();
-        Ok(Self {
+        Self {
             cosine_undefined,
             n,
             k,
@@ -160,7 +197,7 @@ impl Geometry {
             l2_es,
             cosd_ee,
             r_scene,
-        })
+        }
     }
 
     /// Scores `lib.len() × n` (row = library position) of `kind` for the library `lib` (global

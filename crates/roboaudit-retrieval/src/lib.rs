@@ -9,7 +9,8 @@
 //! frequency-matched shuffle and discrimination gap with a scene-bootstrap interval, pooled and
 //! within-query AUROC, a power analysis of the shuffle test and library interventions.
 //!
-//! Entry point: [`run_audit`] with a [`CheckedConfig`]; render with [`render_summary_markdown`]
+//! Entry point: [`run_audit`] with a [`CheckedConfig`] (or [`PreparedInputs`] once and
+//! [`run_prepared`] for each config); render with [`render_summary_markdown`]
 //! and [`render_compact_table`]. Every random draw is seeded; the report is byte-identical for
 //! the same inputs and seed whatever the thread count.
 //!
@@ -38,6 +39,7 @@ mod kernels;
 mod matrix;
 mod metrics;
 mod pairwise;
+mod prepared;
 mod render;
 mod report;
 mod rules;
@@ -45,9 +47,10 @@ mod shuffle;
 #[cfg(any(test, feature = "synthetic"))]
 pub mod synthetic;
 
-pub use audit::{POWER_METHOD, TIE_BREAK, run_audit};
+pub use audit::{POWER_METHOD, TIE_BREAK, run_audit, run_prepared};
 pub use config::{AuditConfig, CheckedConfig, CiMethod, Metric};
 pub use error::RetrievalError;
+pub use prepared::PreparedInputs;
 pub use render::{fixed, render_compact_table, render_summary_markdown, signed};
 pub use report::{
     AuditReport, ExperienceSummary, GapBySet, LibraryRun, PowerPoint, ReferenceBySet,
