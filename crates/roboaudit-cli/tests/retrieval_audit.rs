@@ -108,3 +108,25 @@ fn a_repeated_library_size_is_a_usage_error() {
     );
     assert!(!tmp.path().join("out").exists());
 }
+
+/// --no-top-pick-deletion reaches the config: every rule's deletion is null with the reason, and
+/// the config in audit.json says so.
+#[test]
+fn no_top_pick_deletion_leaves_every_deletion_null() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = audit(&example(), tmp.path(), &["--no-top-pick-deletion"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("audit.json")).unwrap())
+            .unwrap();
+    assert_eq!(report["config"]["top_pick_deletion"], false);
+    let rules = report["rules"].as_array().unwrap();
+    assert!(!rules.is_empty());
+    for rule in rules {
+        assert!(rule["top_pick_deletion"].is_null(), "{}", rule["name"]);
+        assert_eq!(
+            rule["top_pick_deletion_reason"],
+            "top-pick deletion is off (config top_pick_deletion = false)"
+        );
+    }
+}

@@ -95,6 +95,10 @@ pub struct AuditArgs {
     /// Nested library sizes by library order, e.g. `--library-size 3 10 50`.
     #[arg(long = "library-size", value_name = "K", num_args = 1..)]
     library_sizes: Vec<usize>,
+    /// Skip re-running each rule without its top pick (the report's `top_pick_deletion` is then
+    /// null with a reason).
+    #[arg(long)]
+    no_top_pick_deletion: bool,
 }
 
 /// A parser for a count of random draws within `[lo, hi]`: the upper bound keeps a typo from
@@ -170,6 +174,7 @@ fn audit(args: AuditArgs) -> Result<()> {
         random_subsets: args.subsets,
         library_sizes: args.library_sizes.clone(),
         structural: args.structural.clone(),
+        top_pick_deletion: !args.no_top_pick_deletion,
         ..roboaudit_retrieval::AuditConfig::default()
     };
     let report = match audit_paths(&paths, config) {
