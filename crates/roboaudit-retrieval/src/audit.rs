@@ -9,7 +9,7 @@ use crate::matrix::{Reference, SceneSet, Transfer, variance_shares};
 use crate::metrics::{core, gap_on, oracle_top_share};
 use crate::report::{
     AuditReport, ExperienceSummary, GapBySet, ReferenceBySet, RuleReport, SCHEMA, ShuffleReport,
-    Skipped, VarianceShare,
+    SizeIntervention, Skipped, VarianceShare,
 };
 use crate::rules::{RuleContext, RuleKind, RuleSpec, Selection, recency_keys, user_choices};
 use crate::shuffle::{Null, PowerPlan, power};
@@ -162,11 +162,27 @@ pub fn run_prepared(
             })
         })
         .collect();
-    let outcomes = specs
-        .par_iter()
-        .zip(prepared)
-        .map(|(spec, prepared)| rule_report(&ctx, spec, prepared, config, &boot, &shared))
-        .collect::<Result<Vec<_>, _>>()?;
+    // The rules' reports beside the library interventions and the matrix-level figures, which
+    // depend on no rule's report (errors in the rules' order first, as when they ran in turn).
+    let (outcomes, matrix_level) = rayon::join(
+        || {
+            specs
+                .par_iter()
+                .zip(prepared)
+                .map(|(spec, prepared)| rule_report(&ctx, spec, prepared, config, &boot, &shared))
+                .collect::<Result<Vec<_>, _>>()
+        },
+        || matrix_level(&ctx, &specs, cfg),
+    );
+    let outcomes = outcomes?;
+    let MatrixLevel {
+        library_interventions,
+        reference_by_set,
+        shares,
+        own_base: (own_base_spearman, own_base_spearman_reason, own_base_n),
+        quality: q,
+    } = matrix_level?;
+    let reference = reference_by_set.all.clone();
     let mut rules = Vec::new();
     let mut skipped = Vec::new();
     for (spec, outcome) in specs.iter().zip(outcomes) {
@@ -178,9 +194,60 @@ pub fn run_prepared(
             }),
         }
     }
+    Ok(AuditReport {
+        schema: SCHEMA.to_string(),
+        n_scenes: t.n,
+        n_experiences: t.k,
+        n_executions: t.cells.iter().map(Vec::len).sum(),
+        tie_break: TIE_BREAK.to_string(),
+        config: cfg.clone(),
+        reference_by_set,
+        reference,
+        variance_share: VarianceShare {
+            scene: shares.map(|s| s.0),
+            experience: shares.map(|s| s.1),
+            reason: shares
+                .is_none()
+                .then(|| "P is constant: no variance to share".to_string()),
+        },
+        own_base_spearman,
+        own_base_spearman_reason,
+        own_base_n,
+        experiences: (0..t.k)
+            .map(|e| ExperienceSummary {
+                id: t.exp_ids[e].clone(),
+                quality: q[e],
+                own_base_success: t.own_base[e],
+            })
+            .collect(),
+        rules,
+        skipped_rules: skipped,
+        library_interventions,
+        power_method: POWER_METHOD.to_string(),
+    })
+}
+
+/// What the report holds beyond the rules: the library interventions and the matrix-level
+/// figures.
+struct MatrixLevel {
+    library_interventions: Vec<SizeIntervention>,
+    reference_by_set: ReferenceBySet,
+    shares: Option<(f64, f64)>,
+    own_base: (Option<f64>, Option<String>, usize),
+    quality: Vec<f64>,
+}
+
+/// The library interventions (SPEC.md §1) and the reference points by scene set, variance
+/// shares, own-base Spearman and qualities of the full library.
+fn matrix_level(
+    ctx: &RuleContext<'_>,
+    specs: &[RuleSpec],
+    cfg: &AuditConfig,
+) -> Result<MatrixLevel, RetrievalError> {
+    let t = ctx.t;
     let library_interventions = by_size(
-        &ctx,
-        &specs,
+        ctx,
+        specs,
         &cfg.library_sizes,
         cfg.random_subsets,
         cfg.seed,
@@ -204,45 +271,20 @@ pub fn run_prepared(
     let (fresh, _) = subset(SceneSet::Fresh, "fresh");
     let reference = reference_points(t, &lib, &all, cfg.unstable_threshold);
     let shares = variance_shares(t);
-    let (own_base_spearman, own_base_spearman_reason, own_base_n) = own_base(t)?;
     let q = t.quality(&lib, &all);
-    Ok(AuditReport {
-        schema: SCHEMA.to_string(),
-        n_scenes: t.n,
-        n_experiences: t.k,
-        n_executions: t.cells.iter().map(Vec::len).sum(),
-        tie_break: TIE_BREAK.to_string(),
-        config: cfg.clone(),
+    Ok(MatrixLevel {
+        library_interventions,
         reference_by_set: ReferenceBySet {
-            all: reference.clone(),
+            all: reference,
             appearance,
             appearance_reason,
             layout,
             layout_reason,
             fresh,
         },
-        reference,
-        variance_share: VarianceShare {
-            scene: shares.map(|s| s.0),
-            experience: shares.map(|s| s.1),
-            reason: shares
-                .is_none()
-                .then(|| "P is constant: no variance to share".to_string()),
-        },
-        own_base_spearman,
-        own_base_spearman_reason,
-        own_base_n,
-        experiences: (0..t.k)
-            .map(|e| ExperienceSummary {
-                id: t.exp_ids[e].clone(),
-                quality: q[e],
-                own_base_success: t.own_base[e],
-            })
-            .collect(),
-        rules,
-        skipped_rules: skipped,
-        library_interventions,
-        power_method: POWER_METHOD.to_string(),
+        shares,
+        own_base: own_base(t)?,
+        quality: q,
     })
 }
 

@@ -255,7 +255,12 @@ impl SharedDraws {
             1
         };
         let chunks = self.permutations.div_ceil(CHUNK);
-        let mut out: Vec<Vec<f64>> = rules.iter().map(|_| vec![0.0; self.permutations]).collect();
+        // Filled in parallel: megabytes of zeros written (and first touched) by one thread were
+        // a serial stretch of the audit.
+        let mut out: Vec<Vec<f64>> = rules
+            .par_iter()
+            .map(|_| vec![0.0; self.permutations])
+            .collect();
         for (group, group_out) in rules.chunks(per_stack).zip(out.chunks_mut(per_stack)) {
             let width = if fits { group.len().div_ceil(4) * 4 } else { 1 };
             let mut table = vec![0.0; n * n * width];
@@ -396,10 +401,13 @@ impl SharedDraws {
             })
             .collect();
         let blocks = self.resamples.div_ceil(BLOCK);
+        // Allocated and filled in parallel (as the shuffled vectors).
         let mut gap_values: Vec<Vec<f64>> = (0..if gaps { rule_count } else { 0 })
+            .into_par_iter()
             .map(|_| vec![0.0; self.resamples])
             .collect();
         let mut within: Vec<Vec<f64>> = (0..scored)
+            .into_par_iter()
             .map(|_| vec![f64::NAN; self.resamples])
             .collect();
         // Block `i`'s part of every gap and within-query vector: resamples `i·BLOCK..`.
