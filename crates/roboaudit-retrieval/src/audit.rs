@@ -384,6 +384,7 @@ fn rule_report(
         cfg.unstable_threshold,
     );
     let tail = (1.0 - cfg.level) / 2.0;
+    let mut replicates = replicates;
     let within = replicates.defined_within();
     let Replicates {
         mut shuffled, gaps, ..

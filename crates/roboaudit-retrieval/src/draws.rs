@@ -95,13 +95,12 @@ pub(crate) struct Replicates {
 }
 
 impl Replicates {
-    /// The within-query replicates of the resamples that drew an eligible scene.
-    pub fn defined_within(&self) -> Vec<f64> {
-        self.within
-            .iter()
-            .copied()
-            .filter(|v| !v.is_nan())
-            .collect()
+    /// The within-query replicates of the resamples that drew an eligible scene, in resample
+    /// order (the vector itself, its NaNs dropped in place: no copy).
+    pub fn defined_within(&mut self) -> Vec<f64> {
+        let mut within = std::mem::take(&mut self.within);
+        within.retain(|v| !v.is_nan());
+        within
     }
 }
 
