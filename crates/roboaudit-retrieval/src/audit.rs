@@ -370,7 +370,7 @@ fn rule_report(
     let Prepared {
         selection: sel,
         aurocs: aur,
-        replicates,
+        mut replicates,
     } = match prepared {
         Ok(prepared) => prepared,
         Err(reason) => return Ok(Err(reason)),
@@ -384,7 +384,6 @@ fn rule_report(
         cfg.unstable_threshold,
     );
     let tail = (1.0 - cfg.level) / 2.0;
-    let mut replicates = replicates;
     let within = replicates.defined_within();
     let Replicates {
         mut shuffled, gaps, ..

@@ -136,8 +136,8 @@ impl Geometry {
     pub fn from_vectors<'a>(v: &RepVectors<'a>, inputs: &RetrievalInputs, csls_k: usize) -> Self {
         let name = v.name.as_str();
         let (exps, scenes): (&[&'a [f32]], &[&'a [f32]]) = (&v.exps, &v.scenes);
-        // A zero vector (e.g. a state at the origin) leaves cosine undefined but L2 usable. The
-        // unit vectors are read as `f64::from(x) / norm` where they are used (no copies).
+        // A zero vector (e.g. a state at the origin) leaves cosine undefined but L2 usable. A
+        // unit vector is the stored one with its norm (`pairwise` divides once, in its copy).
         let mut cosine_undefined = None;
         let mut unit = |v: &'a [f32], id: &str| -> Vector<'a> {
             let norm = v

@@ -69,7 +69,7 @@ impl F64Rows {
     fn new(vs: &[Vector<'_>], dim: usize) -> Self {
         let mut values = Vec::with_capacity(vs.len() * dim);
         for v in vs {
-            // Entry by entry in one vectorizable pass per row (the entries of `Vector::chunk`).
+            // Entry by entry in one vectorizable pass per row.
             match v.scale {
                 Scale::Raw => values.extend(v.values.iter().map(|&x| f64::from(x))),
                 Scale::Unit(norm) => values.extend(v.values.iter().map(|&x| f64::from(x) / norm)),
@@ -188,10 +188,10 @@ impl<const A: usize, const B: usize> WideKernel for Tiled<'_, A, B> {
         }
         members
             .map(|e| {
-                let c = cos.finish(e, 0, g.exp_u, g.scene_u, full, g.dim, product);
-                let mut d = l2.finish(e, 0, g.exps, g.scenes, full, g.dim, square);
+                let c = cos.finish(e, 0, g.exp_u, g.scene_u, g.dim, product);
+                let mut d = l2.finish(e, 0, g.exps, g.scenes, g.dim, square);
                 d.iter_mut().for_each(|v| *v = v.sqrt());
-                let mut x = ee.finish(e, e + 1, g.exp_u, g.exp_u, full, g.dim, product);
+                let mut x = ee.finish(e, e + 1, g.exp_u, g.exp_u, g.dim, product);
                 x.iter_mut().for_each(|v| *v = 1.0 - *v);
                 (c, d, x)
             })
@@ -253,19 +253,18 @@ impl Table {
     }
 
     /// The entries of row `a` for items `from..` (at least the table's first item): the lanes
-    /// combined, plus the leftover dimensions `full..dim` summed in order.
-    #[allow(clippy::too_many_arguments)]
+    /// combined, plus the dimensions past the last whole 8-chunk summed in order.
     fn finish(
         &self,
         a: usize,
         from: usize,
         left: &F64Rows,
         right: &F64Rows,
-        full: usize,
         dim: usize,
         term: impl Fn(f64, f64) -> f64,
     ) -> Vec<f64> {
         let width = self.items.len();
+        let full = dim - dim % 8;
         (from.max(self.items.start)..self.items.end)
             .map(|i| {
                 let lanes = &self.acc[(a - self.rows.start) * width + (i - self.items.start)];
