@@ -385,10 +385,9 @@ fn rule_report(
     );
     let tail = (1.0 - cfg.level) / 2.0;
     let within = replicates.defined_within();
-    let Replicates {
-        mut shuffled, gaps, ..
-    } = replicates;
-    let envelope = roboaudit_stats::quantiles_in_place(&mut shuffled, &[tail, 1.0 - tail])
+    let Replicates { shuffled, gaps, .. } = replicates;
+    let envelope = shuffled
+        .quantiles(&[tail, 1.0 - tail])
         .map_err(RetrievalError::stats("shuffle envelope"))?;
     let envelope = [envelope[0], envelope[1]];
     let gap_ci = boot.interval(

@@ -5,26 +5,22 @@
 //!
 //! Sharing is what the NumPy reference does too (one bootstrap index matrix and one permutation
 //! matrix for all rules), and it makes rules comparable on the very same resamples. The
-//! resamples are the rows of `ResampleMatrix::generate` (as multiplicities,
-//! `roboaudit_stats::resample_counts_rows`); every block of permutations comes from its own ChaCha8
+//! resamples are the rows of `ResampleMatrix::generate` (as weight columns of multiplicities,
+//! `roboaudit_stats::resample_weight_columns`); every block of permutations comes from its own ChaCha8
 //! stream; blocks are filled in parallel, so nothing depends on the thread count.
 
-use crate::kernels::{MAX_STACK, PickedQualities, Shuffled};
+use crate::kernels::{COLUMN_TILE, ColumnSums, GapSums, STRIP};
 use crate::matrix::Transfer;
 use crate::shuffle::{ShufflePlan, batched_shuffle};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use roboaudit_stats::{
-    ClusterRows, ResampleDesign, StatsError, WideKernel, resample_counts_rows, run_wide,
+    ResampleDesign, StatsError, WideKernel, resample_counts_rows, resample_weight_columns, run_wide,
 };
 
 /// Rows per ChaCha8 stream of the permutation matrix (as `ResampleMatrix`'s blocks).
 const ROWS_PER_STREAM: usize = 64;
-
-/// Permutations evaluated per rayon task: large enough to amortise scheduling, fixed so that the
-/// order of results never depends on the thread count.
-const CHUNK: usize = 256;
 
 /// Resamples per rayon task and per block of the resample-minor tables: a multiple of the
 /// resample streams' 64 rows, so that a block draws exactly its own rows.
@@ -35,9 +31,8 @@ const BLOCK: usize = 256;
 /// would leave a run of 40 rows competing for 16 lines).
 const COLUMN_STRIDE: usize = BLOCK + 8;
 
-/// Largest stacked shuffle table: `n² · 4` values (one stack of 4 rules) must fit, else the
-/// shuffled successes are computed one rule at a time from `n²`-value tables.
-const MAX_TABLE_VALUES: usize = 1 << 21;
+// The resample kernels run whole strips: a block's strips must fit in a row of its tables.
+const _: () = assert!(BLOCK.is_multiple_of(STRIP) && COLUMN_STRIDE >= BLOCK);
 
 /// Scene permutations, one byte per entry when `n <= 256`: the shuffle null of every rule
 /// streams through the whole table, and a quarter of the bytes keeps more of it in cache.
@@ -84,8 +79,8 @@ pub(crate) struct RuleDraws<'a> {
 /// One rule's replicates, in permutation and resample order.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub(crate) struct Replicates {
-    /// Shuffled success `mean_s P[picks[π(s)], s]` of every shared permutation `π`.
-    pub shuffled: Vec<f64>,
+    /// Shuffled success `mean_s P[picks[π(s)], s]` under every shared permutation `π`.
+    pub shuffled: ShuffleNull,
     /// Discrimination gap on every resample (empty unless asked for).
     pub gaps: Vec<f64>,
     /// Mean within-query AUROC over the drawn eligible scenes (repeats counted) on every
@@ -196,18 +191,32 @@ impl SharedDraws {
         })
     }
 
-    /// The multiplicities of resamples `rows` (`counts[(b − rows.start) * n + s]`).
-    fn counts(&self, rows: std::ops::Range<usize>) -> Result<Vec<u32>, StatsError> {
+    /// The multiplicities of resamples `rows` as weight columns: `out[s * stride + (b −
+    /// rows.start)]` = how often resample `b` drew scene `s` (entries past `rows.len()` in each
+    /// row are left as they are).
+    fn weight_columns(
+        &self,
+        rows: std::ops::Range<usize>,
+        out: &mut [f64],
+        stride: usize,
+    ) -> Result<(), StatsError> {
         match &self.source {
             Resamples::Seeded(seed) => {
                 let design = ResampleDesign {
                     n_clusters: self.n,
                     strata: None,
                 };
-                resample_counts_rows(&design, *seed, rows)
+                resample_weight_columns(&design, *seed, rows, out, stride)
             }
             #[cfg(test)]
-            Resamples::Fixed(counts) => Ok(counts[rows.start * self.n..rows.end * self.n].to_vec()),
+            Resamples::Fixed(counts) => {
+                for (j, b) in rows.enumerate() {
+                    for s in 0..self.n {
+                        out[s * stride + j] = f64::from(counts[b * self.n + s]);
+                    }
+                }
+                Ok(())
+            }
         }
     }
 
@@ -238,89 +247,20 @@ impl SharedDraws {
             .collect())
     }
 
-    /// Shuffled successes `Σ_s P[picks[π(s)], s] / n` of every rule under every permutation (one
-    /// vector per rule, in permutation order), rules stacked [`MAX_STACK`] at a time in one
-    /// table (see [`Shuffled`]); each task of [`CHUNK`] permutations writes its part of every
-    /// rule's vector of the stack.
-    fn shuffled_all(&self, t: &Transfer, rules: &[RuleDraws<'_>]) -> Vec<Vec<f64>> {
-        let n = self.n;
-        let inv_n = 1.0 / n as f64;
-        // Stacks of up to MAX_STACK rules while their table fits; beyond, one rule at a time
-        // from an `n²`-value table.
-        let fits = n * n * 4 <= MAX_TABLE_VALUES;
-        let per_stack = if fits {
-            MAX_STACK.min(MAX_TABLE_VALUES / (n * n) / 4 * 4).max(4)
-        } else {
-            1
-        };
-        let chunks = self.permutations.div_ceil(CHUNK);
-        // Filled in parallel: megabytes of zeros written (and first touched) by one thread were
-        // a serial stretch of the audit.
-        let mut out: Vec<Vec<f64>> = rules
-            .par_iter()
-            .map(|_| vec![0.0; self.permutations])
-            .collect();
-        for (group, group_out) in rules.chunks(per_stack).zip(out.chunks_mut(per_stack)) {
-            let width = if fits { group.len().div_ceil(4) * 4 } else { 1 };
-            let mut table = vec![0.0; n * n * width];
-            for (r, rule) in group.iter().enumerate() {
-                for (from, &p) in rule.picks.iter().enumerate() {
-                    for s in 0..n {
-                        table[(s * n + from) * width + r] = t.at(p, s);
-                    }
-                }
-            }
-            // Task `c`'s part of every rule's vector: permutations `c·CHUNK..`.
-            let mut tasks: Vec<Vec<&mut [f64]>> = (0..chunks)
-                .map(|_| Vec::with_capacity(group.len()))
-                .collect();
-            for values in group_out.iter_mut() {
-                for (task, part) in tasks.iter_mut().zip(values.chunks_mut(CHUNK)) {
-                    task.push(part);
-                }
-            }
-            tasks.into_par_iter().enumerate().for_each_init(
-                || vec![0.0; CHUNK * width],
-                |sums, (c, mut parts)| {
-                    let rows = CHUNK.min(self.permutations - c * CHUNK);
-                    let at = c * CHUNK * n..(c * CHUNK + rows) * n;
-                    let sums = &mut sums[..rows * width];
-                    match &self.perms {
-                        Perms::Bytes(p) => run_wide(Shuffled {
-                            perms: &p[at],
-                            n,
-                            table: &table,
-                            width,
-                            index: usize::from,
-                            out: sums,
-                        }),
-                        Perms::Words(p) => run_wide(Shuffled {
-                            perms: &p[at],
-                            n,
-                            table: &table,
-                            width,
-                            index: |v: u32| v as usize,
-                            out: sums,
-                        }),
-                    }
-                    spread(sums, width, &mut parts, |v| v * inv_n);
-                },
-            );
-        }
-        out
-    }
-
     /// Gap and within-query replicates on every resample: one gap vector per rule (none unless
     /// `gaps`) and one within-query vector per scored rule (the `w`-th for the rule with
     /// `within_slot[r] = Some(w)`), in resample order, NaN where no eligible scene was drawn.
     ///
-    /// `n·G_b = Σ_s w_b(s)·P[sel(s), s] − Σ_e F_b(e)·q_b(e)` with `F_b(e)` the resample weight of
-    /// the scenes selecting `e` (the same quantity as `Σ_s w_b(s)·(P[sel(s), s] −
-    /// q_b(sel(s)))`, SPEC.md §1), and the within-query mean is `Σ_s w_b(s)·v(s) / Σ_s
-    /// w_b(s)·[v(s) defined]`. Every such `Σ_s w_b(s)·x(s)` of every rule (the qualities
-    /// `n·q_b(e)` too) is one column of a single weighted-sum kernel pass over the drawn scenes
-    /// ([`ClusterRows::weighted_sums_block`]); only `Σ_e F_b(e)·q_b(e)` runs per rule, over
-    /// its distinct picks ([`PickedQualities`]).
+    /// `n·G_b = Σ_s w_b(s)·P[sel(s), s] − Σ_s w_b(s)·q_b(sel(s))` with `q_b(e) = Σ_s
+    /// w_b(s)·P[e, s] / n` (the same quantity as `Σ_s w_b(s)·(P[sel(s), s] − q_b(sel(s)))`,
+    /// SPEC.md §1), computed on the whole numbers `y = d·P` of
+    /// [`Transfer::common_denominator`] where they keep every sum exact, so that each gap is an
+    /// exact fraction rounded once; and the within-query mean is `Σ_s w_b(s)·v(s) / Σ_s
+    /// w_b(s)·[v(s) defined]`.
+    /// Each block of resamples is drawn as weight columns (scene-major, resample-minor); every
+    /// `Σ_s w_b(s)·x(s)` shared by the rules (the qualities `n·q_b(e)`, the two-outcome count and
+    /// each scored rule's AUROC sum) is one column of a single [`ColumnSums`] pass over them, and
+    /// each rule's two gap sums one [`GapSums`] pass reading the quality columns.
     #[allow(clippy::type_complexity)]
     fn resample_replicates(
         &self,
@@ -329,21 +269,26 @@ impl SharedDraws {
         gaps: bool,
     ) -> Result<(Vec<Vec<f64>>, Vec<Option<usize>>, Vec<Vec<f64>>), StatsError> {
         let (n, k) = (self.n, self.k);
-        let inv_n = 1.0 / n as f64;
         let rule_count = rules.len();
-        // The columns of the kernel pass: qualities and own successes `P[sel_r(s), s]` (for the
-        // gaps), then the shared two-outcome indicator, each scored rule's per-scene AUROC (0
-        // where undefined) and an own indicator for a rule whose defined scenes are not the
-        // two-outcome ones (never for per-scene AUROCs over the full library, kept for safety).
+        // `P` as whole numbers `y / d` when every sum below stays an exact integer in an `f64`
+        // (the largest, `n·Σ_s w(s)·y`, is at most `n²·d`): the gaps are then exact
+        // fractions, rounded once, and a gap of zero is exactly zero. Else `P` itself (d = 1).
+        #[allow(clippy::cast_precision_loss)] // checked against 2^52 first
+        let (y, d): (Vec<f64>, f64) = match t.common_denominator() {
+            Some((y, d)) if (n * n) as f64 * d as f64 <= (1u64 << 52) as f64 => {
+                (y.into_iter().map(|v| v as f64).collect(), d as f64)
+            }
+            _ => (t.p.clone(), 1.0),
+        };
+        let n_f = n as f64;
+        let gap_denominator = n_f * n_f * d;
+        // The columns of the shared pass: qualities `y[e, ·]` (for the gaps), then the shared
+        // two-outcome indicator, each scored rule's per-scene AUROC (0 where undefined) and an
+        // own indicator for a rule whose defined scenes are not the two-outcome ones (never for
+        // per-scene AUROCs over the full library, kept for safety).
         let mut columns: Vec<Vec<f64>> = Vec::new();
-        let (quality_at, own_at) = (0, k);
         if gaps {
-            columns.extend((0..k).map(|e| (0..n).map(|s| t.at(e, s)).collect()));
-            columns.extend(
-                rules
-                    .iter()
-                    .map(|r| (0..n).map(|s| t.at(r.picks[s], s)).collect()),
-            );
+            columns.extend((0..k).map(|e| y[e * n..(e + 1) * n].to_vec()));
         }
         let shared = columns.len();
         columns.push(
@@ -378,27 +323,29 @@ impl SharedDraws {
             }
         }
         let scored = within_columns.len();
-        let width = columns.len();
-        let values: Vec<f64> = (0..n)
-            .flat_map(|s| columns.iter().map(move |c| c[s]))
-            .collect();
-        let kernel_rows = ClusterRows::new(n, width, &values)?;
-        // Distinct picks of each rule with the scenes that pick them, in library order.
-        let groups: Vec<Vec<(usize, Vec<usize>)>> = rules
-            .iter()
-            .map(|r| {
-                let mut by_pick: Vec<Vec<usize>> = vec![Vec::new(); k];
-                r.picks
-                    .iter()
-                    .enumerate()
-                    .for_each(|(s, &p)| by_pick[p].push(s));
-                by_pick
-                    .into_iter()
-                    .enumerate()
-                    .filter(|(_, scenes)| !scenes.is_empty())
-                    .collect()
-            })
-            .collect();
+        // Scene-major values, padded with zero columns to whole register tiles.
+        let width = columns.len().div_ceil(COLUMN_TILE) * COLUMN_TILE;
+        let mut values = vec![0.0; n * width];
+        for (c, column) in columns.iter().enumerate() {
+            for (s, &v) in column.iter().enumerate() {
+                values[s * width + c] = v;
+            }
+        }
+        if let Some(index) = values.iter().position(|v| !v.is_finite()) {
+            return Err(StatsError::NonFinite {
+                what: "replicate columns",
+                index,
+            });
+        }
+        let picks: Vec<&[usize]> = rules.iter().map(|r| r.picks).collect();
+        let own_values: Vec<Vec<f64>> = if gaps {
+            rules
+                .iter()
+                .map(|r| (0..n).map(|s| y[r.picks[s] * n + s]).collect())
+                .collect()
+        } else {
+            Vec::new()
+        };
         let blocks = self.resamples.div_ceil(BLOCK);
         // Allocated and filled in parallel (as the shuffled vectors).
         let mut gap_values: Vec<Vec<f64>> = (0..if gaps { rule_count } else { 0 })
@@ -422,55 +369,60 @@ impl SharedDraws {
                 task.1.push(part);
             }
         }
-        // Scratch of one rayon split, reused block after block (no zeroing per block: every
-        // entry read is written first; padding keeps finite values from earlier blocks).
+        // Scratch of one rayon split, reused block after block (zeroed once: the padding past
+        // a block's resamples keeps finite values, which the kernels compute on and nobody
+        // reads).
         struct Scratch {
+            weights: Vec<f64>,
+            /// Column `c` of the shared pass at `sums[c * COLUMN_STRIDE..]`.
             sums: Vec<f64>,
-            /// `sums` resample-minor: `columns[c * COLUMN_STRIDE + j]`.
-            columns: Vec<f64>,
-            weights: Vec<i32>,
+            own: Vec<f64>,
             picked: Vec<f64>,
         }
         tasks.into_par_iter().enumerate().try_for_each_init(
             || Scratch {
-                sums: vec![0.0; BLOCK * width],
-                columns: vec![0.0; width * COLUMN_STRIDE],
-                weights: vec![0; n * COLUMN_STRIDE],
-                picked: vec![0.0; rule_count * COLUMN_STRIDE],
+                weights: vec![0.0; n * COLUMN_STRIDE],
+                sums: vec![0.0; width * COLUMN_STRIDE],
+                own: vec![0.0; if gaps { rule_count * COLUMN_STRIDE } else { 0 }],
+                picked: vec![0.0; if gaps { rule_count * COLUMN_STRIDE } else { 0 }],
             },
             |scratch, (i, (mut gap_out, mut within_out))| {
                 let len = BLOCK.min(self.resamples - i * BLOCK);
-                let counts = self.counts(i * BLOCK..i * BLOCK + len)?;
-                let sums = &mut scratch.sums[..len * width];
-                kernel_rows.weighted_sums_block(&counts, sums)?;
-                // Everything below reads the sums column by column, over resamples.
-                transpose(sums, width, &mut scratch.columns, COLUMN_STRIDE, |v| v);
-                let column =
-                    |c: usize| &scratch.columns[c * COLUMN_STRIDE..c * COLUMN_STRIDE + len];
+                self.weight_columns(
+                    i * BLOCK..i * BLOCK + len,
+                    &mut scratch.weights,
+                    COLUMN_STRIDE,
+                )?;
+                run_wide(ColumnSums {
+                    weights: &scratch.weights,
+                    values: &values,
+                    width,
+                    n,
+                    stride: COLUMN_STRIDE,
+                    len,
+                    out: &mut scratch.sums,
+                });
+                let column = |c: usize| &scratch.sums[c * COLUMN_STRIDE..c * COLUMN_STRIDE + len];
                 if gaps {
-                    // A count of at most n <= i32::MAX draws (checked when built).
-                    transpose(&counts, n, &mut scratch.weights, COLUMN_STRIDE, |v| {
-                        v as i32
-                    });
-                    run_wide(PickedQualities {
-                        groups: &groups,
+                    run_wide(GapSums {
+                        picks: &picks,
+                        own_values: &own_values,
                         weights: &scratch.weights,
-                        quality: &scratch.columns
-                            [quality_at * COLUMN_STRIDE..(quality_at + k) * COLUMN_STRIDE],
+                        quality: &scratch.sums[..k * COLUMN_STRIDE],
                         stride: COLUMN_STRIDE,
                         len,
-                        out: &mut scratch.picked,
+                        own: &mut scratch.own,
+                        picked: &mut scratch.picked,
                     });
-                    // `q_b(e) = sums / n`, so `n·G_b = own − picked / n`.
-                    for ((r, out), picked) in gap_out
-                        .iter_mut()
-                        .enumerate()
-                        .zip(scratch.picked.chunks_exact(COLUMN_STRIDE))
-                    {
-                        for ((o, &p), &own) in
-                            out.iter_mut().zip(&picked[..len]).zip(column(own_at + r))
+                    // `q_b(e) = sums / (n·d)`, so `G_b = (n·own − picked) / (n²·d)`.
+                    for (r, out) in gap_out.iter_mut().enumerate() {
+                        let at = r * COLUMN_STRIDE;
+                        for ((o, &own), &picked) in out
+                            .iter_mut()
+                            .zip(&scratch.own[at..at + len])
+                            .zip(&scratch.picked[at..at + len])
                         {
-                            *o = (own - p * inv_n) * inv_n;
+                            *o = (own * n_f - picked) / gap_denominator;
                         }
                     }
                 }
@@ -535,38 +487,8 @@ impl WideKernel for Ratios<'_> {
     }
 }
 
-/// `dst[c * stride + j] = f(src[j * cols + c])` for the `src.len() / cols` rows of `src`: a
-/// [`spread`] into the first `cols` rows of `dst`.
-fn transpose<T: Copy, U: Copy>(
-    src: &[T],
-    cols: usize,
-    dst: &mut [U],
-    stride: usize,
-    f: impl Fn(T) -> U,
-) {
-    let len = src.len() / cols;
-    let mut rows: Vec<&mut [U]> = dst
-        .chunks_mut(stride)
-        .take(cols)
-        .map(|row| &mut row[..len])
-        .collect();
-    spread(src, cols, &mut rows, f);
-}
-
-/// `rows[r][j] = f(src[j * cols + r])` for every row `r` (at most `cols` of them, all of one
-/// length) and every `j` of it, eight values of a row at a time: the eight source rows they come
-/// from stay in L1 while every destination row takes its eight.
-fn spread<T: Copy, U: Copy>(src: &[T], cols: usize, rows: &mut [&mut [U]], f: impl Fn(T) -> U) {
-    let len = rows.first().map_or(0, |r| r.len());
-    for j0 in (0..len).step_by(8) {
-        let end = (j0 + 8).min(len);
-        for (r, row) in rows.iter_mut().enumerate() {
-            for (slot, j) in row[j0..end].iter_mut().zip(j0..) {
-                *slot = f(src[j * cols + r]);
-            }
-        }
-    }
-}
-
+mod shuffled;
 #[cfg(test)]
 mod tests;
+
+pub(crate) use shuffled::ShuffleNull;

@@ -4,7 +4,6 @@
 //! Every score is "higher = better match"; a rule selects the per-scene argmax (lowest library
 //! position among exact ties) and its pooled / within-query AUROC uses the same score.
 
-use crate::pairwise::Vector;
 use crate::{Metric, RetrievalError};
 use roboaudit_types::{EmbeddingKind, RetrievalInputs};
 use std::collections::HashMap;
@@ -136,56 +135,28 @@ impl Geometry {
     pub fn from_vectors<'a>(v: &RepVectors<'a>, inputs: &RetrievalInputs, csls_k: usize) -> Self {
         let name = v.name.as_str();
         let (exps, scenes): (&[&'a [f32]], &[&'a [f32]]) = (&v.exps, &v.scenes);
-        // A zero vector (e.g. a state at the origin) leaves cosine undefined but L2 usable. A
-        // unit vector is the stored one with its norm (`pairwise` divides once, in its copy).
-        let mut cosine_undefined = None;
-        let mut unit = |v: &'a [f32], id: &str| -> Vector<'a> {
-            let norm = v
-                .iter()
-                .map(|&x| {
-                    let x = f64::from(x);
-                    x * x
-                })
-                .sum::<f64>()
-                .sqrt();
-            if norm > 0.0 && norm.is_finite() {
-                Vector::unit(v, Some(norm))
-            } else {
-                cosine_undefined.get_or_insert_with(|| {
-                    format!(
-                        "representation {name:?} has a zero vector for {id:?}: cosine is undefined"
-                    )
-                });
-                Vector::unit(v, None)
-            }
-        };
-        let exp_u: Vec<Vector<'a>> = exps
-            .iter()
-            .zip(&inputs.experiences)
-            .map(|(v, e)| unit(v, &e.experience_id))
-            .collect();
-        let scene_u: Vec<Vector<'a>> = scenes
-            .iter()
-            .zip(&inputs.scenes)
-            .map(|(v, s)| unit(v, &s.scene_id))
-            .collect();
-        let exps: Vec<Vector<'a>> = exps.iter().map(|v| Vector::raw(v)).collect();
-        let scenes: Vec<Vector<'a>> = scenes.iter().map(|v| Vector::raw(v)).collect();
         let (k, n) = (exps.len(), scenes.len());
         // Rows in parallel (one representation can hold most of the dimensions); each entry is
         // computed the same way whatever the thread count.
-        let rows = crate::pairwise::rows(&exps, &exp_u, &scenes, &scene_u);
-        let mut cos_es = Vec::with_capacity(k * n);
-        let mut l2_es = Vec::with_capacity(k * n);
-        let mut cosd_ee = vec![0.0; k * k];
-        for (a, (cos, l2, ee)) in rows.into_iter().enumerate() {
-            cos_es.extend(cos);
-            l2_es.extend(l2);
-            for (b, d) in (a + 1..k).zip(ee) {
-                cosd_ee[a * k + b] = d;
-                cosd_ee[b * k + a] = d;
-            }
-        }
+        let crate::pairwise::Tables {
+            cos_es,
+            l2_es,
+            cosd_ee,
+            norms,
+        } = crate::pairwise::tables(exps, scenes);
+        // A zero vector (e.g. a state at the origin) leaves cosine undefined but L2 usable.
+        let ids = inputs
+            .experiences
+            .iter()
+            .map(|e| e.experience_id.as_str())
+            .chain(inputs.scenes.iter().map(|s| s.scene_id.as_str()));
+        let cosine_undefined = norms
+            .iter()
+            .zip(ids)
+            .find(|(norm, _)| !(**norm > 0.0 && norm.is_finite()))
+            .map(|(_, id)| {
+                format!("representation {name:?} has a zero vector for {id:?}: cosine is undefined")
+            });
         let r_scene = (0..k)
             .map(|e| top_mean(&mut cos_es[e * n..(e + 1) * n].to_vec(), csls_k))
             .collect();

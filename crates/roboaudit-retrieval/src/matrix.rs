@@ -158,6 +158,32 @@ impl Transfer {
         self.p[e * self.n + s]
     }
 
+    /// `P` as whole numbers over one denominator: `(y, d)` with `P[e, s] = y[e·n + s] / d`
+    /// exactly, `d` the least common multiple of the cells' execution counts (the count itself
+    /// when every cell has the same), `y` each cell's successes times `d / count`. `None` when `d`
+    /// would exceed 2^32. Sums of such numerators are exact in any integer or `f64` arithmetic
+    /// that holds them, so the replicates built on them carry no rounding (an exact zero stays
+    /// zero).
+    pub fn common_denominator(&self) -> Option<(Vec<u64>, u64)> {
+        let mut d: u64 = 1;
+        for cell in &self.cells {
+            let count = cell.len() as u64;
+            if count == 0 {
+                return None;
+            }
+            d = d / gcd(d, count) * count;
+            if d > 1 << 32 {
+                return None;
+            }
+        }
+        let y = self
+            .cells
+            .iter()
+            .map(|cell| cell.iter().filter(|&&y| y).count() as u64 * (d / cell.len() as u64))
+            .collect();
+        Some((y, d))
+    }
+
     /// Query-scene indices of a scene set, in file order.
     pub fn scenes_of(&self, set: SceneSet) -> Vec<usize> {
         (0..self.n)
@@ -273,4 +299,12 @@ pub(crate) fn variance_shares(t: &Transfer) -> Option<(f64, f64)> {
         .map(|q| t.n as f64 * (q - grand).powi(2))
         .sum();
     Some((scene / total, exp / total))
+}
+
+/// Greatest common divisor (Euclid).
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
 }

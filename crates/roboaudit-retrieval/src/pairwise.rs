@@ -1,343 +1,308 @@
 //! The pairwise tables of one representation (experience × scene cosine and L2, experience ×
-//! experience cosine distance), with the accumulators in registers and 512- or 256-bit registers
-//! where the CPU has them ([`roboaudit_stats::run_wide`]).
+//! experience cosine distance), computed from the stored `f32` vectors with the accumulators in
+//! registers and 512- or 256-bit registers where the CPU has them ([`roboaudit_stats::run_wide`]).
 //!
-//! Every entry is the sum of [`lanes`]: eight interleaved lanes over the whole 8-wide chunks
-//! of the dimensions, in dimension order, combined as `((l0 + l4) + (l1 + l5)) + ((l2 + l6) +
-//! (l3 + l7))`, plus the leftover dimensions summed in order. The eight lanes of one entry are
-//! one vector of accumulators, so the rows are read as they are stored (row-major, eight
-//! dimensions at a time) and a register tile of a few experiences × a few items adds every
-//! chunk of each of its rows to all its entries at once: each chunk loaded serves a whole row of
-//! the tile. The dimensions come in blocks whose rows stay in cache while every tile passes; the
-//! lanes of each entry are kept in memory between blocks. Each lane adds in dimension order, so
-//! the tables are bit-identical to one [`lanes`] call per entry.
+//! Every table entry comes from sums over the dimensions of the raw vectors: the dot product
+//! `Σ x_j y_j`, the squared distance `Σ (x_j − y_j)²` and each vector's squared norm `Σ x_j²`.
+//! Each sum is [`lanes`]: eight interleaved lanes over the whole 8-wide chunks of the
+//! dimensions, in dimension order, one fused multiply-add per term (`f64::mul_add`: one
+//! rounding; the difference `x − y` of two `f32` values is exact in `f64`), combined as `((l0 +
+//! l4) + (l1 + l5)) + ((l2 + l6) + (l3 + l7))`, plus the leftover dimensions summed in order.
+//! Then `cos = dot / (‖x‖·‖y‖)` (0 when a norm is 0: cosine is undefined then, and the caller
+//! says so), `L2 = √(squared distance)` and the cosine distance `1 − cos`.
+//!
+//! The eight lanes of one entry are one vector of accumulators, so the rows are read as they
+//! are stored (eight `f32` at a time, widened in registers) and a register tile of a few
+//! experiences × a few items adds every chunk of each of its rows to all its entries at once.
+//! Each lane adds in dimension order, so the tables are bit-identical to one [`lanes`] call per
+//! entry, whatever the tile and the thread count.
 
 use rayon::prelude::*;
 use roboaudit_stats::WideKernel;
 
-/// One experience's row: (cosine to every scene, L2 to every scene, `1 − cos` to every later
-/// experience).
-pub(crate) type Row = (Vec<f64>, Vec<f64>, Vec<f64>);
+/// Eight dimensions' worth of one entry's partial sums: one AVX-512 register, two AVX2 ones.
+type Lanes = [f64; 8];
 
-/// One embedding as stored (`f32`) and how the `f64` values the tables are computed from are
-/// made from it: `f64::from(x)` for a raw vector, `f64::from(x) / norm` for a unit one, 0 for
-/// the unit vector of a zero vector.
-#[derive(Clone, Copy)]
-pub(crate) struct Vector<'a> {
-    values: &'a [f32],
-    scale: Scale,
-}
-
-#[derive(Clone, Copy)]
-enum Scale {
-    Raw,
-    Unit(f64),
-    Zero,
-}
-
-impl<'a> Vector<'a> {
-    /// The vector itself.
-    pub fn raw(values: &'a [f32]) -> Self {
-        Self {
-            values,
-            scale: Scale::Raw,
-        }
-    }
-
-    /// The vector divided by `norm` (its Euclidean norm); `None` for a zero vector, whose unit
-    /// vector is taken as zeros.
-    pub fn unit(values: &'a [f32], norm: Option<f64>) -> Self {
-        Self {
-            values,
-            scale: norm.map_or(Scale::Zero, Scale::Unit),
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.values.len()
-    }
-}
-
-/// Vectors as `f64` rows, `values[i * dim + j]`: converted (and divided, for unit vectors) once
-/// here rather than at every read, so that the kernel's reads are plain loads.
-struct F64Rows {
-    dim: usize,
-    values: Vec<f64>,
-}
-
-impl F64Rows {
-    fn new(vs: &[Vector<'_>], dim: usize) -> Self {
-        let mut values = Vec::with_capacity(vs.len() * dim);
-        for v in vs {
-            // Entry by entry in one vectorizable pass per row.
-            match v.scale {
-                Scale::Raw => values.extend(v.values.iter().map(|&x| f64::from(x))),
-                Scale::Unit(norm) => values.extend(v.values.iter().map(|&x| f64::from(x) / norm)),
-                Scale::Zero => values.resize(values.len() + v.values.len(), 0.0),
-            }
-        }
-        Self { dim, values }
-    }
-
-    /// Entry `j` of row `i`.
-    fn at(&self, i: usize, j: usize) -> f64 {
-        self.values[i * self.dim + j]
-    }
-
-    /// Number of rows.
-    fn rows(&self) -> usize {
-        self.values.len() / self.dim.max(1)
-    }
+/// The tables of one representation, all from the raw vectors (module docs).
+pub(crate) struct Tables {
+    /// Cosine similarity experience × scene, `K × n` row-major.
+    pub cos_es: Vec<f64>,
+    /// Euclidean distance experience × scene, `K × n`.
+    pub l2_es: Vec<f64>,
+    /// Cosine distance experience × experience, `K × K`, symmetric, diagonal exactly 0.
+    pub cosd_ee: Vec<f64>,
+    /// Euclidean norm of each experience vector (library order), then of each scene vector.
+    pub norms: Vec<f64>,
 }
 
 /// Experiences per task: a library of 50 in two tasks (the representations run in parallel
 /// besides).
 const GROUP: usize = 25;
-/// Dimensions per block (a multiple of 8): the block of every row of a table stays in cache.
-const DIMS: usize = 256;
 
-/// One row per experience `e`: (cosine to every scene, L2 to every scene, cosine distance
-/// `1 − cos` to every experience after `e`). `exp_u`, `scene_u` are unit vectors, `exps`,
-/// `scenes` the raw ones; all of one non-zero dimension.
-pub(crate) fn rows(
-    exps: &[Vector<'_>],
-    exp_u: &[Vector<'_>],
-    scenes: &[Vector<'_>],
-    scene_u: &[Vector<'_>],
-) -> Vec<Row> {
-    // Tiles whose accumulators and chunks fit the registers: 3 × 2 vectors of eight lanes
-    // (measured fastest of 1 × 8 to 4 × 4; 6 × 2 spilled) in 32 AVX-512 registers, 2 × 1 of two
-    // or four registers each in 16 AVX2 or SSE2 ones. The tables do not depend on the tile.
+/// The [`Tables`] of experience vectors `exps` and scene vectors `scenes`, all of one non-zero
+/// dimension.
+pub(crate) fn tables(exps: &[&[f32]], scenes: &[&[f32]]) -> Tables {
+    // Tiles whose accumulators and chunks fit the registers: 3 × 2 entries of eight lanes, two
+    // sums each, in 32 AVX-512 registers; 2 × 1 in 16 AVX2 or SSE2 ones. The tables do not
+    // depend on the tile.
     if roboaudit_stats::wide_lanes() >= 8 {
-        rows_tiled::<3, 2>(exps, exp_u, scenes, scene_u)
+        tables_tiled::<3, 2>(exps, scenes)
     } else {
-        rows_tiled::<2, 1>(exps, exp_u, scenes, scene_u)
+        tables_tiled::<2, 1>(exps, scenes)
     }
 }
 
-/// [`rows`] in register tiles of `A` experiences × `B` items.
-fn rows_tiled<const A: usize, const B: usize>(
-    exps: &[Vector<'_>],
-    exp_u: &[Vector<'_>],
-    scenes: &[Vector<'_>],
-    scene_u: &[Vector<'_>],
-) -> Vec<Row> {
-    let dim = exps.first().map_or(0, Vector::len);
-    let k = exps.len();
-    // The four copies in parallel: one representation can hold most of the dimensions.
-    let ((exp_u, scene_u), (exps, scenes)) = rayon::join(
-        || rayon::join(|| F64Rows::new(exp_u, dim), || F64Rows::new(scene_u, dim)),
-        || rayon::join(|| F64Rows::new(exps, dim), || F64Rows::new(scenes, dim)),
-    );
+/// [`tables`] in register tiles of `A` experiences × `B` items.
+fn tables_tiled<const A: usize, const B: usize>(exps: &[&[f32]], scenes: &[&[f32]]) -> Tables {
+    let (k, n) = (exps.len(), scenes.len());
+    let all: Vec<&[f32]> = exps.iter().chain(scenes).copied().collect();
+    let norms: Vec<f64> = roboaudit_stats::run_wide(Norms(&all));
+    let (exp_norms, scene_norms) = norms.split_at(k);
     let starts: Vec<usize> = (0..k).step_by(GROUP).collect();
-    let groups: Vec<Vec<Row>> = starts
+    // One group's rows: (dot, squared distance) to every scene, dot to every later experience.
+    let groups: Vec<Vec<GroupRow>> = starts
         .par_iter()
         .map(|&first| {
-            let group = Group {
-                first,
-                last: (first + GROUP).min(k),
-                dim,
-                exps: &exps,
-                exp_u: &exp_u,
-                scenes: &scenes,
-                scene_u: &scene_u,
-            };
-            roboaudit_stats::run_wide(Tiled::<A, B>(group))
+            roboaudit_stats::run_wide(Tiled::<A, B> {
+                exps,
+                scenes,
+                members: first..(first + GROUP).min(k),
+            })
         })
         .collect();
-    groups.into_iter().flatten().collect()
+    let cosine = |dot: f64, a: f64, b: f64| {
+        if a > 0.0 && b > 0.0 {
+            dot / (a * b)
+        } else {
+            0.0
+        }
+    };
+    let mut cos_es = Vec::with_capacity(k * n);
+    let mut l2_es = Vec::with_capacity(k * n);
+    let mut cosd_ee = vec![0.0; k * k];
+    for (e, row) in groups.into_iter().flatten().enumerate() {
+        cos_es.extend(
+            row.dot
+                .iter()
+                .zip(scene_norms)
+                .map(|(&d, &ns)| cosine(d, exp_norms[e], ns)),
+        );
+        l2_es.extend(row.sq.iter().map(|v| v.sqrt()));
+        for (b, &d) in (e + 1..k).zip(&row.dot_later) {
+            let c = 1.0 - cosine(d, exp_norms[e], exp_norms[b]);
+            cosd_ee[e * k + b] = c;
+            cosd_ee[b * k + e] = c;
+        }
+    }
+    Tables {
+        cos_es,
+        l2_es,
+        cosd_ee,
+        norms,
+    }
 }
 
-/// The [`Row`]s of experiences `first..last`.
-struct Group<'a> {
-    first: usize,
-    last: usize,
-    dim: usize,
-    exps: &'a F64Rows,
-    exp_u: &'a F64Rows,
-    scenes: &'a F64Rows,
-    scene_u: &'a F64Rows,
+/// One experience's sums: dot products and squared distances to every scene, dot products to
+/// every later experience.
+struct GroupRow {
+    dot: Vec<f64>,
+    sq: Vec<f64>,
+    dot_later: Vec<f64>,
 }
 
-/// A [`Group`] computed in register tiles of `A` experiences × `B` items.
-struct Tiled<'a, const A: usize, const B: usize>(Group<'a>);
+/// The Euclidean norm of every vector, `√(lanes(v, v))`.
+struct Norms<'a>(&'a [&'a [f32]]);
+
+impl WideKernel for Norms<'_> {
+    type Output = Vec<f64>;
+
+    #[inline(always)]
+    fn run(self) -> Vec<f64> {
+        // Loops, not iterator closures: a closure is compiled without this copy's target
+        // features, and its fused multiply-adds would become calls.
+        let mut norms = Vec::with_capacity(self.0.len());
+        for v in self.0 {
+            let (chunks, tail) = v.as_chunks::<8>();
+            let mut acc = [0.0; 8];
+            for chunk in chunks {
+                let x = widen(chunk);
+                for l in 0..8 {
+                    acc[l] = x[l].mul_add(x[l], acc[l]);
+                }
+            }
+            let mut t = 0.0;
+            for &x in tail {
+                let x = f64::from(x);
+                t = x.mul_add(x, t);
+            }
+            norms.push(combine(&acc, t).sqrt());
+        }
+        norms
+    }
+}
+
+/// The [`GroupRow`]s of the experiences `members`, in register tiles of `A` experiences × `B`
+/// items.
+struct Tiled<'a, const A: usize, const B: usize> {
+    exps: &'a [&'a [f32]],
+    scenes: &'a [&'a [f32]],
+    members: std::ops::Range<usize>,
+}
 
 impl<const A: usize, const B: usize> WideKernel for Tiled<'_, A, B> {
-    type Output = Vec<Row>;
+    type Output = Vec<GroupRow>;
 
     #[inline(always)]
-    fn run(self) -> Vec<Row> {
-        let g = self.0;
-        let product = |x: f64, y: f64| x * y;
-        let square = |x: f64, y: f64| (x - y) * (x - y);
-        let full = g.dim - g.dim % 8;
-        let members = g.first..g.last;
-        let (k, n) = (g.exps.rows(), g.scenes.rows());
-        let mut cos = Table::new(members.clone(), 0..n);
-        let mut l2 = Table::new(members.clone(), 0..n);
-        // Items `first + 1..`: every member's later experiences (and a few earlier ones of the
-        // first tiles, computed and dropped).
-        let mut ee = Table::new(members.clone(), (g.first + 1).min(k)..k);
-        let mut d0 = 0;
-        while d0 < full {
-            let dims = d0..(d0 + DIMS).min(full);
-            cos.add_block::<A, B>(g.exp_u, g.scene_u, dims.clone(), product);
-            l2.add_block::<A, B>(g.exps, g.scenes, dims.clone(), square);
-            ee.add_block::<A, B>(g.exp_u, g.exp_u, dims.clone(), product);
-            d0 = dims.end;
-        }
-        members
-            .map(|e| {
-                let c = cos.finish(e, 0, g.exp_u, g.scene_u, g.dim, product);
-                let mut d = l2.finish(e, 0, g.exps, g.scenes, g.dim, square);
-                d.iter_mut().for_each(|v| *v = v.sqrt());
-                let mut x = ee.finish(e, e + 1, g.exp_u, g.exp_u, g.dim, product);
-                x.iter_mut().for_each(|v| *v = 1.0 - *v);
-                (c, d, x)
+    fn run(self) -> Vec<GroupRow> {
+        let Tiled {
+            exps,
+            scenes,
+            members,
+        } = self;
+        let (k, n) = (exps.len(), scenes.len());
+        let mut rows: Vec<GroupRow> = members
+            .clone()
+            .map(|e| GroupRow {
+                dot: vec![0.0; n],
+                sq: vec![0.0; n],
+                dot_later: vec![0.0; k - e - 1],
             })
-            .collect()
-    }
-}
-
-/// The eight lane sums of the entries `rows × items` of one table: `acc[(a − rows.start) ·
-/// width + (i − items.start)]`.
-struct Table {
-    rows: std::ops::Range<usize>,
-    items: std::ops::Range<usize>,
-    acc: Vec<[f64; 8]>,
-}
-
-impl Table {
-    fn new(rows: std::ops::Range<usize>, items: std::ops::Range<usize>) -> Self {
-        let acc = vec![[0.0; 8]; rows.len() * items.len()];
-        Self { rows, items, acc }
-    }
-
-    /// Adds the dimensions `dims` (whole 8-chunks) of every entry, `A × B` entries at a time
-    /// ([`tile`]); a tile at the edge repeats its last row or item and keeps only its own
-    /// entries.
-    #[inline(always)]
-    fn add_block<const A: usize, const B: usize>(
-        &mut self,
-        left: &F64Rows,
-        right: &F64Rows,
-        dims: std::ops::Range<usize>,
-        term: impl Fn(f64, f64) -> f64 + Copy,
-    ) {
-        let width = self.items.len();
-        let (rows, items) = (self.rows.clone(), self.items.clone());
-        for a0 in rows.clone().step_by(A) {
-            let a: [usize; A] = std::array::from_fn(|t| (a0 + t).min(rows.end - 1));
-            for b0 in items.clone().step_by(B) {
-                let b: [usize; B] = std::array::from_fn(|t| (b0 + t).min(items.end - 1));
-                let slot =
-                    |ta: usize, tb: usize| (a[ta] - rows.start) * width + (b[tb] - items.start);
-                let mut sums: [[[f64; 8]; B]; A] =
-                    std::array::from_fn(|ta| std::array::from_fn(|tb| self.acc[slot(ta, tb)]));
-                tile(&mut sums, left, &a, right, &b, dims.clone(), term);
-                for (ta, row) in sums.iter().enumerate() {
-                    // Repeated rows and items hold copies: only each entry's own tile position
-                    // writes it back.
-                    if ta > 0 && a[ta] == a[ta - 1] {
-                        continue;
+            .collect();
+        let first = members.start;
+        // No closures here: a closure is compiled without this copy's target features, and
+        // its fused multiply-adds would become calls.
+        // Experience × scene: both sums.
+        for a0 in members.clone().step_by(A) {
+            let a = tile_indices::<A>(a0, members.end);
+            let x: [&[f32]; A] = std::array::from_fn(|t| exps[a[t]]);
+            for b0 in (0..n).step_by(B) {
+                let b = tile_indices::<B>(b0, n);
+                let y: [&[f32]; B] = std::array::from_fn(|t| scenes[b[t]]);
+                let (dot, sq) = tile_both(&x, &y);
+                for (ta, &e) in a.iter().enumerate() {
+                    for (tb, &s) in b.iter().enumerate() {
+                        let row = &mut rows[e - first];
+                        row.dot[s] = dot[ta][tb];
+                        row.sq[s] = sq[ta][tb];
                     }
-                    for (tb, lanes) in row.iter().enumerate() {
-                        if tb > 0 && b[tb] == b[tb - 1] {
-                            continue;
+                }
+            }
+        }
+        // Experience × later experience: dot products (tiles from the group's first member on;
+        // entries of earlier experiences are computed and dropped).
+        for a0 in members.clone().step_by(A) {
+            let a = tile_indices::<A>(a0, members.end);
+            let x: [&[f32]; A] = std::array::from_fn(|t| exps[a[t]]);
+            for b0 in (a0 + 1..k).step_by(B) {
+                let b = tile_indices::<B>(b0, k);
+                let y: [&[f32]; B] = std::array::from_fn(|t| exps[b[t]]);
+                let (dot, _) = tile_both(&x, &y);
+                for (ta, &e) in a.iter().enumerate() {
+                    for (tb, &j) in b.iter().enumerate() {
+                        if j > e {
+                            rows[e - first].dot_later[j - e - 1] = dot[ta][tb];
                         }
-                        self.acc[slot(ta, tb)] = *lanes;
                     }
                 }
             }
         }
-    }
-
-    /// The entries of row `a` for items `from..` (at least the table's first item): the lanes
-    /// combined, plus the dimensions past the last whole 8-chunk summed in order.
-    fn finish(
-        &self,
-        a: usize,
-        from: usize,
-        left: &F64Rows,
-        right: &F64Rows,
-        dim: usize,
-        term: impl Fn(f64, f64) -> f64,
-    ) -> Vec<f64> {
-        let width = self.items.len();
-        let full = dim - dim % 8;
-        (from.max(self.items.start)..self.items.end)
-            .map(|i| {
-                let lanes = &self.acc[(a - self.rows.start) * width + (i - self.items.start)];
-                let tail: f64 = (full..dim)
-                    .map(|j| term(left.at(a, j), right.at(i, j)))
-                    .sum();
-                combine(lanes, tail)
-            })
-            .collect()
+        rows
     }
 }
 
-/// The `chunks` 8-chunks of row `i` from dimension `start` on (fewer past the row's end).
+/// The `T` indices of a tile starting at `start`, the last one repeated past `end` (its
+/// entries are computed twice, with the same value; `start < end`).
 #[inline(always)]
-fn block(rows: &F64Rows, i: usize, start: usize, chunks: usize) -> &[[f64; 8]] {
-    let at = i * rows.dim + start;
-    rows.values
-        .get(at..at + 8 * chunks)
-        .map_or(&[][..], |v| v.as_chunks::<8>().0)
+fn tile_indices<const T: usize>(start: usize, end: usize) -> [usize; T] {
+    std::array::from_fn(|t| (start + t).min(end - 1))
 }
 
-/// Adds `term(left[a][j], right[b][j])` to lane `j mod 8` of `sums[ta][tb]` for every chunk of
-/// `dims`, in dimension order, with the `A × B` vectors of lanes in registers: each chunk of a
-/// row is loaded once for the whole tile.
+/// Eight `f32` values widened to `f64` (exact).
 #[inline(always)]
-fn tile<const A: usize, const B: usize>(
-    sums: &mut [[[f64; 8]; B]; A],
-    left: &F64Rows,
-    a: &[usize; A],
-    right: &F64Rows,
-    b: &[usize; B],
-    dims: std::ops::Range<usize>,
-    term: impl Fn(f64, f64) -> f64,
-) {
-    let chunks = dims.len() / 8;
-    let xs: [&[[f64; 8]]; A] = std::array::from_fn(|t| block(left, a[t], dims.start, chunks));
-    let ys: [&[[f64; 8]]; B] = std::array::from_fn(|t| block(right, b[t], dims.start, chunks));
-    if xs.iter().chain(&ys).any(|r| r.len() != chunks) {
-        return;
+fn widen(chunk: &[f32; 8]) -> Lanes {
+    let mut out = [0.0; 8];
+    for l in 0..8 {
+        out[l] = f64::from(chunk[l]);
     }
-    let mut acc = *sums;
+    out
+}
+
+/// The dot products and squared distances of a tile: the [`lanes`] sums of every `x[ta]`,
+/// `y[tb]` pair (all of one length), with the `A × B × 2` vectors of lanes in registers: each
+/// chunk of a row is loaded and widened once for the whole tile.
+#[inline(always)]
+fn tile_both<const A: usize, const B: usize>(
+    x: &[&[f32]; A],
+    y: &[&[f32]; B],
+) -> ([[f64; B]; A], [[f64; B]; A]) {
+    let xs: [&[[f32; 8]]; A] = std::array::from_fn(|t| x[t].as_chunks::<8>().0);
+    let ys: [&[[f32; 8]]; B] = std::array::from_fn(|t| y[t].as_chunks::<8>().0);
+    let chunks = xs.iter().chain(&ys).map(|r| r.len()).min().unwrap_or(0);
+    let mut dot = [[[0.0f64; 8]; B]; A];
+    let mut sq = [[[0.0f64; 8]; B]; A];
     for c in 0..chunks {
-        let x: [[f64; 8]; A] = std::array::from_fn(|t| xs[t][c]);
-        let y: [[f64; 8]; B] = std::array::from_fn(|t| ys[t][c]);
-        for ta in 0..A {
-            for tb in 0..B {
-                for l in 0..8 {
-                    acc[ta][tb][l] += term(x[ta][l], y[tb][l]);
+        let mut xc = [[0.0; 8]; A];
+        let mut yc = [[0.0; 8]; B];
+        for t in 0..A {
+            xc[t] = widen(&xs[t][c]);
+        }
+        for t in 0..B {
+            yc[t] = widen(&ys[t][c]);
+        }
+        // Lanes outermost: the lane loop is the one vectorized; the tile loops are unrolled.
+        for l in 0..8 {
+            for ta in 0..A {
+                for tb in 0..B {
+                    dot[ta][tb][l] = xc[ta][l].mul_add(yc[tb][l], dot[ta][tb][l]);
+                    let d = xc[ta][l] - yc[tb][l];
+                    sq[ta][tb][l] = d.mul_add(d, sq[ta][tb][l]);
                 }
             }
         }
     }
-    *sums = acc;
+    let full = chunks * 8;
+    let mut dots = [[0.0; B]; A];
+    let mut sqs = [[0.0; B]; A];
+    for ta in 0..A {
+        for tb in 0..B {
+            let (xt, yt) = (
+                &x[ta][full.min(x[ta].len())..],
+                &y[tb][full.min(y[tb].len())..],
+            );
+            let (mut td, mut ts) = (0.0, 0.0);
+            for (&a, &b) in xt.iter().zip(yt) {
+                let (a, b) = (f64::from(a), f64::from(b));
+                td = a.mul_add(b, td);
+                ts = (a - b).mul_add(a - b, ts);
+            }
+            dots[ta][tb] = combine(&dot[ta][tb], td);
+            sqs[ta][tb] = combine(&sq[ta][tb], ts);
+        }
+    }
+    (dots, sqs)
 }
 
 #[inline(always)]
-fn combine(acc: &[f64; 8], tail: f64) -> f64 {
+fn combine(acc: &Lanes, tail: f64) -> f64 {
     ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
 }
 
-/// `Σ_i term(a_i, b_i)` over equal-length slices in 8 lanes (module docs): the reference form
-/// of every table entry.
+/// `Σ_i term(lanes_i, a_i, b_i)` over equal-length slices in 8 lanes (module docs): the
+/// reference form of every sum, with `term(acc, x, y)` one lane's step.
 #[cfg(test)]
-fn lanes(a: &[f64], b: &[f64], term: impl Fn(f64, f64) -> f64) -> f64 {
+fn lanes(a: &[f32], b: &[f32], term: impl Fn(f64, f64, f64) -> f64) -> f64 {
     let mut acc = [0.0f64; 8];
     let (a8, a_tail) = a.as_chunks::<8>();
     let (b8, b_tail) = b.as_chunks::<8>();
     for (x, y) in a8.iter().zip(b8) {
         for i in 0..8 {
-            acc[i] += term(x[i], y[i]);
+            acc[i] = term(acc[i], f64::from(x[i]), f64::from(y[i]));
         }
     }
-    let tail: f64 = a_tail.iter().zip(b_tail).map(|(&x, &y)| term(x, y)).sum();
+    let tail = a_tail
+        .iter()
+        .zip(b_tail)
+        .fold(0.0, |t, (&x, &y)| term(t, f64::from(x), f64::from(y)));
     combine(&acc, tail)
 }
 
@@ -345,11 +310,12 @@ fn lanes(a: &[f64], b: &[f64], term: impl Fn(f64, f64) -> f64) -> f64 {
 mod tests {
     use super::*;
 
-    /// Blocked tables equal one eight-lane sum per entry, bit for bit, for dimensions with and
-    /// without a tail, spanning several blocks, and odd numbers of scenes and experiences.
+    /// Tiled tables equal one eight-lane sum per entry, bit for bit, for dimensions with and
+    /// without a tail, and odd numbers of scenes and experiences, whatever the tile; a zero
+    /// vector has cosine 0 (its cosine is undefined) and an L2 distance.
     #[test]
-    fn blocked_tables_equal_lanes_per_entry() {
-        // (26, 9, 300): two tasks, edge tiles on both sides, two blocks of dimensions.
+    fn tiled_tables_equal_lanes_per_entry() {
+        // (26, 9, 300): two tasks, edge tiles on both sides.
         for (k, n, dim) in [
             (11, 5, 1037),
             (3, 4, 8),
@@ -363,62 +329,46 @@ mod tests {
                     .collect()
             };
             let exp32: Vec<Vec<f32>> = (0..k).map(|i| vec(1, i)).collect();
-            let scene32: Vec<Vec<f32>> = (0..n).map(|i| vec(2, i)).collect();
-            // Unit views of the same vectors; scene 1 (when there is one) stands for a zero
-            // vector, whose unit vector is zeros.
-            let norm = |v: &[f32]| {
-                v.iter()
-                    .map(|&x| f64::from(x) * f64::from(x))
-                    .sum::<f64>()
-                    .sqrt()
-            };
-            let exps: Vec<Vector<'_>> = exp32.iter().map(|v| Vector::raw(v)).collect();
-            let scenes: Vec<Vector<'_>> = scene32.iter().map(|v| Vector::raw(v)).collect();
-            let exp_u: Vec<Vector<'_>> = exp32
-                .iter()
-                .map(|v| Vector::unit(v, Some(norm(v))))
+            // Scene 1 (when there is one) is a zero vector.
+            let scene32: Vec<Vec<f32>> = (0..n)
+                .map(|i| if i == 1 { vec![0.0; dim] } else { vec(2, i) })
                 .collect();
-            let scene_u: Vec<Vector<'_>> = scene32
-                .iter()
-                .enumerate()
-                .map(|(i, v)| Vector::unit(v, (i != 1).then(|| norm(v))))
-                .collect();
-            let got = rows(&exps, &exp_u, &scenes, &scene_u);
-            // Every tile shape gives the same tables.
-            assert!(got == rows_tiled::<3, 2>(&exps, &exp_u, &scenes, &scene_u));
-            assert!(got == rows_tiled::<2, 1>(&exps, &exp_u, &scenes, &scene_u));
-            assert!(got == rows_tiled::<1, 3>(&exps, &exp_u, &scenes, &scene_u));
-            // The f64 copies the tables must equal, written out independently.
-            let raw64 = |vs: &[Vec<f32>]| -> Vec<Vec<f64>> {
-                vs.iter()
-                    .map(|v| v.iter().map(|&x| f64::from(x)).collect())
-                    .collect()
-            };
-            let (exps, scenes) = (raw64(&exp32), raw64(&scene32));
-            let exp_u: Vec<Vec<f64>> = exp32
-                .iter()
-                .map(|v| v.iter().map(|&x| f64::from(x) / norm(v)).collect())
-                .collect();
-            let scene_u: Vec<Vec<f64>> = scene32
-                .iter()
-                .enumerate()
-                .map(|(i, v)| {
-                    v.iter()
-                        .map(|&x| if i == 1 { 0.0 } else { f64::from(x) / norm(v) })
-                        .collect()
-                })
-                .collect();
-            for (e, (cos, l2, ee)) in got.iter().enumerate() {
-                for s in 0..n {
-                    let c = lanes(&exp_u[e], &scene_u[s], |x, y| x * y);
-                    let d = lanes(&exps[e], &scenes[s], |x, y| (x - y) * (x - y)).sqrt();
-                    assert_eq!(cos[s].to_bits(), c.to_bits());
-                    assert_eq!(l2[s].to_bits(), d.to_bits());
+            let exps: Vec<&[f32]> = exp32.iter().map(Vec::as_slice).collect();
+            let scenes: Vec<&[f32]> = scene32.iter().map(Vec::as_slice).collect();
+            let got = tables(&exps, &scenes);
+            for other in [
+                tables_tiled::<3, 2>(&exps, &scenes),
+                tables_tiled::<2, 1>(&exps, &scenes),
+                tables_tiled::<1, 3>(&exps, &scenes),
+            ] {
+                assert!(other.cos_es == got.cos_es && other.l2_es == got.l2_es);
+                assert!(other.cosd_ee == got.cosd_ee && other.norms == got.norms);
+            }
+            let dot = |a: &[f32], b: &[f32]| lanes(a, b, |t, x, y| x.mul_add(y, t));
+            let norm = |a: &[f32]| dot(a, a).sqrt();
+            for e in 0..k {
+                assert_eq!(got.norms[e].to_bits(), norm(&exp32[e]).to_bits());
+                for (s, scene) in scene32.iter().enumerate() {
+                    let c = if s == 1 {
+                        0.0
+                    } else {
+                        dot(&exp32[e], scene) / (norm(&exp32[e]) * norm(scene))
+                    };
+                    let d = lanes(&exp32[e], scene, |t, x, y| (x - y).mul_add(x - y, t));
+                    assert_eq!(got.cos_es[e * n + s].to_bits(), c.to_bits());
+                    assert_eq!(got.l2_es[e * n + s].to_bits(), d.sqrt().to_bits());
                 }
-                for (j, b) in (e + 1..k).enumerate() {
-                    let x = 1.0 - lanes(&exp_u[e], &exp_u[b], |x, y| x * y);
-                    assert_eq!(ee[j].to_bits(), x.to_bits());
+                for b in 0..k {
+                    let want = if b == e {
+                        0.0
+                    } else {
+                        1.0 - dot(&exp32[e], &exp32[b]) / (norm(&exp32[e]) * norm(&exp32[b]))
+                    };
+                    assert_eq!(got.cosd_ee[e * k + b].to_bits(), want.to_bits());
                 }
+            }
+            if n > 1 {
+                assert_eq!(got.norms[k + 1], 0.0);
             }
         }
     }

@@ -553,7 +553,7 @@ fn planted_gap_and_detection_grow_with_the_rate() {
         .unwrap()
         .remove(0)
         .shuffled;
-    let env = roboaudit_stats::quantiles(&shuffled, &[0.025, 0.975]).unwrap();
+    let env = shuffled.quantiles(&[0.025, 0.975]).unwrap();
     let plan = PowerPlan {
         rates: &[0.1, 0.5, 1.0],
         replicates: 300,
@@ -599,4 +599,39 @@ fn constant_rule_one_point_envelope_is_inside() {
     ));
     assert!(crate::shuffle::outside_envelope(0.375 + 1e-9, envelope));
     assert!(crate::shuffle::outside_envelope(0.375 - 1e-9, envelope));
+}
+
+/// `P` over one denominator: the least common multiple of the cells' execution counts, with
+/// numerators that give every `P[e, s]` exactly; none past 2^32.
+#[test]
+fn common_denominator_of_uneven_cells() {
+    let inputs = crate::synthetic::generate(&crate::synthetic::SyntheticSpec {
+        experiences: 3,
+        scenes: 4,
+        seeds: 2,
+        representations: 0,
+        dim: 1,
+        seed: 1,
+    });
+    let mut t = Transfer::build(&inputs).unwrap();
+    assert_eq!(t.common_denominator().map(|(_, d)| d), Some(2));
+    t.cells[5] = vec![true, false, false];
+    t.cells[7] = vec![true, true, false, true];
+    for i in [5, 7] {
+        t.p[i] = t.cells[i].iter().filter(|&&y| y).count() as f64 / t.cells[i].len() as f64;
+    }
+    let (y, d) = t.common_denominator().unwrap();
+    assert_eq!(d, 12);
+    assert_eq!((y[5], y[7]), (4, 9));
+    for (i, &v) in y.iter().enumerate() {
+        assert_eq!(v as f64 / d as f64, t.p[i], "cell {i}");
+    }
+    // 2·3·5·…·31 > 2^32
+    for (i, prime) in [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31]
+        .into_iter()
+        .enumerate()
+    {
+        t.cells[i] = vec![true; prime];
+    }
+    assert!(t.common_denominator().is_none());
 }

@@ -162,6 +162,120 @@ pub fn resample_counts_rows(
     Ok(counts)
 }
 
+/// Rows `rows` of [`resample_counts`] for the same design and seed, written cluster-major as
+/// `f64` weights: `out[c * stride + (b - rows.start)]` is how often resample `b` drew cluster
+/// `c` (the layout of a kernel that is vectorized over resamples, which then reads one
+/// contiguous run of resamples per cluster). Entries of `out` past each cluster's first
+/// `rows.len()` are left as they are. Drawn in the calling thread, from the same streams as
+/// [`resample_counts_rows`].
+///
+/// # Errors
+/// As [`crate::ResampleMatrix::generate`] for the design; `LengthMismatch` when `stride <
+/// rows.len()` or `out` is shorter than `n_clusters` rows of `stride`.
+///
+/// # Example
+/// ```
+/// use roboaudit_stats::{ResampleDesign, resample_counts, resample_weight_columns};
+/// let design = ResampleDesign { n_clusters: 3, strata: None };
+/// let mut columns = vec![0.0; 3 * 5];
+/// resample_weight_columns(&design, 9, 2..7, &mut columns, 5)?;
+/// let rows = resample_counts(&design, 7, 9)?;
+/// for b in 2..7 {
+///     for c in 0..3 {
+///         assert_eq!(columns[c * 5 + b - 2], f64::from(rows[b * 3 + c]));
+///     }
+/// }
+/// # Ok::<(), roboaudit_stats::StatsError>(())
+/// ```
+pub fn resample_weight_columns(
+    design: &ResampleDesign,
+    seed: u64,
+    rows: std::ops::Range<usize>,
+    out: &mut [f64],
+    stride: usize,
+) -> Result<(), StatsError> {
+    let pools = StratumPools::for_design(design, 1)?;
+    let n = design.n_clusters;
+    if stride < rows.len() {
+        return Err(StatsError::LengthMismatch {
+            left: "column stride",
+            left_len: stride,
+            right: "resamples",
+            right_len: rows.len(),
+        });
+    }
+    let needed = (n - 1) * stride + rows.len();
+    if !rows.is_empty() && out.len() < needed {
+        return Err(StatsError::LengthMismatch {
+            left: "weight columns",
+            left_len: out.len(),
+            right: "clusters × stride",
+            right_len: needed,
+        });
+    }
+    run_wide(WeightColumns {
+        pools: &pools,
+        seed,
+        rows,
+        out,
+        stride,
+    });
+    Ok(())
+}
+
+/// [`resample_weight_columns`] after its checks, as one vector kernel (the digits of a block's
+/// rows are computed in vector registers).
+struct WeightColumns<'a> {
+    pools: &'a StratumPools,
+    seed: u64,
+    rows: std::ops::Range<usize>,
+    out: &'a mut [f64],
+    stride: usize,
+}
+
+impl WideKernel for WeightColumns<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        let WeightColumns {
+            pools,
+            seed,
+            rows,
+            out,
+            stride,
+        } = self;
+        let n = pools.n_clusters();
+        let mut drawn = BlockCounts::new(n);
+        let mut columns = Box::new([0u8; 64 * 64]);
+        let mut b = rows.start;
+        while b < rows.end {
+            let block = b / ROWS_PER_STREAM;
+            let first = block * ROWS_PER_STREAM;
+            let last = (first + ROWS_PER_STREAM).min(rows.end);
+            let mut words = BlockWords::new(seed, block);
+            let at = b - rows.start;
+            // Cluster by cluster, so that each column is written in one contiguous run.
+            if pools.fill_block_columns(&mut words, last - first, &mut drawn, &mut columns) {
+                for (c, column) in out.chunks_mut(stride).take(n).enumerate() {
+                    let counts = &columns[c * 64 + (b - first)..c * 64 + (last - first)];
+                    for (slot, &k) in column[at..at + (last - b)].iter_mut().zip(counts) {
+                        *slot = f64::from(k);
+                    }
+                }
+            } else {
+                pools.fill_block(&mut words, last - first, &mut drawn);
+                for (c, column) in out.chunks_mut(stride).take(n).enumerate() {
+                    for (slot, r) in column[at..at + (last - b)].iter_mut().zip(b - first..) {
+                        *slot = f64::from(drawn.row(r).0[c]);
+                    }
+                }
+            }
+            b = last;
+        }
+    }
+}
+
 /// One block of [`bootstrap_counts`]: draw each row as counts and evaluate, in one vector
 /// dispatch (the statistic included; it does not depend on which copy runs it).
 struct Resamples<'a, F> {

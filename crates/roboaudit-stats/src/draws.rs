@@ -148,10 +148,9 @@ impl StratumPools {
     }
 
     /// [`Self::fill_block`] for one pool of 2 to 64 clusters (the common case), in long simple
-    /// loops over the whole block: the accepted words of every row, then the digits of all full
-    /// batches of the block step by step (one vectorizable loop per step), then each row's
-    /// counts in a fixed-size array of bytes (no bounds checks; two vector stores to clear)
-    /// with its drawn set in a register.
+    /// loops over the whole block: the digits of every row ([`Self::small_uniform_digits`]),
+    /// then each row's counts in a fixed-size array of bytes (no bounds checks; two vector
+    /// stores to clear) with its drawn set in a register.
     #[inline(always)]
     fn fill_small_uniform(
         &self,
@@ -160,6 +159,96 @@ impl StratumPools {
         rows: usize,
         out: &mut BlockCounts,
     ) {
+        self.small_uniform_digits(u, words, rows, out);
+        let (full, len) = (u.full, u.len);
+        let rem_len = u.total - full * len;
+        let block = rows * full;
+        let (steps, rem_digits) = out.digits.split_at(len * block);
+        for r in 0..rows {
+            // at most 64 draws per row: the counts fit a byte
+            let mut local = [0u8; 64];
+            let mut drawn = 0u64;
+            let mut count = |d: u8| {
+                let c = usize::from(d) & 63;
+                local[c] = local[c].wrapping_add(1);
+                drawn |= 1 << c;
+            };
+            if full > 0 {
+                for step in steps.chunks_exact(block) {
+                    step[r * full..(r + 1) * full]
+                        .iter()
+                        .for_each(|&d| count(d));
+                }
+            }
+            if rem_len > 0 {
+                rem_digits[r * rem_len..(r + 1) * rem_len]
+                    .iter()
+                    .for_each(|&d| count(d));
+            }
+            let counts = &mut out.counts[r * out.stride..(r + 1) * out.stride];
+            for (to, &k) in counts.iter_mut().zip(&local) {
+                *to = u32::from(k);
+            }
+            out.bits[r] = drawn;
+        }
+    }
+
+    /// The next `rows` rows of the stream as cluster-major byte counts, `columns[c · 64 + r]`
+    /// for row `r` and cluster `c` (the rows of [`Self::fill_block`]), for one pool of 2 to 64
+    /// clusters; `false` (nothing drawn) for any other design.
+    #[inline(always)]
+    pub(crate) fn fill_block_columns(
+        &self,
+        words: &mut BlockWords,
+        rows: usize,
+        out: &mut BlockCounts,
+        columns: &mut [u8; 64 * 64],
+    ) -> bool {
+        let u = match self.uniform {
+            Some(u) if out.n <= 64 && u.n >= 2 && rows <= 64 => u,
+            _ => return false,
+        };
+        self.small_uniform_digits(u, words, rows, out);
+        let (full, len) = (u.full, u.len);
+        let rem_len = u.total - full * len;
+        let block = rows * full;
+        let (steps, rem_digits) = out.digits.split_at(len * block);
+        columns.fill(0);
+        // At most 64 draws per row: a count fits a byte. Rows are the inner index, so the
+        // increments of one row go to different lines and never wait on each other.
+        let mut count = |r: usize, d: u8| {
+            let at = ((usize::from(d) & 63) << 6) | (r & 63);
+            columns[at] = columns[at].wrapping_add(1);
+        };
+        if full > 0 {
+            for step in steps.chunks_exact(block) {
+                for (r, row) in step.chunks_exact(full).enumerate() {
+                    row.iter().for_each(|&d| count(r, d));
+                }
+            }
+        }
+        if rem_len > 0 {
+            for (r, row) in rem_digits.chunks_exact(rem_len).enumerate() {
+                row.iter().for_each(|&d| count(r, d));
+            }
+        }
+        true
+    }
+
+    /// The digits of the next `rows` rows of a single pool of `u.n` clusters into
+    /// `out.digits`: the accepted words of every row, then the digits of all full batches of
+    /// the block step by step (one vectorizable loop per step: `digits[step · rows · full + r ·
+    /// full + batch]`), then the digits of each row's last, shorter batch (`rows · full · len +
+    /// r · rem + i`).
+    #[inline(always)]
+    fn small_uniform_digits(
+        &self,
+        u: Uniform,
+        words: &mut BlockWords,
+        rows: usize,
+        out: &mut BlockCounts,
+    ) {
+        out.rows = rows;
         let rem_len = u.total - u.full * u.len;
         let (full, len) = (u.full, u.len);
         out.full_words.clear();
@@ -196,33 +285,6 @@ impl StratumPools {
                     *d = digit as u8;
                 }
             }
-        }
-        for r in 0..rows {
-            // at most 64 draws per row: the counts fit a byte
-            let mut local = [0u8; 64];
-            let mut drawn = 0u64;
-            let mut count = |d: u8| {
-                let c = usize::from(d) & 63;
-                local[c] = local[c].wrapping_add(1);
-                drawn |= 1 << c;
-            };
-            if full > 0 {
-                for step in steps.chunks_exact(block) {
-                    step[r * full..(r + 1) * full]
-                        .iter()
-                        .for_each(|&d| count(d));
-                }
-            }
-            if rem_len > 0 {
-                rem_digits[r * rem_len..(r + 1) * rem_len]
-                    .iter()
-                    .for_each(|&d| count(d));
-            }
-            let counts = &mut out.counts[r * out.stride..(r + 1) * out.stride];
-            for (to, &k) in counts.iter_mut().zip(&local) {
-                *to = u32::from(k);
-            }
-            out.bits[r] = drawn;
         }
     }
 

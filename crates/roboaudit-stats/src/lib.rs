@@ -17,7 +17,8 @@
 //! - evaluator metrics: `absolute_relative_error`, `normalized_regret_at_k`, `mmrv`
 //! - added helpers: `percentile` (NumPy percent scale), `normal_cdf` / `normal_quantile`
 //!   (SciPy `ndtr` / `ndtri`), `ResampleMatrix::rows`, `ROWS_PER_STREAM`, `bootstrap_counts`
-//!   (statistics of cluster multiplicities), `resample_counts` / `resample_counts_rows`,
+//!   (statistics of cluster multiplicities), `resample_counts` / `resample_counts_rows` /
+//!   `resample_weight_columns`,
 //!   `bootstrap_sums` with `ClusterRows` / `WeightedSums` (statistics of cluster-weighted
 //!   sums, with their kernel),
 //!   `WideKernel` / `run_wide` (AVX-512 / AVX2 dispatch of hot loops)
@@ -68,11 +69,15 @@ pub use bootstrap::{
     ResampleMatrix, bootstrap, bootstrap_with_matrix, equivalent,
 };
 pub use correlation::{average_ranks, kendall_tau_b, pearson, spearman};
-pub use counts::{bootstrap_counts, resample_counts, resample_counts_rows};
+pub use counts::{
+    bootstrap_counts, resample_counts, resample_counts_rows, resample_weight_columns,
+};
 pub use error::StatsError;
 pub use evaluator::{absolute_relative_error, mmrv, normalized_regret_at_k};
 pub use normal::{normal_cdf, normal_quantile};
-pub use quantile::{percentile, percentile_levels, quantile, quantiles, quantiles_in_place};
+pub use quantile::{
+    percentile, percentile_levels, quantile, quantiles, quantiles_in_place, quantiles_of_histogram,
+};
 pub use sums::{ClusterRows, WeightedSums, bootstrap_sums};
 pub use wide::{WideKernel, run_wide, wide_lanes};
 

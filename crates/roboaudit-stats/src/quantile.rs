@@ -1,7 +1,7 @@
 //! Quantiles with NumPy's default ("linear", type 7) interpolation.
 
 use crate::StatsError;
-use crate::check::{check_finite, sort_key};
+use crate::check::{check_finite, check_same_len, sort_key};
 use crate::select::order_statistics;
 use crate::wide::{WideKernel, run_wide};
 #[cfg(test)]
@@ -51,6 +51,83 @@ pub fn quantiles_in_place(data: &mut [f64], qs: &[f64]) -> Result<Vec<f64>, Stat
         check_finite(data, "data")?;
     }
     Ok(quantiles_selected(data, qs))
+}
+
+/// [`quantiles`] of data given as a histogram: `counts[i]` copies of `values[i]`, the values
+/// finite and strictly ascending (so the data sorted is the values repeated by their counts):
+/// the same order statistics and interpolation as [`quantiles`] on the expanded data, bit for
+/// bit, in `O(values)` (for replicates that take few distinct values, such as successes that are
+/// whole numbers of executions over a fixed count).
+///
+/// # Errors
+/// `Empty` when all counts are 0; `LengthMismatch` for slices of different lengths;
+/// `NonFinite` for a non-finite value; `InvalidParameter` for values not strictly ascending or
+/// a level outside [0, 1].
+///
+/// # Example
+/// ```
+/// use roboaudit_stats::{quantiles, quantiles_of_histogram};
+/// let (values, counts) = ([0.25, 0.5, 1.0], [2, 0, 3]);
+/// let expanded = [0.25, 0.25, 1.0, 1.0, 1.0];
+/// assert_eq!(
+///     quantiles_of_histogram(&values, &counts, &[0.1, 0.6])?,
+///     quantiles(&expanded, &[0.1, 0.6])?,
+/// );
+/// # Ok::<(), roboaudit_stats::StatsError>(())
+/// ```
+pub fn quantiles_of_histogram(
+    values: &[f64],
+    counts: &[u64],
+    qs: &[f64],
+) -> Result<Vec<f64>, StatsError> {
+    check_same_len("values", values.len(), "counts", counts.len())?;
+    check_finite(values, "values")?;
+    if values.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(StatsError::InvalidParameter(
+            "histogram values must be strictly ascending".to_owned(),
+        ));
+    }
+    for &q in qs {
+        check_q(q)?;
+    }
+    let total: u64 = counts.iter().sum();
+    if total == 0 {
+        return Err(StatsError::Empty { what: "data" });
+    }
+    // The value at rank `r` (0-based) of the expanded, sorted data.
+    let at_rank = |r: u64| {
+        let mut seen = 0;
+        for (&v, &c) in values.iter().zip(counts) {
+            seen += c;
+            if r < seen {
+                return sort_key(v);
+            }
+        }
+        f64::NAN
+    };
+    #[allow(clippy::cast_precision_loss)] // counts are far below 2^53
+    let last = (total - 1) as f64;
+    Ok(qs
+        .iter()
+        .map(|&q| {
+            // `quantile_sorted`'s index arithmetic and NumPy's _lerp, operation by operation.
+            let virtual_index = last * q;
+            if virtual_index >= last {
+                return at_rank(total - 1);
+            }
+            let previous = virtual_index.floor();
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let i = previous as u64; // 0 <= previous < total - 1
+            let gamma = virtual_index - previous;
+            let (a, b) = (at_rank(i), at_rank(i + 1));
+            let diff = b - a;
+            if gamma >= 0.5 {
+                b - diff * (1.0 - gamma)
+            } else {
+                a + diff * gamma
+            }
+        })
+        .collect())
 }
 
 /// Maps every value to its [`sort_key`] when all are finite (`true`); leaves `data` untouched

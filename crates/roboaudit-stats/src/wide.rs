@@ -3,11 +3,14 @@
 //!
 //! The workspace builds for the baseline x86-64 target (SSE2: two `f64` per vector register), so
 //! plain loops never use the wider registers current x86-64 CPUs have. A [`WideKernel`] run
-//! through [`run_wide`] is compiled twice more, with AVX-512F and with AVX2 enabled, and the
-//! widest copy the CPU reports at run time is taken (AVX-512 also doubles the registers, which
-//! keeps larger register tiles out of memory). Results are bit-identical to the baseline copy: Rust
-//! never contracts `a * b + c` into a fused multiply-add on its own, so every lane performs the
-//! same IEEE operations in the same order; only the register width changes.
+//! through [`run_wide`] is compiled twice more, with AVX-512F and with AVX2 + FMA enabled, and
+//! the widest copy the CPU reports at run time is taken (AVX-512 also doubles the registers,
+//! which keeps larger register tiles out of memory). Results are bit-identical to the baseline
+//! copy: Rust never contracts `a * b + c` into a fused multiply-add on its own, so every lane
+//! performs the same IEEE operations in the same order; only the register width changes. A
+//! kernel that wants fused multiply-adds asks for them with `f64::mul_add`, which rounds once on
+//! every path (one instruction in the wide copies, a correctly rounded `fma` call in the
+//! baseline one, where it is slow: such kernels are for CPUs with FMA, which every AVX2 CPU has).
 
 /// A loop nest to run with the widest vector registers the CPU offers (see [`run_wide`]).
 ///
@@ -31,9 +34,11 @@ pub fn run_wide<K: WideKernel>(kernel: K) -> K::Output {
             #[allow(unsafe_code)]
             return unsafe { run_avx512(kernel) };
         }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: `run_avx2` only requires the AVX2 target feature, which the CPU was just
-            // reported to support (the one `unsafe` of the crate; the lint is allowed here only).
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            // SAFETY: `run_avx2` only requires the AVX2 and FMA target features, which the CPU
+            // was just reported to support (the one `unsafe` of the crate; the lint is allowed
+            // here only).
             #[allow(unsafe_code)]
             return unsafe { run_avx2(kernel) };
         }
@@ -63,7 +68,8 @@ pub fn wide_lanes() -> usize {
         if has_avx512() {
             return 8;
         }
-        if std::arch::is_x86_feature_detected!("avx2") {
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
             return 4;
         }
     }
@@ -72,17 +78,19 @@ pub fn wide_lanes() -> usize {
 
 /// The AVX-512 copy of a kernel: twice the registers and lanes of AVX2. The feature brings the
 /// FMA instructions with it, but Rust never contracts a multiply and an add into one, so every
-/// lane still rounds as the baseline copy does (the test below runs this copy where the CPU has
-/// it).
+/// lane still rounds as the baseline copy does; an explicit `f64::mul_add` becomes one
+/// instruction here and a correctly rounded `fma` call in the baseline copy, the same bits (the
+/// tests below run this copy where the CPU has it).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 fn run_avx512<K: WideKernel>(kernel: K) -> K::Output {
     kernel.run()
 }
 
-/// The AVX2 copy of a kernel (no other feature: in particular no FMA contraction is possible).
+/// The AVX2 copy of a kernel, with FMA (every AVX2 CPU has it) so that an explicit
+/// `f64::mul_add` is one instruction; Rust never contracts a plain multiply and add.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 fn run_avx2<K: WideKernel>(kernel: K) -> K::Output {
     kernel.run()
 }
@@ -133,5 +141,39 @@ mod tests {
             .iter()
             .sum::<f64>();
         assert_ne!(fused.to_bits(), base.to_bits());
+    }
+
+    /// The same dot product with one fused multiply-add per term.
+    struct FusedDot<'a>(&'a [f64], &'a [f64]);
+
+    impl WideKernel for FusedDot<'_> {
+        type Output = f64;
+        #[inline(always)]
+        fn run(self) -> f64 {
+            let mut acc = [0.0f64; 8];
+            for (x, y) in self.0.chunks_exact(8).zip(self.1.chunks_exact(8)) {
+                for i in 0..8 {
+                    acc[i] = x[i].mul_add(y[i], acc[i]);
+                }
+            }
+            acc.iter().sum()
+        }
+    }
+
+    /// An explicit fused multiply-add gives the same bits in the dispatched copy (one FMA
+    /// instruction) and in the baseline copy (a correctly rounded `fma` call), and they differ
+    /// from the unfused sum.
+    #[test]
+    fn fused_kernel_is_bit_identical_on_every_path() {
+        let a: Vec<f64> = (0..1024)
+            .map(|i| (f64::from(i) * 0.37).sin() / 3.0)
+            .collect();
+        let b: Vec<f64> = (0..1024)
+            .map(|i| (f64::from(i) * 1.13).cos() * 7.1)
+            .collect();
+        let wide = run_wide(FusedDot(&a, &b));
+        let base = FusedDot(&a, &b).run();
+        assert_eq!(wide.to_bits(), base.to_bits());
+        assert_ne!(wide.to_bits(), Dot(&a, &b).run().to_bits());
     }
 }

@@ -5,7 +5,7 @@ use proptest::prelude::*;
 use roboaudit_stats::{
     BootstrapConfig, IntervalMethod, ResampleDesign, ResampleMatrix, auroc, auroc_tallies,
     bootstrap, grouped_auroc, grouped_auroc_tallies, kendall_tau_b,
-    pooled_and_grouped_auroc_tallies,
+    pooled_and_grouped_auroc_tallies, quantiles, quantiles_of_histogram,
 };
 
 /// Scores drawn from a small grid so that ties are common.
@@ -128,16 +128,29 @@ proptest! {
 
     #[test]
     fn pooled_and_grouped_tallies_equal_the_separate_calls(
-        items in prop::collection::vec(((-6i32..6), (0u32..4), (0u32..4), (0usize..4)), 1..60),
+        items in prop::collection::vec(((-6i32..6), (0u32..4), (0u32..4), (0usize..4)), 1..700),
         contiguous in any::<bool>(),
+        spread in any::<bool>(),
     ) {
         // Whole-number tallies: the one-sort version gives the same bits as the two calls, for
-        // groups in contiguous runs (the merged path) and in any order (the fallback).
+        // groups in contiguous runs (the merged path) and in any order (the fallback), with few
+        // distinct scores (many ties) or scores spread over signs and magnitudes (the radix
+        // sort of 256 items and more passes over every byte).
         let mut items = items;
         if contiguous {
             items.sort_by_key(|i| i.3);
         }
-        let scores: Vec<f64> = items.iter().map(|i| f64::from(i.0) / 3.0).collect();
+        let scores: Vec<f64> = items
+            .iter()
+            .enumerate()
+            .map(|(k, i)| {
+                if spread {
+                    f64::from(i.0) * (1.7f64).powi((k % 37) as i32 - 18) + 1e-3 * k as f64
+                } else {
+                    f64::from(i.0) / 3.0
+                }
+            })
+            .collect();
         let positives: Vec<f64> = items.iter().map(|i| f64::from(i.1)).collect();
         let negatives: Vec<f64> = items.iter().map(|i| f64::from(i.2)).collect();
         let groups: Vec<usize> = items.iter().map(|i| i.3).collect();
@@ -150,6 +163,30 @@ proptest! {
         prop_assert_eq!(
             grouped,
             grouped_auroc_tallies(&scores, &positives, &negatives, &groups).unwrap()
+        );
+    }
+
+    #[test]
+    fn histogram_quantiles_equal_quantiles_of_the_expanded_data(
+        counts in prop::collection::vec(0u64..40, 1..250),
+        denominator in 1u32..400,
+        qs in prop::collection::vec(0.0f64..=1.0, 1..4),
+    ) {
+        // Success-like values k / denominator with the counts of a histogram (many empty bins,
+        // runs of one value), against the quantiles of the data written out.
+        prop_assume!(counts.iter().any(|&c| c > 0));
+        let values: Vec<f64> =
+            (0..counts.len()).map(|k| k as f64 / f64::from(denominator)).collect();
+        let expanded: Vec<f64> = values
+            .iter()
+            .zip(&counts)
+            .flat_map(|(&v, &c)| std::iter::repeat_n(v, c as usize))
+            .collect();
+        let got = quantiles_of_histogram(&values, &counts, &qs).unwrap();
+        let want = quantiles(&expanded, &qs).unwrap();
+        prop_assert_eq!(
+            got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            want.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
         );
     }
 

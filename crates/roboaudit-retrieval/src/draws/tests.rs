@@ -82,11 +82,26 @@ fn replicates_equal_the_statistic_on_each_row() {
                 (a, w) => assert_eq!(a, w),
             }
         }
-        for (r, row) in perm_rows(&d).iter().enumerate() {
-            let want: f64 = (0..13).map(|s| t.at(picks[row[s]], s)).sum::<f64>() / 13.0;
-            assert!((rep.shuffled[r] - want).abs() < 1e-12);
+        // Every cell has 3 executions: the successes are whole numbers over 13·3, counted.
+        let mut want = vec![0u64; 13 * 3 + 1];
+        for row in perm_rows(&d) {
+            let wins: usize = (0..13)
+                .map(|s| {
+                    t.cells[picks[row[s]] * 13 + s]
+                        .iter()
+                        .filter(|&&y| y)
+                        .count()
+                })
+                .sum();
+            want[wins] += 1;
         }
-        assert_eq!(rep.shuffled.len(), 1_000);
+        assert_eq!(
+            rep.shuffled,
+            ShuffleNull::Counts {
+                counts: want,
+                denominator: 39
+            }
+        );
         assert_eq!(rep.gaps.len(), 300);
     }
 }
@@ -148,4 +163,96 @@ fn permutations_are_permutations_and_reproducible() {
     assert!(rows.iter().any(|r| *r != rows[0]));
     let again = SharedDraws::from_counts(&t, counts, 200, 9).unwrap();
     assert_eq!(rows, perm_rows(&again));
+}
+
+/// A log whose common denominator is too large for exact `u16` sums (cells of 3 executions and
+/// one of 2,503: 13 · 7,509 > 65,535) takes the value path: each permutation's success is the
+/// mean of its cells' rates, to rounding.
+#[test]
+fn uneven_cells_give_shuffled_values() {
+    let (mut t, _, counts, picks) = setup();
+    let cell = picks[0] * 13;
+    t.cells[cell].extend((0..2_500).map(|i| i % 3 == 0));
+    t.p[cell] = t.cells[cell].iter().filter(|&&y| y).count() as f64 / 2_503.0;
+    assert_eq!(t.common_denominator().map(|(_, d)| d), Some(7_509));
+    let d = SharedDraws::from_counts(&t, counts, 500, 2).unwrap();
+    let rule = RuleDraws {
+        picks: &picks,
+        per_scene: None,
+    };
+    let rep = d.replicates_many(&t, &[rule], false).unwrap().remove(0);
+    let ShuffleNull::Values(values) = &rep.shuffled else {
+        panic!("uneven cells must give values: {:?}", rep.shuffled);
+    };
+    assert_eq!(values.len(), 500);
+    for (r, row) in perm_rows(&d).iter().enumerate() {
+        let want: f64 = (0..13).map(|s| t.at(picks[row[s]], s)).sum::<f64>() / 13.0;
+        assert!((values[r] - want).abs() < 1e-12);
+    }
+}
+
+/// On even cells the exact counts hold the successes the value path computes (to rounding),
+/// and both give the same envelope to rounding.
+#[test]
+fn exact_counts_agree_with_shuffled_values() {
+    let (t, _, counts, picks) = setup();
+    let d = SharedDraws::from_counts(&t, counts, 2_000, 6).unwrap();
+    let other: Vec<usize> = (0..13).map(|s| (s * 3) % 7).collect();
+    let rules = [
+        RuleDraws {
+            picks: &picks,
+            per_scene: None,
+        },
+        RuleDraws {
+            picks: &other,
+            per_scene: None,
+        },
+    ];
+    let exact = d.shuffled_all(&t, &rules);
+    let values = d.shuffled_values(&t, &rules);
+    for (null, values) in exact.into_iter().zip(values) {
+        assert!(matches!(null, ShuffleNull::Counts { .. }));
+        let mut sorted = values.clone();
+        sorted.sort_by(f64::total_cmp);
+        let got = null.values();
+        assert_eq!(got.len(), sorted.len());
+        assert!(got.iter().zip(&sorted).all(|(a, b)| (a - b).abs() < 1e-12));
+        let levels = [0.025, 0.5, 0.975];
+        let a = null.quantiles(&levels).unwrap();
+        let b = ShuffleNull::Values(values).quantiles(&levels).unwrap();
+        assert!(
+            a.iter().zip(&b).all(|(x, y)| (x - y).abs() < 1e-12),
+            "{a:?} {b:?}"
+        );
+    }
+}
+
+/// The gaps are exact fractions: a rule that picks one experience everywhere (best-fixed) has a
+/// gap of exactly 0 on every resample, with even cells and with cells of 3 and 4 executions
+/// (common denominator 12).
+#[test]
+fn constant_rule_gaps_are_exactly_zero() {
+    let (mut t, _, counts, _) = setup();
+    let fixed = vec![4usize; 13];
+    for uneven in [false, true] {
+        if uneven {
+            for s in (0..13).step_by(2) {
+                t.cells[4 * 13 + s].push(s % 4 == 0);
+                let cell = &t.cells[4 * 13 + s];
+                t.p[4 * 13 + s] = cell.iter().filter(|&&y| y).count() as f64 / 4.0;
+            }
+            assert_eq!(t.common_denominator().map(|(_, d)| d), Some(12));
+        }
+        let d = SharedDraws::from_counts(&t, counts.clone(), 100, 1).unwrap();
+        let rule = RuleDraws {
+            picks: &fixed,
+            per_scene: None,
+        };
+        let rep = d.replicates_many(&t, &[rule], true).unwrap().remove(0);
+        assert_eq!(rep.gaps.len(), 300);
+        assert!(
+            rep.gaps.iter().all(|&g| g.to_bits() == 0),
+            "uneven: {uneven}"
+        );
+    }
 }
