@@ -51,7 +51,12 @@ impl SceneBootstrap {
                 if defined.len() < 2 {
                     return Ok(Err(too_few()));
                 }
-                if let Some(index) = defined.iter().position(|v| !v.is_finite()) {
+                // A fold without an early exit is one vector pass; the position only on error.
+                let finite = defined.iter().fold(true, |ok, v| ok & v.is_finite());
+                if let Some(index) = (!finite)
+                    .then(|| defined.iter().position(|v| !v.is_finite()))
+                    .flatten()
+                {
                     return Err(RetrievalError::stats(format!("scene bootstrap of {what}"))(
                         StatsError::NonFinite {
                             what: "bootstrap replicates",
