@@ -35,6 +35,21 @@ impl Cell<'_> {
         }
     }
 
+    /// The same cell, owning its text (to outlive the row it was read from).
+    pub(crate) fn into_owned(self) -> Cell<'static> {
+        match self {
+            Cell::Null => Cell::Null,
+            Cell::Str(s) => Cell::Str(Cow::Owned(s.into_owned())),
+            Cell::Int(i) => Cell::Int(i),
+            Cell::BigUInt(u) => Cell::BigUInt(u),
+            Cell::Float(f) => Cell::Float(f),
+            Cell::Bool(b) => Cell::Bool(b),
+            Cell::Floats(v) => Cell::Floats(v),
+            Cell::Timestamp(s, n) => Cell::Timestamp(s, n),
+            Cell::Other(what) => Cell::Other(what),
+        }
+    }
+
     fn describe(&self) -> String {
         match self {
             Cell::Null => "a missing value".to_owned(),
@@ -104,11 +119,18 @@ pub(crate) fn to_bool(cell: Cell<'_>) -> CellResult<Option<bool>> {
         Cell::Int(1) => Ok(Some(true)),
         Cell::Float(0.0) => Ok(Some(false)),
         Cell::Float(1.0) => Ok(Some(true)),
-        Cell::Str(ref s) => match s.trim().to_ascii_lowercase().as_str() {
-            "0" | "false" | "0.0" => Ok(Some(false)),
-            "1" | "true" | "1.0" => Ok(Some(true)),
-            _ => expected(WHAT, &cell),
-        },
+        Cell::Str(ref s) => {
+            // Compared without a lowercase copy: this runs once per execution row.
+            let s = s.trim();
+            let is = |word: &str| s.eq_ignore_ascii_case(word);
+            if s == "0" || s == "0.0" || is("false") {
+                Ok(Some(false))
+            } else if s == "1" || s == "1.0" || is("true") {
+                Ok(Some(true))
+            } else {
+                expected(WHAT, &cell)
+            }
+        }
         other => expected(WHAT, &other),
     }
 }

@@ -80,16 +80,28 @@ fn find_stem(dir: &Path, stem: &str) -> Option<PathBuf> {
 /// [`RetrievalInputs`].
 ///
 /// # Errors
-/// The first [`DataError`] of any reader, then of the cross-file checks.
+/// The first [`DataError`] of the readers in the order experiences, scenes, executions,
+/// embeddings, selections (the embeddings are read beside the other files), then of the
+/// cross-file checks.
 pub fn load_retrieval_inputs(paths: &RetrievalPaths) -> Result<RetrievalInputs, DataError> {
-    let experiences = read_experiences(&paths.experiences)?;
-    let scenes = read_scenes(&paths.scenes)?;
-    let (executions, sources) = read_execution_parts(&paths.executions)?;
+    // The embeddings (most of the text) beside the other files; the errors in file order.
+    let ((experiences, scenes, executions), embeddings) = rayon::join(
+        || {
+            (
+                read_experiences(&paths.experiences),
+                read_scenes(&paths.scenes),
+                read_execution_parts(&paths.executions),
+            )
+        },
+        || read_embeddings(&paths.embeddings),
+    );
+    let (experiences, scenes) = (experiences?, scenes?);
+    let (executions, sources) = executions?;
     let inputs = RetrievalInputs {
         experiences,
         scenes,
         executions,
-        embeddings: read_embeddings(&paths.embeddings)?,
+        embeddings: embeddings?,
         selections: paths.selections.as_ref().map(read_selections).transpose()?,
     };
     validate_with_sources(&inputs, paths, &sources)?;

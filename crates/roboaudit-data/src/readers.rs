@@ -13,6 +13,7 @@ use roboaudit_types::{
 use crate::DataError;
 use crate::cell::{self, Cell, CellResult};
 use crate::source::{Columns, Row, scan};
+use rayon::prelude::*;
 
 /// Attaches file, row and column to a conversion result.
 pub(crate) fn optional<T>(
@@ -241,15 +242,37 @@ pub fn read_embeddings(path: impl AsRef<Path>) -> Result<Vec<EmbeddingRecord>, D
         optional: &[],
         all: false,
     };
-    let mut out = Vec::new();
-    // representation -> (dimension, first row)
-    let mut dims: HashMap<String, (usize, usize)> = HashMap::new();
-    let mut first_row: HashMap<(String, EmbeddingKind, String), usize> = HashMap::new();
-    scan(file, &columns, &mut |r, row| {
+    // First the rows as read, each one's identifying cells checked in row order and its vector
+    // cell kept as it came; then every vector parsed, the rows in parallel (the numbers are
+    // most of the file); then each row's vector, dimension and uniqueness checked in row order.
+    // A row's checks run in the order of a row-by-row reader, so the first error is the one
+    // such a reader meets: an error while reading stops the scan, and is reported after the
+    // rows before it have passed every check.
+    let mut read: Vec<(usize, String, EmbeddingKind, String, Cell<'static>)> = Vec::new();
+    let stopped = scan(file, &columns, &mut |r, row| {
         let representation = id(file, r, row, "representation")?;
         let kind = required(file, row, "kind", embedding_kind(r.get("kind")))?;
         let item = id(file, r, row, "id")?;
-        let vector = required(file, row, "vector", cell::to_vector(r.get("vector")))?;
+        read.push((
+            row,
+            representation,
+            kind,
+            item,
+            r.get("vector").into_owned(),
+        ));
+        Ok(())
+    })
+    .err();
+    let vectors: Vec<CellResult<Option<Vec<f32>>>> = read
+        .par_iter_mut()
+        .map(|entry| cell::to_vector(std::mem::replace(&mut entry.4, Cell::Null)))
+        .collect();
+    let mut out = Vec::with_capacity(read.len());
+    // representation -> (dimension, first row)
+    let mut dims: HashMap<String, (usize, usize)> = HashMap::new();
+    let mut first_row: HashMap<(String, EmbeddingKind, String), usize> = HashMap::new();
+    for ((row, representation, kind, item, _), vector) in read.into_iter().zip(vectors) {
+        let vector = required(file, row, "vector", vector)?;
         let (dim, dim_row) = *dims
             .entry(representation.clone())
             .or_insert((vector.len(), row));
@@ -286,9 +309,11 @@ pub fn read_embeddings(path: impl AsRef<Path>) -> Result<Vec<EmbeddingRecord>, D
             id,
             vector,
         });
-        Ok(())
-    })?;
-    Ok(out)
+    }
+    match stopped {
+        Some(error) => Err(error),
+        None => Ok(out),
+    }
 }
 
 pub(crate) fn kind_name(kind: EmbeddingKind) -> &'static str {

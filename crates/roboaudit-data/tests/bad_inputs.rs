@@ -196,6 +196,42 @@ fn csv_value_errors_name_row_and_column() {
             "vector",
             "element 2 is \"two\"",
         ),
+        // The vectors are parsed after the rows are read: an earlier row's bad vector or
+        // dimension is still reported before a later row's bad kind, and an earlier bad kind
+        // before a later bad vector, as a row-by-row reader would.
+        (
+            write_text(
+                d,
+                "emb6.csv",
+                "representation,kind,id,vector\nr,scene,s0,1 2\nr,scene,s1,1 x\nr,query,s2,1 2\n",
+            ),
+            |p| read_embeddings(p).map(drop),
+            2,
+            "vector",
+            "element 2 is \"x\"",
+        ),
+        (
+            write_text(
+                d,
+                "emb7.csv",
+                "representation,kind,id,vector\nr,scene,s0,1 2\nr,scene,s1,1\nr,query,s2,1 2\n",
+            ),
+            |p| read_embeddings(p).map(drop),
+            2,
+            "vector",
+            "representation \"r\" has dimension 2 (row 1), this vector has 1",
+        ),
+        (
+            write_text(
+                d,
+                "emb8.csv",
+                "representation,kind,id,vector\nr,scene,s0,1 2\nr,query,s1,1 2\nr,scene,s2,1 x\n",
+            ),
+            |p| read_embeddings(p).map(drop),
+            2,
+            "kind",
+            "expected experience or scene, got \"query\"",
+        ),
         (
             write_text(
                 d,
