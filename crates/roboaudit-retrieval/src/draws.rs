@@ -9,7 +9,7 @@
 //! `roboaudit_stats::resample_weight_columns`); every block of permutations comes from its own ChaCha8
 //! stream; blocks are filled in parallel, so nothing depends on the thread count.
 
-use crate::kernels::{COLUMN_TILE, ColumnSums, GapSums, STRIP};
+use crate::kernels::{COLUMN_PAD, ColumnSums, GapSums, STRIP};
 use crate::matrix::Transfer;
 use crate::shuffle::{ShufflePlan, batched_shuffle};
 use rand::SeedableRng;
@@ -324,7 +324,7 @@ impl SharedDraws {
         }
         let scored = within_columns.len();
         // Scene-major values, padded with zero columns to whole register tiles.
-        let width = columns.len().div_ceil(COLUMN_TILE) * COLUMN_TILE;
+        let width = columns.len().div_ceil(COLUMN_PAD) * COLUMN_PAD;
         let mut values = vec![0.0; n * width];
         for (c, column) in columns.iter().enumerate() {
             for (s, &v) in column.iter().enumerate() {
@@ -347,6 +347,7 @@ impl SharedDraws {
             Vec::new()
         };
         let blocks = self.resamples.div_ceil(BLOCK);
+        let lanes = roboaudit_stats::wide_lanes();
         // Allocated and filled in parallel (as the shuffled vectors).
         let mut gap_values: Vec<Vec<f64>> = (0..if gaps { rule_count } else { 0 })
             .into_par_iter()
@@ -400,6 +401,7 @@ impl SharedDraws {
                     n,
                     stride: COLUMN_STRIDE,
                     len,
+                    lanes,
                     out: &mut scratch.sums,
                 });
                 let column = |c: usize| &scratch.sums[c * COLUMN_STRIDE..c * COLUMN_STRIDE + len];
@@ -411,6 +413,7 @@ impl SharedDraws {
                         quality: &scratch.sums[..k * COLUMN_STRIDE],
                         stride: COLUMN_STRIDE,
                         len,
+                        lanes,
                         own: &mut scratch.own,
                         picked: &mut scratch.picked,
                     });

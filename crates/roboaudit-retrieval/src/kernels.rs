@@ -163,23 +163,20 @@ fn exact_shuffled<const W: usize, T: Copy, I: Fn(T) -> usize>(k: ExactShuffled<'
     }
 }
 
-/// Resamples per strip of the resample kernels: four vectors of eight lanes (`Lanes`), the
-/// widest strip whose accumulators stay in registers beside the loads.
+/// Resamples per strip of the resample kernels (the widest; every strip length divides it):
+/// a block of resamples is a whole number of strips when its length is a multiple of this.
 pub(crate) const STRIP: usize = 32;
 
-/// Eight resamples' values: one AVX-512 register, two AVX2 ones.
-type Lanes = [f64; 8];
-
-/// Columns per register tile of [`ColumnSums`] (4 × 4 vectors of accumulators: 16 of the 32
-/// AVX-512 registers, and the broadcast values and weights beside them).
-pub(crate) const COLUMN_TILE: usize = 4;
+/// Columns of [`ColumnSums`]: a multiple of every column tile (zero columns pad the values).
+pub(crate) const COLUMN_PAD: usize = 12;
 
 /// `out[c·stride + j] = Σ_s values[s·width + c] · weights[s·stride + j]`, left to right over the
 /// scenes `s < n` (one fused multiply-add per term), for every column `c < width` and every
 /// resample `j` of the first `len` rounded up to [`STRIP`] (`stride` at least that; the weights
 /// there are padding, finite, and their sums are never read). `width` is a multiple of
-/// [`COLUMN_TILE`] (zero columns pad it). Every drawn and undrawn scene is a term: a weight of 0
-/// adds exactly nothing.
+/// [`COLUMN_PAD`] (zero columns pad it). Every drawn and undrawn scene is a term: a weight of 0
+/// adds exactly nothing. `lanes` is [`roboaudit_stats::wide_lanes`]: it picks the register tile
+/// (the sums do not depend on it).
 pub(crate) struct ColumnSums<'a> {
     pub weights: &'a [f64],
     pub values: &'a [f64],
@@ -187,6 +184,7 @@ pub(crate) struct ColumnSums<'a> {
     pub n: usize,
     pub stride: usize,
     pub len: usize,
+    pub lanes: usize,
     pub out: &'a mut [f64],
 }
 
@@ -195,60 +193,77 @@ impl WideKernel for ColumnSums<'_> {
 
     #[inline(always)]
     fn run(self) {
-        let ColumnSums {
-            weights,
-            values,
-            width,
-            n,
-            stride,
-            len,
-            out,
-        } = self;
-        for j0 in (0..len).step_by(STRIP) {
-            for c0 in (0..width).step_by(COLUMN_TILE) {
-                let mut acc = [[0.0f64; STRIP]; COLUMN_TILE];
-                for s in 0..n {
-                    let w = strip(weights, s * stride + j0).as_flattened();
-                    let Some(x) = values
-                        .get(s * width + c0..s * width + c0 + COLUMN_TILE)
-                        .and_then(|x| <&[f64; COLUMN_TILE]>::try_from(x).ok())
-                    else {
-                        continue;
-                    };
-                    for i in 0..STRIP {
-                        for c in 0..COLUMN_TILE {
-                            acc[c][i] = x[c].mul_add(w[i], acc[c][i]);
-                        }
+        // Tiles of columns × resamples whose accumulators stay in registers: 4 × 32 in the 32
+        // AVX-512 registers, 3 × 16 in 16 AVX2 ones (measured fastest of 2 × 64 to 8 × 16 and
+        // of 2 × 16 to 6 × 8).
+        if self.lanes >= 8 {
+            column_sums::<4, 32>(self);
+        } else {
+            column_sums::<3, 16>(self);
+        }
+    }
+}
+
+#[inline(always)]
+fn column_sums<const C: usize, const J: usize>(k: ColumnSums<'_>) {
+    let ColumnSums {
+        weights,
+        values,
+        width,
+        n,
+        stride,
+        len,
+        out,
+        ..
+    } = k;
+    for j0 in (0..len).step_by(J) {
+        for c0 in (0..width).step_by(C) {
+            let mut acc = [[0.0f64; J]; C];
+            for s in 0..n {
+                // In range: the callers size the tables (a failed get skips the term, and the
+                // tests would see it).
+                let Some(w) = strip::<J>(weights, s * stride + j0) else {
+                    continue;
+                };
+                let Some(x) = values
+                    .get(s * width + c0..s * width + c0 + C)
+                    .and_then(|x| <&[f64; C]>::try_from(x).ok())
+                else {
+                    continue;
+                };
+                // Resamples outermost, columns inside: the loop the compiler vectorizes is the
+                // one over resamples, with every column's accumulators in registers.
+                for i in 0..J {
+                    for c in 0..C {
+                        acc[c][i] = x[c].mul_add(w[i], acc[c][i]);
                     }
                 }
-                for (c, lanes) in acc.iter().enumerate() {
-                    let at = (c0 + c) * stride + j0;
-                    if let Some(o) = out.get_mut(at..at + STRIP) {
-                        o.copy_from_slice(lanes);
-                    }
+            }
+            for (c, sums) in acc.iter().enumerate() {
+                let at = (c0 + c) * stride + j0;
+                if let Some(o) = out.get_mut(at..at + J) {
+                    o.copy_from_slice(sums);
                 }
             }
         }
     }
 }
 
-/// A strip of zeros (the value of a strip past a table's end, which the callers never ask for).
-const ZERO: [Lanes; STRIP / 8] = [[0.0; 8]; STRIP / 8];
-
-/// The [`STRIP`] values of `table` from `at` on, as vectors of lanes.
+/// The `J` values of `table` from `at` on.
 #[inline(always)]
-fn strip(table: &[f64], at: usize) -> &[Lanes; STRIP / 8] {
+fn strip<const J: usize>(table: &[f64], at: usize) -> Option<&[f64; J]> {
     table
-        .get(at..at.wrapping_add(STRIP))
-        .and_then(|w| w.as_chunks::<8>().0.try_into().ok())
-        .unwrap_or(&ZERO)
+        .get(at..at.wrapping_add(J))
+        .and_then(|w| <&[f64; J]>::try_from(w).ok())
 }
 
 /// For every rule `r` and resample `j` of the first `len` rounded up to [`STRIP`]:
 /// `own[r·stride + j] = Σ_s w_j(s)·P[pick_r(s), s]` and `picked[r·stride + j] = Σ_s
 /// w_j(s)·quality[pick_r(s)·stride + j]`, left to right over the scenes (one fused multiply-add
 /// per term). `weights` and `quality` are cluster-major tables of rows of `stride`;
-/// `picks[r]` / `own_values[r]` hold rule `r`'s pick and `P[pick, s]` per scene.
+/// `picks[r]` / `own_values[r]` hold rule `r`'s pick and `P[pick, s]` per scene (one per
+/// scene). `lanes` is [`roboaudit_stats::wide_lanes`] (it picks how many rules share a pass;
+/// the sums do not depend on it).
 pub(crate) struct GapSums<'a> {
     pub picks: &'a [&'a [usize]],
     pub own_values: &'a [Vec<f64>],
@@ -256,6 +271,7 @@ pub(crate) struct GapSums<'a> {
     pub quality: &'a [f64],
     pub stride: usize,
     pub len: usize,
+    pub lanes: usize,
     pub own: &'a mut [f64],
     pub picked: &'a mut [f64],
 }
@@ -265,53 +281,156 @@ impl WideKernel for GapSums<'_> {
 
     #[inline(always)]
     fn run(self) {
-        let GapSums {
-            picks,
-            own_values,
-            weights,
-            quality,
-            stride,
-            len,
-            own,
-            picked,
-        } = self;
-        // Two rules at a time, so that each strip of weights loaded serves both (an odd last
-        // rule is paired with itself and stored once).
-        let rules = picks.len().min(own_values.len());
-        for r0 in (0..rules).step_by(2) {
-            let r1 = (r0 + 1).min(rules - 1);
-            let (picks0, picks1) = (picks[r0], picks[r1]);
-            let (values0, values1) = (&own_values[r0], &own_values[r1]);
-            let scenes = picks0
-                .len()
-                .min(picks1.len())
-                .min(values0.len())
-                .min(values1.len());
-            for j0 in (0..len).step_by(STRIP) {
-                let mut own0 = [0.0f64; STRIP];
-                let mut picked0 = [0.0f64; STRIP];
-                let mut own1 = [0.0f64; STRIP];
-                let mut picked1 = [0.0f64; STRIP];
-                for s in 0..scenes {
-                    let w = strip(weights, s * stride + j0).as_flattened();
-                    let q0 = strip(quality, picks0[s] * stride + j0).as_flattened();
-                    let q1 = strip(quality, picks1[s] * stride + j0).as_flattened();
-                    let (v0, v1) = (values0[s], values1[s]);
-                    for i in 0..STRIP {
-                        own0[i] = v0.mul_add(w[i], own0[i]);
-                        picked0[i] = w[i].mul_add(q0[i], picked0[i]);
-                        own1[i] = v1.mul_add(w[i], own1[i]);
-                        picked1[i] = w[i].mul_add(q1[i], picked1[i]);
+        // Rules per pass, so that each strip of weights loaded serves them all: 3 with 32
+        // AVX-512 registers, 2 with 16 AVX2 ones (measured fastest of 1 to 4).
+        if self.lanes >= 8 {
+            gap_sums::<3>(self);
+        } else {
+            gap_sums::<2>(self);
+        }
+    }
+}
+
+#[inline(always)]
+fn gap_sums<const R: usize>(k: GapSums<'_>) {
+    let GapSums {
+        picks,
+        own_values,
+        weights,
+        quality,
+        stride,
+        len,
+        own,
+        picked,
+        ..
+    } = k;
+    let rules = picks.len().min(own_values.len());
+    // The last pass repeats its last rule where the rules run out (computed twice, the same
+    // sums).
+    for r0 in (0..rules).step_by(R) {
+        let rs: [usize; R] = std::array::from_fn(|t| (r0 + t).min(rules - 1));
+        let scenes = rs
+            .iter()
+            .map(|&r| picks[r].len().min(own_values[r].len()))
+            .min()
+            .unwrap_or(0);
+        for j0 in (0..len).step_by(STRIP) {
+            let mut acc_own = [[0.0f64; STRIP]; R];
+            let mut acc_picked = [[0.0f64; STRIP]; R];
+            for s in 0..scenes {
+                let Some(w) = strip::<STRIP>(weights, s * stride + j0) else {
+                    continue;
+                };
+                // The picks index the quality rows (in range by construction; the weights stand
+                // in for a row that is not, and the tests would see it).
+                let mut q = [w; R];
+                let mut v = [0.0; R];
+                for t in 0..R {
+                    if let Some(row) = strip::<STRIP>(quality, picks[rs[t]][s] * stride + j0) {
+                        q[t] = row;
+                    }
+                    v[t] = own_values[rs[t]][s];
+                }
+                for i in 0..STRIP {
+                    for t in 0..R {
+                        acc_own[t][i] = v[t].mul_add(w[i], acc_own[t][i]);
+                        acc_picked[t][i] = w[i].mul_add(q[t][i], acc_picked[t][i]);
                     }
                 }
-                for (r, acc_own, acc_picked) in [(r0, &own0, &picked0), (r1, &own1, &picked1)] {
-                    let at = r * stride + j0;
-                    if let Some(o) = own.get_mut(at..at + STRIP) {
-                        o.copy_from_slice(acc_own);
-                    }
-                    if let Some(o) = picked.get_mut(at..at + STRIP) {
-                        o.copy_from_slice(acc_picked);
-                    }
+            }
+            for t in 0..R {
+                let at = rs[t] * stride + j0;
+                if let Some(o) = own.get_mut(at..at + STRIP) {
+                    o.copy_from_slice(&acc_own[t]);
+                }
+                if let Some(o) = picked.get_mut(at..at + STRIP) {
+                    o.copy_from_slice(&acc_picked[t]);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use roboaudit_stats::run_wide;
+
+    /// Deterministic pseudo-random values in [0, 8) with a fractional part.
+    fn values(count: usize, seed: u64) -> Vec<f64> {
+        let mut state = seed;
+        (0..count)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                (state >> 40) as f64 / (1u64 << 21) as f64
+            })
+            .collect()
+    }
+
+    /// Every register tile (the AVX-512 and the AVX2 shapes, whichever copy runs them) gives
+    /// the sums of one fused multiply-add per scene in scene order, bit for bit, on a block
+    /// whose length is not a whole number of strips.
+    #[test]
+    fn resample_kernels_do_not_depend_on_the_tile() {
+        let (n, stride, len, width, k, rules) = (7, 72, 45, 2 * COLUMN_PAD, 5, 4);
+        let weights = values(n * stride, 1);
+        let table = values(n * width, 2);
+        let want = |c: usize, j: usize| {
+            (0..n).fold(0.0, |acc: f64, s| {
+                table[s * width + c].mul_add(weights[s * stride + j], acc)
+            })
+        };
+        let picks: Vec<Vec<usize>> = (0..rules)
+            .map(|r| (0..n).map(|s| (s * 3 + r) % k).collect())
+            .collect();
+        let pick_refs: Vec<&[usize]> = picks.iter().map(Vec::as_slice).collect();
+        let own_values: Vec<Vec<f64>> = (0..rules).map(|r| values(n, 10 + r as u64)).collect();
+        for lanes in [8, 4, 2] {
+            let mut out = vec![0.0; width * stride];
+            run_wide(ColumnSums {
+                weights: &weights,
+                values: &table,
+                width,
+                n,
+                stride,
+                len,
+                lanes,
+                out: &mut out,
+            });
+            for c in 0..width {
+                for j in 0..len {
+                    assert_eq!(out[c * stride + j].to_bits(), want(c, j).to_bits());
+                }
+            }
+            let (mut own, mut picked) = (vec![0.0; rules * stride], vec![0.0; rules * stride]);
+            run_wide(GapSums {
+                picks: &pick_refs,
+                own_values: &own_values,
+                weights: &weights,
+                quality: &out[..k * stride],
+                stride,
+                len,
+                lanes,
+                own: &mut own,
+                picked: &mut picked,
+            });
+            for r in 0..rules {
+                for j in 0..len {
+                    let (o, p) = (0..n).fold((0.0f64, 0.0f64), |(o, p), s| {
+                        let w = weights[s * stride + j];
+                        (
+                            own_values[r][s].mul_add(w, o),
+                            w.mul_add(out[picks[r][s] * stride + j], p),
+                        )
+                    });
+                    assert_eq!(own[r * stride + j].to_bits(), o.to_bits(), "lanes {lanes}");
+                    assert_eq!(
+                        picked[r * stride + j].to_bits(),
+                        p.to_bits(),
+                        "lanes {lanes}"
+                    );
                 }
             }
         }

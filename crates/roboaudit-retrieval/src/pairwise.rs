@@ -42,18 +42,23 @@ const GROUP: usize = 25;
 /// The [`Tables`] of experience vectors `exps` and scene vectors `scenes`, all of one non-zero
 /// dimension.
 pub(crate) fn tables(exps: &[&[f32]], scenes: &[&[f32]]) -> Tables {
-    // Tiles whose accumulators and chunks fit the registers: 3 × 2 entries of eight lanes, two
-    // sums each, in 32 AVX-512 registers; 2 × 1 in 16 AVX2 or SSE2 ones. The tables do not
-    // depend on the tile.
+    // Tiles whose accumulators and chunks fit the registers: in 32 AVX-512 registers 4 × 2
+    // entries of eight lanes with two sums each (experience × scene) and 4 × 4 with one
+    // (experience × experience); 2 × 2 for both in 16 AVX2 or SSE2 ones (measured fastest of
+    // 3 × 2 to 4 × 4, and of 1 × 2 to 3 × 1). The tables do not depend on the tiles.
     if roboaudit_stats::wide_lanes() >= 8 {
-        tables_tiled::<3, 2>(exps, scenes)
+        tables_tiled::<4, 2, 4, 4>(exps, scenes)
     } else {
-        tables_tiled::<2, 1>(exps, scenes)
+        tables_tiled::<2, 2, 2, 2>(exps, scenes)
     }
 }
 
-/// [`tables`] in register tiles of `A` experiences × `B` items.
-fn tables_tiled<const A: usize, const B: usize>(exps: &[&[f32]], scenes: &[&[f32]]) -> Tables {
+/// [`tables`] in register tiles of `A` experiences × `B` scenes (dot products and squared
+/// distances) and `C` × `D` experiences (dot products).
+fn tables_tiled<const A: usize, const B: usize, const C: usize, const D: usize>(
+    exps: &[&[f32]],
+    scenes: &[&[f32]],
+) -> Tables {
     let (k, n) = (exps.len(), scenes.len());
     let all: Vec<&[f32]> = exps.iter().chain(scenes).copied().collect();
     let norms: Vec<f64> = roboaudit_stats::run_wide(Norms(&all));
@@ -63,7 +68,7 @@ fn tables_tiled<const A: usize, const B: usize>(exps: &[&[f32]], scenes: &[&[f32
     let groups: Vec<Vec<GroupRow>> = starts
         .par_iter()
         .map(|&first| {
-            roboaudit_stats::run_wide(Tiled::<A, B> {
+            roboaudit_stats::run_wide(Tiled::<A, B, C, D> {
                 exps,
                 scenes,
                 members: first..(first + GROUP).min(k),
@@ -142,14 +147,16 @@ impl WideKernel for Norms<'_> {
 }
 
 /// The [`GroupRow`]s of the experiences `members`, in register tiles of `A` experiences × `B`
-/// items.
-struct Tiled<'a, const A: usize, const B: usize> {
+/// scenes and `C` × `D` experiences.
+struct Tiled<'a, const A: usize, const B: usize, const C: usize, const D: usize> {
     exps: &'a [&'a [f32]],
     scenes: &'a [&'a [f32]],
     members: std::ops::Range<usize>,
 }
 
-impl<const A: usize, const B: usize> WideKernel for Tiled<'_, A, B> {
+impl<const A: usize, const B: usize, const C: usize, const D: usize> WideKernel
+    for Tiled<'_, A, B, C, D>
+{
     type Output = Vec<GroupRow>;
 
     #[inline(always)]
@@ -190,13 +197,13 @@ impl<const A: usize, const B: usize> WideKernel for Tiled<'_, A, B> {
         }
         // Experience × later experience: dot products (tiles from the group's first member on;
         // entries of earlier experiences are computed and dropped).
-        for a0 in members.clone().step_by(A) {
-            let a = tile_indices::<A>(a0, members.end);
-            let x: [&[f32]; A] = std::array::from_fn(|t| exps[a[t]]);
-            for b0 in (a0 + 1..k).step_by(B) {
-                let b = tile_indices::<B>(b0, k);
-                let y: [&[f32]; B] = std::array::from_fn(|t| exps[b[t]]);
-                let (dot, _) = tile_both(&x, &y);
+        for a0 in members.clone().step_by(C) {
+            let a = tile_indices::<C>(a0, members.end);
+            let x: [&[f32]; C] = std::array::from_fn(|t| exps[a[t]]);
+            for b0 in (a0 + 1..k).step_by(D) {
+                let b = tile_indices::<D>(b0, k);
+                let y: [&[f32]; D] = std::array::from_fn(|t| exps[b[t]]);
+                let dot = tile_dot(&x, &y);
                 for (ta, &e) in a.iter().enumerate() {
                     for (tb, &j) in b.iter().enumerate() {
                         if j > e {
@@ -282,6 +289,48 @@ fn tile_both<const A: usize, const B: usize>(
     (dots, sqs)
 }
 
+/// The dot products of a tile ([`tile_both`] without the distances).
+#[inline(always)]
+fn tile_dot<const A: usize, const B: usize>(x: &[&[f32]; A], y: &[&[f32]; B]) -> [[f64; B]; A] {
+    let xs: [&[[f32; 8]]; A] = std::array::from_fn(|t| x[t].as_chunks::<8>().0);
+    let ys: [&[[f32; 8]]; B] = std::array::from_fn(|t| y[t].as_chunks::<8>().0);
+    let chunks = xs.iter().chain(&ys).map(|r| r.len()).min().unwrap_or(0);
+    let mut dot = [[[0.0f64; 8]; B]; A];
+    for c in 0..chunks {
+        let mut xc = [[0.0; 8]; A];
+        let mut yc = [[0.0; 8]; B];
+        for t in 0..A {
+            xc[t] = widen(&xs[t][c]);
+        }
+        for t in 0..B {
+            yc[t] = widen(&ys[t][c]);
+        }
+        for l in 0..8 {
+            for ta in 0..A {
+                for tb in 0..B {
+                    dot[ta][tb][l] = xc[ta][l].mul_add(yc[tb][l], dot[ta][tb][l]);
+                }
+            }
+        }
+    }
+    let full = chunks * 8;
+    let mut dots = [[0.0; B]; A];
+    for ta in 0..A {
+        for tb in 0..B {
+            let (xt, yt) = (
+                &x[ta][full.min(x[ta].len())..],
+                &y[tb][full.min(y[tb].len())..],
+            );
+            let mut tail = 0.0;
+            for (&a, &b) in xt.iter().zip(yt) {
+                tail = f64::from(a).mul_add(f64::from(b), tail);
+            }
+            dots[ta][tb] = combine(&dot[ta][tb], tail);
+        }
+    }
+    dots
+}
+
 #[inline(always)]
 fn combine(acc: &Lanes, tail: f64) -> f64 {
     ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
@@ -337,9 +386,9 @@ mod tests {
             let scenes: Vec<&[f32]> = scene32.iter().map(Vec::as_slice).collect();
             let got = tables(&exps, &scenes);
             for other in [
-                tables_tiled::<3, 2>(&exps, &scenes),
-                tables_tiled::<2, 1>(&exps, &scenes),
-                tables_tiled::<1, 3>(&exps, &scenes),
+                tables_tiled::<4, 2, 4, 4>(&exps, &scenes),
+                tables_tiled::<2, 2, 2, 2>(&exps, &scenes),
+                tables_tiled::<1, 3, 3, 1>(&exps, &scenes),
             ] {
                 assert!(other.cos_es == got.cos_es && other.l2_es == got.l2_es);
                 assert!(other.cosd_ee == got.cosd_ee && other.norms == got.norms);
