@@ -230,8 +230,13 @@ impl SharedDraws {
         rules: &[RuleDraws<'_>],
         gaps: bool,
     ) -> Result<Vec<Replicates>, StatsError> {
-        let shuffled = self.shuffled_all(t, rules);
-        let (gap_values, within_slot, within) = self.resample_replicates(t, rules, gaps)?;
+        // Side by side: a thread done with its share of one takes up the other instead of
+        // waiting at the end of the first.
+        let (shuffled, resampled) = rayon::join(
+            || self.shuffled_all(t, rules),
+            || self.resample_replicates(t, rules, gaps),
+        );
+        let (gap_values, within_slot, within) = resampled?;
         let mut gap_values = gap_values.into_iter();
         let mut within: Vec<Option<Vec<f64>>> = within.into_iter().map(Some).collect();
         Ok(shuffled
