@@ -94,7 +94,11 @@ impl Replicates {
     /// order (the vector itself, its NaNs dropped in place: no copy).
     pub fn defined_within(&mut self) -> Vec<f64> {
         let mut within = std::mem::take(&mut self.within);
-        within.retain(|v| !v.is_nan());
+        // Resamples without an eligible scene are rare: a vector pass looks for one before the
+        // copying pass that drops them.
+        if within.iter().fold(false, |any, v| any | v.is_nan()) {
+            within.retain(|v| !v.is_nan());
+        }
         within
     }
 }

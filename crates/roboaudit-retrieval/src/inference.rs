@@ -4,7 +4,7 @@ use crate::RetrievalError;
 use crate::draws::SharedDraws;
 use crate::matrix::Transfer;
 use roboaudit_stats::{
-    IntervalMethod, ResampleMatrix, StatsError, bootstrap_with_matrix, percentile_levels,
+    IntervalMethod, ResampleMatrix, bootstrap_with_matrix, percentile_levels,
     pooled_and_grouped_auroc_tallies, quantiles_in_place,
 };
 
@@ -51,19 +51,7 @@ impl SceneBootstrap {
                 if defined.len() < 2 {
                     return Ok(Err(too_few()));
                 }
-                // A fold without an early exit is one vector pass; the position only on error.
-                let finite = defined.iter().fold(true, |ok, v| ok & v.is_finite());
-                if let Some(index) = (!finite)
-                    .then(|| defined.iter().position(|v| !v.is_finite()))
-                    .flatten()
-                {
-                    return Err(RetrievalError::stats(format!("scene bootstrap of {what}"))(
-                        StatsError::NonFinite {
-                            what: "bootstrap replicates",
-                            index,
-                        },
-                    ));
-                }
+                // `quantiles_in_place` rejects a non-finite replicate (NonFinite, with its index).
                 let ci = quantiles_in_place(&mut defined, &percentile_levels(self.level))
                     .map_err(RetrievalError::stats(format!("scene bootstrap of {what}")))?;
                 return Ok(Ok([ci[0], ci[1]]));

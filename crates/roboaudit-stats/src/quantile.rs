@@ -130,8 +130,8 @@ pub fn quantiles_of_histogram(
         .collect())
 }
 
-/// Maps every value to its [`sort_key`] when all are finite (`true`); leaves `data` untouched
-/// otherwise (`false`).
+/// Maps every value to its [`sort_key`] (−0.0 to +0.0; NaN and infinities unchanged) and tells
+/// whether all are finite.
 struct SortKeys<'a> {
     data: &'a mut [f64],
 }
@@ -141,12 +141,15 @@ impl WideKernel for SortKeys<'_> {
 
     #[inline(always)]
     fn run(self) -> bool {
-        // A fold without an early exit compiles to vector code.
-        if !self.data.iter().fold(true, |ok, v| ok & v.is_finite()) {
-            return false;
+        // One pass without an early exit (it compiles to vector code): the keys are written as
+        // the values are checked. `sort_key` keeps a NaN or infinity as it is, so the caller's
+        // error still finds it.
+        let mut finite = true;
+        for v in self.data.iter_mut() {
+            finite &= v.is_finite();
+            *v = sort_key(*v);
         }
-        self.data.iter_mut().for_each(|v| *v = sort_key(*v));
-        true
+        finite
     }
 }
 
