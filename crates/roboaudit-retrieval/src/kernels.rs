@@ -98,7 +98,7 @@ pub(crate) const EXACT_STACK: usize = 32;
 /// For every permutation `p` of `perms` (rows of `n` entries, any integer width through
 /// `index`): the whole-number sums `Σ_s table[(s·n + perms[p·n + s])·width + r]` of the first
 /// `rules` rules of the stack, each counted into its histogram, `counts[r·bins + sum] += 1`.
-/// `width` is a multiple of 8 up to [`EXACT_STACK`] (zero-padded); the table's sums of `n`
+/// `width` is 16 or [`EXACT_STACK`] (zero-padded); the table's sums of `n`
 /// entries never exceed `bins − 1 <= u16::MAX` (the caller's bound).
 pub(crate) struct ExactShuffled<'a, T, I> {
     pub perms: &'a [T],
@@ -124,7 +124,7 @@ impl<T: Copy, I: Fn(T) -> usize> WideKernel for ExactShuffled<'_, T, I> {
                 }
             };
         }
-        stacks!(8 16 24 32);
+        stacks!(16 32);
     }
 }
 
@@ -140,22 +140,33 @@ fn exact_shuffled<const W: usize, T: Copy, I: Fn(T) -> usize>(k: ExactShuffled<'
         counts,
         ..
     } = k;
+    // Scene `s`'s rows of the table, one per origin scene: whole slices, so that a row is
+    // found with one bounds check.
+    let rows_of_scene = n.wrapping_mul(W);
+    if rows_of_scene == 0 {
+        return;
+    }
     for row in perms.chunks_exact(n) {
-        let mut acc = [0u16; W];
-        for (s, &from) in row.iter().enumerate() {
-            let at = s.wrapping_mul(n).wrapping_add(index(from)).wrapping_mul(W);
-            let Some(v) = table
-                .get(at..at.wrapping_add(W))
-                .and_then(|v| <&[u16; W]>::try_from(v).ok())
-            else {
+        // Two halves of 16 lanes, each one 256-bit register (AVX-512F has no 16-bit lanes in
+        // 512 bits); the second is all zeros for a stack of 16.
+        let (mut lo, mut hi) = ([0u16; 16], [0u16; 16]);
+        for (&from, scene_rows) in row.iter().zip(table.chunks_exact(rows_of_scene)) {
+            let at = index(from).wrapping_mul(W);
+            let Some(v) = scene_rows.get(at..at.wrapping_add(W)) else {
                 continue;
             };
-            for i in 0..W {
+            let (first, second) = v.split_at(16.min(W));
+            for i in 0..16 {
                 // Within u16: the caller bounds every sum of n entries.
-                acc[i] = acc[i].wrapping_add(v[i]);
+                lo[i] = lo[i].wrapping_add(first.get(i).copied().unwrap_or(0));
+            }
+            if W > 16 {
+                for i in 0..16 {
+                    hi[i] = hi[i].wrapping_add(second.get(i).copied().unwrap_or(0));
+                }
             }
         }
-        for (r, &sum) in acc.iter().enumerate().take(rules) {
+        for (r, &sum) in lo.iter().chain(&hi).enumerate().take(rules) {
             if let Some(c) = counts.get_mut(r * bins + usize::from(sum)) {
                 *c += 1;
             }

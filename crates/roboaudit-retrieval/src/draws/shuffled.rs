@@ -116,7 +116,7 @@ impl SharedDraws {
         let chunks = self.permutations.div_ceil(CHUNK);
         let mut out = Vec::with_capacity(rules.len());
         for group in rules.chunks(EXACT_STACK) {
-            let width = group.len().div_ceil(8) * 8;
+            let width = if group.len() <= 16 { 16 } else { EXACT_STACK };
             let mut table = vec![0u16; n * n * width];
             for (r, rule) in group.iter().enumerate() {
                 for (from, &p) in rule.picks.iter().enumerate() {
