@@ -156,14 +156,12 @@ fn exact_shuffled<const W: usize, T: Copy, I: Fn(T) -> usize>(k: ExactShuffled<'
                 continue;
             };
             let (first, second) = v.split_at(16.min(W));
-            for i in 0..16 {
-                // Within u16: the caller bounds every sum of n entries.
-                lo[i] = lo[i].wrapping_add(first.get(i).copied().unwrap_or(0));
+            // Within u16: the caller bounds every sum of n entries.
+            for (sum, &value) in lo.iter_mut().zip(first) {
+                *sum = sum.wrapping_add(value);
             }
-            if W > 16 {
-                for i in 0..16 {
-                    hi[i] = hi[i].wrapping_add(second.get(i).copied().unwrap_or(0));
-                }
+            for (sum, &value) in hi.iter_mut().zip(second) {
+                *sum = sum.wrapping_add(value);
             }
         }
         for (r, &sum) in lo.iter().chain(&hi).enumerate().take(rules) {
