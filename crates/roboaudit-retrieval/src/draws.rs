@@ -6,8 +6,9 @@
 //! Sharing is what the NumPy reference does too (one bootstrap index matrix and one permutation
 //! matrix for all rules), and it makes rules comparable on the very same resamples. The
 //! resamples are the rows of `ResampleMatrix::generate` (as weight columns of multiplicities,
-//! `roboaudit_stats::resample_weight_columns`); every block of permutations comes from its own ChaCha8
-//! stream; blocks are filled in parallel, so nothing depends on the thread count.
+//! `roboaudit_stats::resample_weight_columns`); every block of permutations comes from its own
+//! ChaCha8 stream; blocks are filled in parallel, so nothing depends on the thread count. The
+//! shuffle nulls are in the `shuffled` submodule.
 
 use crate::kernels::{COLUMN_PAD, ColumnSums, GapSums, STRIP};
 use crate::matrix::Transfer;
@@ -362,9 +363,11 @@ impl SharedDraws {
             .into_par_iter()
             .map(|_| vec![0.0; self.resamples])
             .collect();
+        // Zeros (fresh zeroed memory, no fill pass): every entry is written below, NaN where
+        // no eligible scene was drawn.
         let mut within: Vec<Vec<f64>> = (0..scored)
             .into_par_iter()
-            .map(|_| vec![f64::NAN; self.resamples])
+            .map(|_| vec![0.0; self.resamples])
             .collect();
         // Block `i`'s part of every gap and within-query vector: resamples `i·BLOCK..`.
         let mut tasks: Vec<(Vec<&mut [f64]>, Vec<&mut [f64]>)> =

@@ -5,8 +5,8 @@
 //! - [`Shuffled`]: the shuffled success of every rule under every permutation at once. The rules
 //!   are stacked: `table[(s·n + from)·width + r] = P[picks_r[from], s]`, so a permutation costs
 //!   `n` contiguous row loads for all rules instead of `n` scattered loads per rule.
-//! - [`ExactShuffled`]: the same with whole-number successes in `u16` lanes (32 rules in one
-//!   AVX-512 register), each rule's sums counted into a histogram.
+//! - [`ExactShuffled`]: the same with whole-number successes in `u16` lanes (32 rules in two
+//!   256-bit registers), each rule's sums counted into a histogram.
 //! - [`ColumnSums`]: the resample-weighted sums `Σ_s w_b(s)·x(s)` of many per-scene columns on
 //!   a block of resamples, vectorized over resamples (cluster-major weight tables).
 //! - [`GapSums`]: each rule's `Σ_s w_b(s)·P[pick(s), s]` and `Σ_s w_b(s)·Q_b(pick(s))` on the
@@ -92,14 +92,14 @@ fn shuffled<const W: usize, T: Copy>(
     }
 }
 
-/// Widest stack of rules in one [`ExactShuffled`] pass: 32 `u16` sums, one AVX-512 register.
+/// Widest stack of rules in one [`ExactShuffled`] pass: 32 `u16` sums, two 256-bit registers.
 pub(crate) const EXACT_STACK: usize = 32;
 
 /// For every permutation `p` of `perms` (rows of `n` entries, any integer width through
 /// `index`): the whole-number sums `Σ_s table[(s·n + perms[p·n + s])·width + r]` of the first
 /// `rules` rules of the stack, each counted into its histogram, `counts[r·bins + sum] += 1`.
-/// `width` is 16 or [`EXACT_STACK`] (zero-padded); the table's sums of `n`
-/// entries never exceed `bins − 1 <= u16::MAX` (the caller's bound).
+/// `width` is 16 or [`EXACT_STACK`] (zero-padded); the table's sums of `n` entries never exceed
+/// `bins − 1 <= u16::MAX` (the caller's bound).
 pub(crate) struct ExactShuffled<'a, T, I> {
     pub perms: &'a [T],
     pub n: usize,

@@ -6,8 +6,9 @@
 //! `Σ x_j y_j`, the squared distance `Σ (x_j − y_j)²` and each vector's squared norm `Σ x_j²`.
 //! Each sum is [`lanes`]: eight interleaved lanes over the whole 8-wide chunks of the
 //! dimensions, in dimension order, one fused multiply-add per term (`f64::mul_add`: one
-//! rounding; the difference `x − y` of two `f32` values is exact in `f64`), combined as `((l0 +
-//! l4) + (l1 + l5)) + ((l2 + l6) + (l3 + l7))`, plus the leftover dimensions summed in order.
+//! rounding; the difference `x − y` of two `f32` values is exact in `f64` unless their
+//! magnitudes differ by more than 2^29), combined as `((l0 + l4) + (l1 + l5)) + ((l2 + l6) +
+//! (l3 + l7))`, plus the leftover dimensions summed in order.
 //! Then `cos = dot / (‖x‖·‖y‖)` (0 when a norm is 0: cosine is undefined then, and the caller
 //! says so), `L2 = √(squared distance)` and the cosine distance `1 − cos`.
 //!
@@ -185,7 +186,7 @@ impl<const A: usize, const B: usize, const C: usize, const D: usize> WideKernel
             for b0 in (0..n).step_by(B) {
                 let b = tile_indices::<B>(b0, n);
                 let y: [&[f32]; B] = std::array::from_fn(|t| scenes[b[t]]);
-                let (dot, sq) = tile_both(&x, &y);
+                let (dot, sq) = tile::<A, B, true>(&x, &y);
                 for (ta, &e) in a.iter().enumerate() {
                     for (tb, &s) in b.iter().enumerate() {
                         let row = &mut rows[e - first];
@@ -203,7 +204,7 @@ impl<const A: usize, const B: usize, const C: usize, const D: usize> WideKernel
             for b0 in (a0 + 1..k).step_by(D) {
                 let b = tile_indices::<D>(b0, k);
                 let y: [&[f32]; D] = std::array::from_fn(|t| exps[b[t]]);
-                let dot = tile_dot(&x, &y);
+                let (dot, _) = tile::<C, D, false>(&x, &y);
                 for (ta, &e) in a.iter().enumerate() {
                     for (tb, &j) in b.iter().enumerate() {
                         if j > e {
@@ -234,11 +235,12 @@ fn widen(chunk: &[f32; 8]) -> Lanes {
     out
 }
 
-/// The dot products and squared distances of a tile: the [`lanes`] sums of every `x[ta]`,
-/// `y[tb]` pair (all of one length), with the `A × B × 2` vectors of lanes in registers: each
-/// chunk of a row is loaded and widened once for the whole tile.
+/// The dot products and, when `SQ`, the squared distances of a tile: the [`lanes`] sums of
+/// every `x[ta]`, `y[tb]` pair (all of one length), with the `A × B` vectors of lanes of each
+/// sum in registers: each chunk of a row is loaded and widened once for the whole tile. Without
+/// `SQ` the distances are all 0.
 #[inline(always)]
-fn tile_both<const A: usize, const B: usize>(
+fn tile<const A: usize, const B: usize, const SQ: bool>(
     x: &[&[f32]; A],
     y: &[&[f32]; B],
 ) -> ([[f64; B]; A], [[f64; B]; A]) {
@@ -261,8 +263,10 @@ fn tile_both<const A: usize, const B: usize>(
             for ta in 0..A {
                 for tb in 0..B {
                     dot[ta][tb][l] = xc[ta][l].mul_add(yc[tb][l], dot[ta][tb][l]);
-                    let d = xc[ta][l] - yc[tb][l];
-                    sq[ta][tb][l] = d.mul_add(d, sq[ta][tb][l]);
+                    if SQ {
+                        let d = xc[ta][l] - yc[tb][l];
+                        sq[ta][tb][l] = d.mul_add(d, sq[ta][tb][l]);
+                    }
                 }
             }
         }
@@ -280,55 +284,15 @@ fn tile_both<const A: usize, const B: usize>(
             for (&a, &b) in xt.iter().zip(yt) {
                 let (a, b) = (f64::from(a), f64::from(b));
                 td = a.mul_add(b, td);
-                ts = (a - b).mul_add(a - b, ts);
+                if SQ {
+                    ts = (a - b).mul_add(a - b, ts);
+                }
             }
             dots[ta][tb] = combine(&dot[ta][tb], td);
             sqs[ta][tb] = combine(&sq[ta][tb], ts);
         }
     }
     (dots, sqs)
-}
-
-/// The dot products of a tile ([`tile_both`] without the distances).
-#[inline(always)]
-fn tile_dot<const A: usize, const B: usize>(x: &[&[f32]; A], y: &[&[f32]; B]) -> [[f64; B]; A] {
-    let xs: [&[[f32; 8]]; A] = std::array::from_fn(|t| x[t].as_chunks::<8>().0);
-    let ys: [&[[f32; 8]]; B] = std::array::from_fn(|t| y[t].as_chunks::<8>().0);
-    let chunks = xs.iter().chain(&ys).map(|r| r.len()).min().unwrap_or(0);
-    let mut dot = [[[0.0f64; 8]; B]; A];
-    for c in 0..chunks {
-        let mut xc = [[0.0; 8]; A];
-        let mut yc = [[0.0; 8]; B];
-        for t in 0..A {
-            xc[t] = widen(&xs[t][c]);
-        }
-        for t in 0..B {
-            yc[t] = widen(&ys[t][c]);
-        }
-        for l in 0..8 {
-            for ta in 0..A {
-                for tb in 0..B {
-                    dot[ta][tb][l] = xc[ta][l].mul_add(yc[tb][l], dot[ta][tb][l]);
-                }
-            }
-        }
-    }
-    let full = chunks * 8;
-    let mut dots = [[0.0; B]; A];
-    for ta in 0..A {
-        for tb in 0..B {
-            let (xt, yt) = (
-                &x[ta][full.min(x[ta].len())..],
-                &y[tb][full.min(y[tb].len())..],
-            );
-            let mut tail = 0.0;
-            for (&a, &b) in xt.iter().zip(yt) {
-                tail = f64::from(a).mul_add(f64::from(b), tail);
-            }
-            dots[ta][tb] = combine(&dot[ta][tb], tail);
-        }
-    }
-    dots
 }
 
 #[inline(always)]
