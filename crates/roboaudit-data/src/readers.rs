@@ -242,77 +242,118 @@ pub fn read_embeddings(path: impl AsRef<Path>) -> Result<Vec<EmbeddingRecord>, D
         optional: &[],
         all: false,
     };
-    // First the rows as read, each one's identifying cells checked in row order and its vector
-    // cell kept as it came; then every vector parsed, the rows in parallel (the numbers are
-    // most of the file); then each row's vector, dimension and uniqueness checked in row order.
-    // A row's checks run in the order of a row-by-row reader, so the first error is the one
-    // such a reader meets: an error while reading stops the scan, and is reported after the
+    // Rows are read in batches, each row's identifying cells checked in row order and its
+    // vector cell kept as it came; a full batch has its vectors parsed in parallel (the numbers
+    // are most of the file), then each row's vector, dimension and uniqueness checked in row
+    // order. A row's checks run in the order of a row-by-row reader, so the first error is the
+    // one such a reader meets: an error while reading stops the scan, and is reported after the
     // rows before it have passed every check.
-    let mut read: Vec<(usize, String, EmbeddingKind, String, Cell<'static>)> = Vec::new();
+    let mut checks = EmbeddingChecks {
+        file,
+        dims: HashMap::new(),
+        first_row: HashMap::new(),
+        out: Vec::new(),
+    };
+    let mut pending: Vec<PendingEmbedding> = Vec::with_capacity(EMBEDDING_BATCH);
+    let mut failed: Option<DataError> = None;
     let stopped = scan(file, &columns, &mut |r, row| {
         let representation = id(file, r, row, "representation")?;
         let kind = required(file, row, "kind", embedding_kind(r.get("kind")))?;
         let item = id(file, r, row, "id")?;
-        read.push((
+        pending.push((
             row,
             representation,
             kind,
             item,
             r.get("vector").into_owned(),
         ));
+        if pending.len() == EMBEDDING_BATCH
+            && let Err(error) = checks.batch(&mut pending)
+        {
+            // Stops the scan; the batch's error is the one reported.
+            failed = Some(error);
+            return Err(DataError::Empty {
+                file: file.to_path_buf(),
+            });
+        }
         Ok(())
     })
     .err();
-    let vectors: Vec<CellResult<Option<Vec<f32>>>> = read
-        .par_iter_mut()
-        .map(|entry| cell::to_vector(std::mem::replace(&mut entry.4, Cell::Null)))
-        .collect();
-    let mut out = Vec::with_capacity(read.len());
-    // representation -> (dimension, first row)
-    let mut dims: HashMap<String, (usize, usize)> = HashMap::new();
-    let mut first_row: HashMap<(String, EmbeddingKind, String), usize> = HashMap::new();
-    for ((row, representation, kind, item, _), vector) in read.into_iter().zip(vectors) {
-        let vector = required(file, row, "vector", vector)?;
-        let (dim, dim_row) = *dims
-            .entry(representation.clone())
-            .or_insert((vector.len(), row));
-        if vector.len() != dim {
-            return Err(DataError::invalid(
-                file,
-                Some(row),
-                Some("vector"),
-                format!(
-                    "representation \"{representation}\" has dimension {dim} (row {dim_row}), this vector has {}",
-                    vector.len()
-                ),
-            ));
-        }
-        let key = (representation, kind, item);
-        if let Some(first) = first_row.get(&key) {
-            return Err(DataError::invalid(
-                file,
-                Some(row),
-                None,
-                format!(
-                    "duplicate embedding (representation \"{}\", {} \"{}\"), first at row {first}",
-                    key.0,
-                    kind_name(kind),
-                    key.2
-                ),
-            ));
-        }
-        first_row.insert(key.clone(), row);
-        let (representation, kind, id) = key;
-        out.push(EmbeddingRecord {
-            representation,
-            kind,
-            id,
-            vector,
-        });
+    if let Some(error) = failed {
+        return Err(error);
     }
+    checks.batch(&mut pending)?;
     match stopped {
         Some(error) => Err(error),
-        None => Ok(out),
+        None => Ok(checks.out),
+    }
+}
+
+/// Rows of an embeddings file checked together (a batch's vectors are parsed in parallel).
+const EMBEDDING_BATCH: usize = 1024;
+
+/// A row read but not yet checked: row number, representation, kind, id and the vector cell.
+type PendingEmbedding = (usize, String, EmbeddingKind, String, Cell<'static>);
+
+/// The checks of [`read_embeddings`] that span rows, and the records that passed them.
+struct EmbeddingChecks<'a> {
+    file: &'a Path,
+    /// representation -> (dimension, first row)
+    dims: HashMap<String, (usize, usize)>,
+    first_row: HashMap<(String, EmbeddingKind, String), usize>,
+    out: Vec<EmbeddingRecord>,
+}
+
+impl EmbeddingChecks<'_> {
+    /// Parses the vectors of `pending` (in parallel), then checks each row in order: its
+    /// vector, its representation's dimension and that its key is new. Empties `pending`.
+    fn batch(&mut self, pending: &mut Vec<PendingEmbedding>) -> Result<(), DataError> {
+        let file = self.file;
+        let vectors: Vec<CellResult<Option<Vec<f32>>>> = pending
+            .par_iter_mut()
+            .map(|entry| cell::to_vector(std::mem::replace(&mut entry.4, Cell::Null)))
+            .collect();
+        for ((row, representation, kind, item, _), vector) in pending.drain(..).zip(vectors) {
+            let vector = required(file, row, "vector", vector)?;
+            let (dim, dim_row) = *self
+                .dims
+                .entry(representation.clone())
+                .or_insert((vector.len(), row));
+            if vector.len() != dim {
+                return Err(DataError::invalid(
+                    file,
+                    Some(row),
+                    Some("vector"),
+                    format!(
+                        "representation \"{representation}\" has dimension {dim} (row {dim_row}), this vector has {}",
+                        vector.len()
+                    ),
+                ));
+            }
+            let key = (representation, kind, item);
+            if let Some(first) = self.first_row.get(&key) {
+                return Err(DataError::invalid(
+                    file,
+                    Some(row),
+                    None,
+                    format!(
+                        "duplicate embedding (representation \"{}\", {} \"{}\"), first at row {first}",
+                        key.0,
+                        kind_name(kind),
+                        key.2
+                    ),
+                ));
+            }
+            self.first_row.insert(key.clone(), row);
+            let (representation, kind, id) = key;
+            self.out.push(EmbeddingRecord {
+                representation,
+                kind,
+                id,
+                vector,
+            });
+        }
+        Ok(())
     }
 }
 

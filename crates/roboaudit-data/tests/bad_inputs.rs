@@ -323,6 +323,73 @@ fn duplicate_embedding_names_both_rows() {
     );
 }
 
+/// Files longer than one batch of the embeddings reader (1,024 rows, vectors parsed in
+/// parallel per batch) report the error a row-by-row reader meets first: a bad vector after the
+/// first batch before a later bad kind, a bad kind before a later bad vector, a valid file of
+/// 2,100 rows reads whole, and a duplicate of a first-batch row is found in a later batch.
+#[test]
+fn embedding_errors_across_batches_come_in_row_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str, edit: &dyn Fn(usize) -> Option<String>| {
+        let mut text = String::from("representation,kind,id,vector\n");
+        for row in 1..=2_100 {
+            let line = edit(row).unwrap_or_else(|| format!("r,scene,s{row},{row} 1"));
+            text.push_str(&line);
+            text.push('\n');
+        }
+        write_text(dir.path(), name, &text)
+    };
+    let path = file("ok.csv", &|_| None);
+    let records = read_embeddings(&path).unwrap();
+    assert_eq!(records.len(), 2_100);
+    assert_eq!(records[1_500].id, "s1501");
+    assert_eq!(records[1_500].vector, vec![1_501.0, 1.0]);
+    let path = file("vector_then_kind.csv", &|row| match row {
+        1_030 => Some("r,scene,s1030,1 x".into()),
+        1_040 => Some("r,query,s1040,1 2".into()),
+        _ => None,
+    });
+    let err = read_embeddings(&path).unwrap_err();
+    assert_names(
+        &err,
+        &path,
+        Some(1_030),
+        Some("vector"),
+        "element 2 is \"x\"",
+    );
+    let path = file("kind_then_vector.csv", &|row| match row {
+        1_010 => Some("r,query,s1010,1 2".into()),
+        1_030 => Some("r,scene,s1030,1 x".into()),
+        _ => None,
+    });
+    let err = read_embeddings(&path).unwrap_err();
+    assert_names(&err, &path, Some(1_010), Some("kind"), "got \"query\"");
+    let path = file("first_batch_vector.csv", &|row| match row {
+        1_000 => Some("r,scene,s1000,1 2 3".into()),
+        1_500 => Some("r,query,s1500,1 2".into()),
+        _ => None,
+    });
+    let err = read_embeddings(&path).unwrap_err();
+    assert_names(
+        &err,
+        &path,
+        Some(1_000),
+        Some("vector"),
+        "has dimension 2 (row 1)",
+    );
+    let path = file("late_duplicate.csv", &|row| {
+        (row == 2_050).then(|| "r,scene,s3,5 5".to_string())
+    });
+    let err = read_embeddings(&path).unwrap_err();
+    assert_names(
+        &err,
+        &path,
+        Some(2_050),
+        None,
+        "duplicate embedding (representation \"r\", scene \"s3\"), first at row 3",
+    );
+}
+
 #[test]
 fn file_level_errors() {
     let dir = tempfile::tempdir().unwrap();
