@@ -109,6 +109,54 @@ fn a_repeated_library_size_is_a_usage_error() {
     assert!(!tmp.path().join("out").exists());
 }
 
+/// A --run folder that does not exist, or one whose file has an unreadable extension, is named
+/// as such (exit 3, nothing in --out), not as the standard file name the reader could not open;
+/// a --library-size the library cannot hold is said on the terminal, not only in the files.
+#[test]
+fn run_folder_problems_and_skipped_sizes_are_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let o = audit(&tmp.path().join("no-such-run"), &out, &[]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        text(&o).contains("no-such-run: no such folder"),
+        "{}",
+        text(&o)
+    );
+    let run = tmp.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    for entry in std::fs::read_dir(example()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            std::fs::copy(&path, run.join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    let executions = std::fs::read_dir(&run)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_stem().is_some_and(|s| s == "executions"))
+        .unwrap();
+    std::fs::rename(&executions, run.join("executions.txt")).unwrap();
+    let o = audit(&run, &out, &[]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        text(&o).contains("no executions file in")
+            && text(&o).contains("found executions.txt, whose extension is none of these"),
+        "{}",
+        text(&o)
+    );
+    assert!(!out.exists());
+    std::fs::rename(run.join("executions.txt"), &executions).unwrap();
+    let o = audit(&run, &out, &["--library-size", "99"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("note: --library-size 99 skipped: size 99 is not below the library size"),
+        "{}",
+        text(&o)
+    );
+}
+
 /// --no-top-pick-deletion reaches the config: every rule's deletion is null with the reason, and
 /// the config in audit.json says so.
 #[test]

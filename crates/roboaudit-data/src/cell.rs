@@ -176,7 +176,19 @@ pub(crate) fn to_vector(cell: Cell<'_>) -> CellResult<Option<Vec<f32>>> {
             let mut out = Vec::new();
             for (k, token) in tokens.enumerate() {
                 match token.parse::<f32>() {
-                    Ok(v) => out.push(v),
+                    Ok(v) if v.is_finite() => out.push(v),
+                    // Named as written: `1e40` is finite text that float32 cannot hold.
+                    Ok(_) => {
+                        let beyond = if token.parse::<f64>().is_ok_and(f64::is_finite) {
+                            ", beyond the float32 range"
+                        } else {
+                            ""
+                        };
+                        return Err(format!(
+                            "element {} is {token}{beyond} (vectors must be finite as float32)",
+                            k + 1
+                        ));
+                    }
                     Err(_) => {
                         return Err(format!(
                             "expected space-separated numbers, element {} is \"{token}\"",

@@ -166,6 +166,17 @@ fn csv_value_errors_name_row_and_column() {
         (
             write_text(
                 d,
+                "emb_overflow.csv",
+                "representation,kind,id,vector\nr,experience,e0,1 2\nr,scene,s0,1 1e40\n",
+            ),
+            |p| read_embeddings(p).map(drop),
+            2,
+            "vector",
+            "element 2 is 1e40, beyond the float32 range",
+        ),
+        (
+            write_text(
+                d,
                 "emb3.csv",
                 "representation,kind,id,vector\nr,experience,e0,1 2\nq,scene,s0,1\nr,scene,s0,1 2 3\n",
             ),

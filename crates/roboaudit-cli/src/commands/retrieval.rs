@@ -1,5 +1,6 @@
 //! `roboaudit retrieval …`: the retrieval audit (SPEC §1) over files any harness can write.
 
+use crate::exit::InvalidInput;
 use crate::{output, progress};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
@@ -155,6 +156,59 @@ fn resolve_paths(args: &AuditArgs) -> Result<RetrievalPaths> {
     Ok(paths)
 }
 
+/// With `--run DIR`: a missing folder, or a required file found in none of the readable
+/// formats, is named as such (with a file of that name in another format, if there is one)
+/// rather than as the standard name the reader would fail to open. Files given by their own
+/// flags are the readers' to check.
+fn check_run_files(dir: &Path, args: &AuditArgs, paths: &RetrievalPaths) -> Result<()> {
+    if !dir.is_dir() {
+        bail!(InvalidInput(format!(
+            "--run {}: no such folder",
+            dir.display()
+        )));
+    }
+    // In the order the files are read, so that the first missing one is the reader's first.
+    let required = [
+        (
+            "experiences",
+            args.experiences.is_none(),
+            &paths.experiences,
+        ),
+        ("scenes", args.scenes.is_none(), &paths.scenes),
+        ("executions", args.executions.is_none(), &paths.executions),
+        ("embeddings", args.embeddings.is_none(), &paths.embeddings),
+    ];
+    for (stem, from_run, path) in required {
+        if !from_run || path.exists() {
+            continue;
+        }
+        let parts = if stem == "executions" {
+            ", or an executions/ folder of part-NNNNNN.parquet files"
+        } else {
+            ""
+        };
+        let others: Vec<String> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with(&format!("{stem}.")))
+            .collect();
+        let found = match others.as_slice() {
+            [] => String::new(),
+            names => format!(
+                "; found {}, whose extension is none of these",
+                names.join(", ")
+            ),
+        };
+        bail!(InvalidInput(format!(
+            "no {stem} file in {}: looked for {stem}.parquet, {stem}.csv, {stem}.jsonl and {stem}.ndjson{parts}{found}",
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
 fn audit(args: AuditArgs) -> Result<()> {
     // Both are the user's choice of --out, so they are refused before any input is read.
     output::refuse_out_file(&args.out)?;
@@ -177,6 +231,14 @@ fn audit(args: AuditArgs) -> Result<()> {
         top_pick_deletion: !args.no_top_pick_deletion,
         ..roboaudit_retrieval::AuditConfig::default()
     };
+    // Settings are the user's to fix before any input is looked for.
+    config
+        .clone()
+        .check()
+        .map_err(|e| crate::exit::Usage(e.to_string()))?;
+    if let Some(dir) = &args.run {
+        check_run_files(dir, &args, &paths)?;
+    }
     let report = match audit_paths(&paths, config) {
         Ok(report) => report,
         Err(err) => {
@@ -196,6 +258,12 @@ fn audit(args: AuditArgs) -> Result<()> {
         (&args.out.join("summary.md"), summary.as_bytes()),
     ])?;
     println!("{}", roboaudit_retrieval::render_compact_table(&report));
+    // A library size the audit could not run is said here too, not only in the files.
+    for skipped in &report.library_interventions {
+        if let Some(reason) = &skipped.reason {
+            eprintln!("note: --library-size {} skipped: {reason}", skipped.size);
+        }
+    }
     println!(
         "wrote {} and {}",
         audit_path.display(),
