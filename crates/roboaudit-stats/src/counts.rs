@@ -146,18 +146,13 @@ pub fn resample_counts_rows(
     let n = design.n_clusters;
     let mut counts = vec![0u32; rows.len() * n];
     let mut drawn = BlockCounts::new(n);
-    let mut b = rows.start;
-    while b < rows.end {
-        let block = b / ROWS_PER_STREAM;
-        let first = block * ROWS_PER_STREAM;
-        let last = (first + ROWS_PER_STREAM).min(rows.end);
+    for (block, first, wanted) in stream_blocks(rows.clone()) {
         let mut words = BlockWords::new(seed, block);
-        pools.fill_block(&mut words, last - first, &mut drawn);
-        for r in b..last {
+        pools.fill_block(&mut words, wanted.end - first, &mut drawn);
+        for r in wanted {
             let at = (r - rows.start) * n;
             counts[at..at + n].copy_from_slice(drawn.row(r - first).0);
         }
-        b = last;
     }
     Ok(counts)
 }
@@ -248,32 +243,43 @@ impl WideKernel for WeightColumns<'_> {
         let n = pools.n_clusters();
         let mut drawn = BlockCounts::new(n);
         let mut columns = Box::new([0u8; 64 * 64]);
-        let mut b = rows.start;
-        while b < rows.end {
-            let block = b / ROWS_PER_STREAM;
-            let first = block * ROWS_PER_STREAM;
-            let last = (first + ROWS_PER_STREAM).min(rows.end);
+        for (block, first, wanted) in stream_blocks(rows.clone()) {
             let mut words = BlockWords::new(seed, block);
-            let at = b - rows.start;
+            let (at, len) = (wanted.start - rows.start, wanted.len());
+            let drawn_rows = wanted.end - first;
             // Cluster by cluster, so that each column is written in one contiguous run.
-            if pools.fill_block_columns(&mut words, last - first, &mut drawn, &mut columns) {
+            if pools.fill_block_columns(&mut words, drawn_rows, &mut drawn, &mut columns) {
                 for (c, column) in out.chunks_mut(stride).take(n).enumerate() {
-                    let counts = &columns[c * 64 + (b - first)..c * 64 + (last - first)];
-                    for (slot, &k) in column[at..at + (last - b)].iter_mut().zip(counts) {
+                    let counts = &columns[c * 64 + (wanted.start - first)..c * 64 + drawn_rows];
+                    for (slot, &k) in column[at..at + len].iter_mut().zip(counts) {
                         *slot = f64::from(k);
                     }
                 }
             } else {
-                pools.fill_block(&mut words, last - first, &mut drawn);
+                pools.fill_block(&mut words, drawn_rows, &mut drawn);
                 for (c, column) in out.chunks_mut(stride).take(n).enumerate() {
-                    for (slot, r) in column[at..at + (last - b)].iter_mut().zip(b - first..) {
+                    for (slot, r) in column[at..at + len].iter_mut().zip(wanted.start - first..) {
                         *slot = f64::from(drawn.row(r).0[c]);
                     }
                 }
             }
-            b = last;
         }
     }
+}
+
+/// The stream blocks that rows `rows` fall in: `(block, first row of the block, the rows of
+/// `rows` in it)`. A block's stream is drawn from its first row, so the rows before the wanted
+/// ones are drawn too (and dropped) when `rows` starts inside a block.
+fn stream_blocks(
+    rows: std::ops::Range<usize>,
+) -> impl Iterator<Item = (usize, usize, std::ops::Range<usize>)> {
+    let first_block = rows.start / ROWS_PER_STREAM;
+    let last_block = rows.end.div_ceil(ROWS_PER_STREAM);
+    (first_block..last_block).filter_map(move |block| {
+        let first = block * ROWS_PER_STREAM;
+        let wanted = rows.start.max(first)..rows.end.min(first + ROWS_PER_STREAM);
+        (!wanted.is_empty()).then_some((block, first, wanted))
+    })
 }
 
 /// One block of [`bootstrap_counts`]: draw each row as counts and evaluate, in one vector
@@ -307,7 +313,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::bootstrap::{IntervalMethod, bootstrap};
-    use crate::{resample_counts, resample_counts_rows};
+    use crate::{resample_counts, resample_counts_rows, resample_weight_columns};
 
     /// Any range of rows gives those rows of the whole, aligned to the streams or not.
     #[test]
@@ -320,6 +326,39 @@ mod tests {
         for range in [0..300, 64..128, 3..5, 250..300, 70..70] {
             let part = resample_counts_rows(&design, 5, range.clone()).unwrap();
             assert_eq!(part, all[range.start * 9..range.end * 9]);
+        }
+    }
+
+    /// Weight columns hold the counts of the same rows, for row ranges aligned to the streams
+    /// or not, on the small one-pool path and on the general one (strata; more than 64
+    /// clusters); entries past the range are left as they were.
+    #[test]
+    fn weight_columns_are_the_counts_cluster_major() {
+        for (n, strata) in [
+            (9, None),
+            (9, Some(vec![0, 1, 1, 0, 2, 2, 2, 1, 0])),
+            (70, None),
+        ] {
+            let design = ResampleDesign {
+                n_clusters: n,
+                strata,
+            };
+            let all = resample_counts(&design, 300, 5).unwrap();
+            for range in [0..300, 64..128, 3..5, 250..300, 70..70, 60..200] {
+                let stride = range.len() + 3;
+                let mut out = vec![-1.0; n * stride];
+                resample_weight_columns(&design, 5, range.clone(), &mut out, stride).unwrap();
+                for c in 0..n {
+                    for (j, b) in range.clone().enumerate() {
+                        assert_eq!(out[c * stride + j], f64::from(all[b * n + c]));
+                    }
+                    assert!(
+                        out[c * stride + range.len()..(c + 1) * stride]
+                            .iter()
+                            .all(|&v| v == -1.0)
+                    );
+                }
+            }
         }
     }
 

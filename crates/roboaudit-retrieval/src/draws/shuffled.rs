@@ -14,6 +14,24 @@ use crate::matrix::Transfer;
 use rayon::prelude::*;
 use roboaudit_stats::{StatsError, quantiles_in_place, quantiles_of_histogram, run_wide};
 
+/// `$body` with `$perms` bound to rows `$at` of the shared permutations and `$index` to the
+/// conversion of their entries to scene indices, for either entry width (the kernels are
+/// generic over it).
+macro_rules! with_perms {
+    ($all:expr, $at:expr, |$perms:ident, $index:ident| $body:expr) => {
+        match $all {
+            Perms::Bytes(all) => {
+                let ($perms, $index) = (&all[$at], usize::from);
+                $body
+            }
+            Perms::Words(all) => {
+                let ($perms, $index) = (&all[$at], |v: u32| v as usize);
+                $body
+            }
+        }
+    };
+}
+
 /// Permutations evaluated per rayon task: large enough to amortise scheduling, fixed so that the
 /// order of results never depends on the thread count.
 const CHUNK: usize = 256;
@@ -133,28 +151,18 @@ impl SharedDraws {
                     |mut counts, c| {
                         let rows = CHUNK.min(self.permutations - c * CHUNK);
                         let at = c * CHUNK * n..(c * CHUNK + rows) * n;
-                        match &self.perms {
-                            Perms::Bytes(p) => run_wide(ExactShuffled {
-                                perms: &p[at],
+                        with_perms!(&self.perms, at, |perms, index| {
+                            run_wide(ExactShuffled {
+                                perms,
                                 n,
                                 table: &table,
                                 width,
-                                index: usize::from,
+                                index,
                                 rules: rules_here,
                                 bins,
                                 counts: &mut counts,
-                            }),
-                            Perms::Words(p) => run_wide(ExactShuffled {
-                                perms: &p[at],
-                                n,
-                                table: &table,
-                                width,
-                                index: |v: u32| v as usize,
-                                rules: rules_here,
-                                bins,
-                                counts: &mut counts,
-                            }),
-                        }
+                            })
+                        });
                         counts
                     },
                 )
@@ -220,24 +228,16 @@ impl SharedDraws {
                     let rows = CHUNK.min(self.permutations - c * CHUNK);
                     let at = c * CHUNK * n..(c * CHUNK + rows) * n;
                     let sums = &mut sums[..rows * width];
-                    match &self.perms {
-                        Perms::Bytes(p) => run_wide(Shuffled {
-                            perms: &p[at],
+                    with_perms!(&self.perms, at, |perms, index| {
+                        run_wide(Shuffled {
+                            perms,
                             n,
                             table: &table,
                             width,
-                            index: usize::from,
+                            index,
                             out: sums,
-                        }),
-                        Perms::Words(p) => run_wide(Shuffled {
-                            perms: &p[at],
-                            n,
-                            table: &table,
-                            width,
-                            index: |v: u32| v as usize,
-                            out: sums,
-                        }),
-                    }
+                        })
+                    });
                     spread(sums, width, &mut parts, |v| v * inv_n);
                 },
             );
