@@ -255,7 +255,6 @@ pub fn read_embeddings(path: impl AsRef<Path>) -> Result<Vec<EmbeddingRecord>, D
         out: Vec::new(),
     };
     let mut pending: Vec<PendingEmbedding> = Vec::with_capacity(EMBEDDING_BATCH);
-    let mut failed: Option<DataError> = None;
     let stopped = scan(file, &columns, &mut |r, row| {
         let representation = id(file, r, row, "representation")?;
         let kind = required(file, row, "kind", embedding_kind(r.get("kind")))?;
@@ -267,21 +266,14 @@ pub fn read_embeddings(path: impl AsRef<Path>) -> Result<Vec<EmbeddingRecord>, D
             item,
             r.get("vector").into_owned(),
         ));
-        if pending.len() == EMBEDDING_BATCH
-            && let Err(error) = checks.batch(&mut pending)
-        {
-            // Stops the scan; the batch's error is the one reported.
-            failed = Some(error);
-            return Err(DataError::Empty {
-                file: file.to_path_buf(),
-            });
+        // A batch's error stops the scan and is the one `scan` returns; the failed batch is
+        // left empty, so the check of the rest below passes it through.
+        if pending.len() == EMBEDDING_BATCH {
+            checks.batch(&mut pending)?;
         }
         Ok(())
     })
     .err();
-    if let Some(error) = failed {
-        return Err(error);
-    }
     checks.batch(&mut pending)?;
     match stopped {
         Some(error) => Err(error),
@@ -306,7 +298,7 @@ struct EmbeddingChecks<'a> {
 
 impl EmbeddingChecks<'_> {
     /// Parses the vectors of `pending` (in parallel), then checks each row in order: its
-    /// vector, its representation's dimension and that its key is new. Empties `pending`.
+    /// vector, its representation's dimension and that its key is new. Empties `pending`, on error too.
     fn batch(&mut self, pending: &mut Vec<PendingEmbedding>) -> Result<(), DataError> {
         let file = self.file;
         let vectors: Vec<CellResult<Option<Vec<f32>>>> = pending
