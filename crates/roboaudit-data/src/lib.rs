@@ -38,7 +38,7 @@ mod writers;
 pub use error::DataError;
 pub use executions::read_executions;
 pub use format::Format;
-pub use loader::{RetrievalPaths, load_retrieval_inputs};
+pub use loader::{RUN_FILE_EXTENSIONS, RetrievalPaths, load_retrieval_inputs};
 pub use log_writer::ExecutionLogWriter;
 pub use memory_records::{MemoryLabel, MemoryRecord, read_memory_records, write_memory_records};
 pub use readers::{read_embeddings, read_experiences, read_scenes, read_selections};

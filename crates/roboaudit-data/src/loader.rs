@@ -66,10 +66,13 @@ impl RetrievalPaths {
     }
 }
 
-/// The first existing `dir/stem.<ext>` in the order Parquet, CSV, JSONL, NDJSON: a run folder may
-/// hold any supported format, and Parquet wins when a harness wrote several.
+/// The extensions [`RetrievalPaths::from_run_dir`] looks for, in the order it prefers them
+/// (Parquet wins when a harness wrote several formats).
+pub const RUN_FILE_EXTENSIONS: [&str; 4] = ["parquet", "csv", "jsonl", "ndjson"];
+
+/// The first existing `dir/stem.<ext>` in the order of [`RUN_FILE_EXTENSIONS`].
 fn find_stem(dir: &Path, stem: &str) -> Option<PathBuf> {
-    ["parquet", "csv", "jsonl", "ndjson"]
+    RUN_FILE_EXTENSIONS
         .iter()
         .map(|ext| dir.join(format!("{stem}.{ext}")))
         .find(|p| p.is_file())

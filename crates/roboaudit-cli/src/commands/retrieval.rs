@@ -201,8 +201,16 @@ fn check_run_files(dir: &Path, args: &AuditArgs, paths: &RetrievalPaths) -> Resu
                 names.join(", ")
             ),
         };
+        let names: Vec<String> = roboaudit_data::RUN_FILE_EXTENSIONS
+            .iter()
+            .map(|ext| format!("{stem}.{ext}"))
+            .collect();
+        let looked_for = match names.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+            _ => names.concat(),
+        };
         bail!(InvalidInput(format!(
-            "no {stem} file in {}: looked for {stem}.parquet, {stem}.csv, {stem}.jsonl and {stem}.ndjson{parts}{found}",
+            "no {stem} file in {}: looked for {looked_for}{parts}{found}",
             dir.display()
         )));
     }
