@@ -30,6 +30,7 @@ import csv
 import json
 import shutil
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -275,7 +276,8 @@ def naive_check(inp: ref.Inputs, out: dict, csls_k: int, skip: list[str]) -> Non
 
     K, n, P = inp.K, inp.n, inp.P
     rules = {r["name"]: r for r in out["rules"]}
-    q = [sum(P[e]) / n for e in range(K)]
+    # exact qualities (SPEC.md §0): the best-fixed argmax below must not depend on float sums
+    q = [Fraction(int(inp.Y[e].sum()), inp.L * n) for e in range(K)]
     close = lambda a, b: (a is None and b is None) or abs(a - b) <= 1e-9  # noqa: E731
 
     # oracle share with fractional ties

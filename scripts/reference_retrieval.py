@@ -18,6 +18,11 @@ crates/roboaudit-retrieval/tests/data/reference/README.md; the Rust engine must 
   and equals the experience's base_scene_id are own-base executions; they never enter P.
 * Ties in every argmin/argmax (selection rules, top pick, best-fixed experience) go to the lowest
   library index (experiences.csv row order).
+* Rates built from counts are compared exactly (SPEC.md §0): P[e,s] = Y[e,s] / L with whole numbers
+  Y over the least common multiple L of the cells' execution counts, so q(e), the best-fixed
+  argmax, the oracle's tied maxima and fractional shares (Fractions), O = R, "P constant" and the
+  own-base ranks are exact; reported values are float(Fraction), the nearest float. A float mean
+  would split equal rates in the last bits and break their ties.
 * Cosine distance d = 1 - <a,b>/(|a||b|) on the raw vectors; L2 = Euclidean on the raw vectors.
 * CSLS(e,s) = 2cos(e,s) - r_S(e) - r_E(s) on L2-normalised vectors; r_S(e) = mean cosine of e to its
   k_S = min(k, n) most similar scenes, r_E(s) = mean cosine of s to its k_E = min(k, K) most similar
@@ -80,6 +85,7 @@ import json
 import math
 import sys
 from collections import OrderedDict
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -160,6 +166,10 @@ class Inputs:
             ei, si = missing[0]
             raise ValueError(f"missing cell ({self.exp_ids[ei]}, {self.scene_ids[si]})")
         self.P = succ / cnt
+        # Exact rates (SPEC.md §0): P = Y / L; every comparison keyed on a rate uses these.
+        self.L = math.lcm(*(int(c) for c in np.unique(cnt)))
+        dtype = np.int64 if self.L * self.n < 2**62 else object
+        self.Y = (succ.astype(np.int64) * (self.L // cnt)).astype(dtype)
         self.cell_outcomes = cell_outcomes
         self.exec_e = np.array(self.exec_e)
         self.exec_s = np.array(self.exec_s)
@@ -170,11 +180,11 @@ class Inputs:
         for i, r in enumerate(exp_rows):
             v = r.get("own_base_success", "")
             if v != "":
-                own.append(float(v))
+                own.append(Fraction(float(v)))  # the binary fraction the decimal parses to
             elif own_cnt[i] > 0:
-                own.append(own_succ[i] / own_cnt[i])
+                own.append(Fraction(int(own_succ[i]), int(own_cnt[i])))
             elif self.base_scene[i] is not None and self.base_scene[i] in s_index:
-                own.append(self.P[i, s_index[self.base_scene[i]]])
+                own.append(Fraction(int(self.Y[i, s_index[self.base_scene[i]]]), self.L))
             else:
                 own.append(None)
         self.own_base = own
@@ -283,27 +293,36 @@ def thompson(inp: Inputs, rng: np.random.Generator) -> np.ndarray:
 # ----------------------------------------------------------------------------------------------
 
 
-def reference_points(P: np.ndarray, exp_ids: list[str]) -> dict | None:
-    if P.shape[1] == 0:
+def reference_points(Y: np.ndarray, L: int, exp_ids: list[str]) -> dict | None:
+    """Reference points of the scenes (columns) of Y = P * L, exactly."""
+    m = Y.shape[1]
+    if m == 0:
         return None
-    q = P.mean(axis=1)
-    R = float(P.mean())
-    O = float(P.max(axis=0).mean())
-    bf = int(first_argmax(q))
+    q = [Fraction(int(v), L * m) for v in Y.sum(axis=1)]
+    R = sum(q) / len(q)
+    O = Fraction(int(Y.max(axis=0).sum()), L * m)
+    bf = int(np.argmax(Y.sum(axis=1)))  # whole numbers: the first exact maximum
     return {
-        "n_scenes": int(P.shape[1]),
-        "random": R,
-        "oracle": O,
+        "n_scenes": m,
+        "random": float(R),
+        "oracle": float(O),
         "best_fixed": float(q[bf]),
         "best_fixed_experience": exp_ids[bf],
-        "headroom": O - float(q[bf]),
+        "headroom": float(O - q[bf]),
         "quality": {e: float(v) for e, v in zip(exp_ids, q)},
+        "_exact": {"R": R, "O": O, "q": q, "bf": bf},
     }
 
 
-def oracle_distribution(P: np.ndarray) -> np.ndarray:
-    best = P == P.max(axis=0, keepdims=True)
-    return (best / best.sum(axis=0, keepdims=True)).mean(axis=1)
+def oracle_top_share(Y: np.ndarray) -> Fraction:
+    """T_O: each scene splits 1 equally over its exactly tied best experiences (Y compared as
+    whole numbers); the largest mean share, exactly."""
+    best = Y == Y.max(axis=0, keepdims=True)
+    ties = [int(t) for t in best.sum(axis=0)]
+    lt = math.lcm(*ties)
+    w = np.array([lt // t for t in ties], dtype=np.int64 if lt * len(ties) < 2**62 else object)
+    share = (best.astype(w.dtype) * w[None, :]).sum(axis=1)
+    return Fraction(int(max(share)), lt * Y.shape[1])
 
 
 def gap_of(P: np.ndarray, sel: np.ndarray, cols: np.ndarray) -> float | None:
@@ -368,8 +387,9 @@ def rule_diagnostics(name: str, sel: np.ndarray, inp: Inputs, ctx: dict,
     psel = P[sel, cols]
     sr = float(psel.mean())
     R, O = ref["random"], ref["oracle"]
-    denom = O - R
-    adv = None if denom == 0 else (sr - R) / denom
+    exact = ref["_exact"]
+    denom = float(exact["O"] - exact["R"])  # exactly 0 only when O = R
+    adv = None if exact["O"] == exact["R"] else (sr - R) / denom
     f = np.bincount(sel, minlength=K) / n
     top = int(first_argmax(f))
     T = float(f[top])
@@ -402,10 +422,11 @@ def rule_diagnostics(name: str, sel: np.ndarray, inp: Inputs, ctx: dict,
         "top_pick": inp.exp_ids[top],
         "top_pick_share": T,
         "oracle_top_pick_share": T_O,
-        "concentration": T / T_O,
+        # C > 1 is a comparison of rates: C is the exact fraction, rounded once
+        "concentration": float(Fraction(int(np.bincount(sel, minlength=K)[top]), n) / ctx["T_O_exact"]),
         "entropy": entropy,
         "effective_number": math.exp(entropy),
-        "top_pick_margin": float(q[top] - q.mean()),
+        "top_pick_margin": float(exact["q"][top] - exact["R"]),
         "shuffle": {"expected": expected, "envelope": env, "inside": bool(env[0] <= sr <= env[1])},
         "gap": gap,
         "gap_ci": gap_ci,
@@ -425,12 +446,12 @@ def rule_diagnostics(name: str, sel: np.ndarray, inp: Inputs, ctx: dict,
     return out
 
 
-def variance_shares(P: np.ndarray) -> dict:
+def variance_shares(P: np.ndarray, Y: np.ndarray) -> dict:
     K, n = P.shape
+    if np.all(Y == Y.flat[0]):  # constant exactly, not "zero after rounding"
+        return {"scene": None, "experience": None}
     pbar = P.mean()
     total = float(((P - pbar) ** 2).sum())
-    if total == 0:
-        return {"scene": None, "experience": None}
     scene = float(K * ((P.mean(axis=0) - pbar) ** 2).sum()) / total
     exp = float(n * ((P.mean(axis=1) - pbar) ** 2).sum()) / total
     return {"scene": scene, "experience": exp}
@@ -446,10 +467,17 @@ def own_base_spearman(inp: Inputs) -> float | None:
         if len(cols) == 0:
             continue
         xs.append(inp.own_base[e])
-        ys.append(float(inp.P[e, cols].mean()))
-    if len(xs) < 2 or np.ptp(xs) == 0 or np.ptp(ys) == 0:
+        ys.append(Fraction(int(inp.Y[e, cols].sum()), inp.L * len(cols)))
+    if len(xs) < 2 or len(set(xs)) == 1 or len(set(ys)) == 1:
         return None
-    return float(stats.spearmanr(xs, ys).statistic)
+    # spearmanr fed the exact values: whole numbers over one common denominator.
+    return float(stats.spearmanr(whole_numbers(xs), whole_numbers(ys)).statistic)
+
+
+def whole_numbers(values: list[Fraction]) -> np.ndarray:
+    """Fractions as Python ints over their common denominator (exact, order-preserving)."""
+    den = math.lcm(*(v.denominator for v in values))
+    return np.array([int(v * den) for v in values], dtype=object)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -463,23 +491,24 @@ def audit(inp: Inputs, resamples: int = 10_000, permutations: int = 10_000, seed
     rng_random, rng_tr, rng_shuffle, rng_boot = [
         np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(4)
     ]
-    by_set = {"all": reference_points(P, inp.exp_ids)}
+    by_set = {"all": reference_points(inp.Y, inp.L, inp.exp_ids)}
     for k in ("appearance", "layout"):
-        by_set[k] = reference_points(P[:, inp.perturbation == k], inp.exp_ids)
+        by_set[k] = reference_points(inp.Y[:, inp.perturbation == k], inp.L, inp.exp_ids)
     ref = by_set["all"]
-    q = P.mean(axis=1)
+    q = P.mean(axis=1)  # float q for the resampled arithmetic only; never compared
 
     perms = rng_shuffle.permuted(np.tile(np.arange(n), (permutations, 1)), axis=1)
     idx = rng_boot.integers(0, n, size=(resamples, n))
     W = np.zeros((resamples, n))
     np.add.at(W, (np.repeat(np.arange(resamples), n), idx.ravel()), 1.0)
-    ctx = {"ref": ref, "q": q, "T_O": float(oracle_distribution(P).max()), "perms": perms, "W": W,
+    t_o = oracle_top_share(inp.Y)
+    ctx = {"ref": ref, "q": q, "T_O": float(t_o), "T_O_exact": t_o, "perms": perms, "W": W,
            "q_b": W @ P.T / n, "keep_draws": keep_draws}
 
     rules: list[tuple[str, np.ndarray, np.ndarray | None]] = []
     rules.append(("random", rng_random.integers(0, K, size=n), None))
     rules.append(("oracle", first_argmax(P, axis=0), None))
-    rules.append(("best_fixed", np.full(n, first_argmax(q)), None))
+    rules.append(("best_fixed", np.full(n, ref["_exact"]["bf"]), None))
     if all(r is not None for r in inp.recorded_at):
         rules.append(("recency", np.full(n, first_argmax(np.array(inp.recorded_at))), None))
     rules.append(("track_record", thompson(inp, rng_tr), None))
@@ -501,6 +530,9 @@ def audit(inp: Inputs, resamples: int = 10_000, permutations: int = 10_000, seed
         rule_diagnostics(name, np.asarray(sel, dtype=np.int64), inp, ctx, score)
         for name, sel, score in rules
     ]
+    for points in by_set.values():
+        if points is not None:
+            points.pop("_exact")
     reference = {k: v for k, v in ref.items() if k not in ("quality", "n_scenes")}
     return {
         "schema": SCHEMA,
@@ -511,7 +543,7 @@ def audit(inp: Inputs, resamples: int = 10_000, permutations: int = 10_000, seed
                    "tie_break": "lowest library index"},
         "reference": reference,
         "reference_by_set": by_set,
-        "variance_share": variance_shares(P),
+        "variance_share": variance_shares(P, inp.Y),
         "own_base_spearman": own_base_spearman(inp),
         "rules": rule_out,
     }

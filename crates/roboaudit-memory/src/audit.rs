@@ -4,9 +4,11 @@
 use std::collections::BTreeMap;
 
 use roboaudit_data::{MemoryLabel, MemoryRecord};
-use roboaudit_stats::{IntervalMethod, ResampleDesign, ResampleMatrix, bootstrap_with_matrix};
+use roboaudit_stats::{
+    IntervalMethod, ResampleDesign, ResampleMatrix, bootstrap_with_matrix, exact_signed_ratio,
+};
 
-use crate::pairs::{PairSummary, build_pairs};
+use crate::pairs::{PairSummary, Tally, build_pairs};
 use crate::report::{
     CrossedWorld, DirectionCounts, Estimate, MatchedWorldValue, MemoryAudit, PairReport,
     PositiveRule, Reliability, SCHEMA, SeedCount, Stratified, SubsetSummary,
@@ -17,6 +19,34 @@ use crate::{MemoryError, Plan, PlanSource};
 #[allow(clippy::cast_precision_loss)]
 fn mean_over(pairs: &[PairSummary], idx: &[usize], f: impl Fn(&PairSummary) -> f64) -> f64 {
     idx.iter().map(|&i| f(&pairs[i])).sum::<f64>() / idx.len() as f64
+}
+
+/// Mean over the pairs in `idx` of a rate from counts, `count(p) / per_pair(p)`, as one exact
+/// fraction rounded once (every pair holds the same seeds, so the mean of the pairs' rates is
+/// the pooled count over the pooled actions): equal counts give equal rates in any pair order,
+/// and an F whose wins and losses cancel is exactly 0, never ±1e-17 (SPEC.md §0).
+fn count_mean(
+    pairs: &[PairSummary],
+    idx: &[usize],
+    per_pair: impl Fn(&Tally) -> usize,
+    count: impl Fn(&Tally) -> i64,
+) -> f64 {
+    let (mut num, mut den) = (0i128, 0u128);
+    for &i in idx {
+        num += i128::from(count(&pairs[i].tally));
+        den += per_pair(&pairs[i].tally) as u128;
+    }
+    exact_signed_ratio(num, den)
+}
+
+/// Choices are counted over both memories at every seed.
+fn actions(t: &Tally) -> usize {
+    2 * t.seeds
+}
+
+/// `s = +1` for a correct choice, `−1` for a wrong one: `F`'s numerator.
+fn signed(t: &Tally) -> i64 {
+    t.correct as i64 - t.wrong as i64
 }
 
 /// `[V(A,A), V(A,B), V(B,A), V(B,B)]` over the pairs in `idx`.
@@ -108,12 +138,12 @@ fn subsets(
             strata: None,
         };
         let faithfulness = estimate(&matrix(&design, plan)?, &members, plan, |idx| {
-            mean_over(pairs, idx, |p| p.signed)
+            count_mean(pairs, idx, actions, signed)
         })?;
         out.push(SubsetSummary {
             name: name.clone(),
             n_pairs: members.len(),
-            correct_choice_rate: mean_over(pairs, &members, |p| p.correct),
+            correct_choice_rate: count_mean(pairs, &members, actions, |t| t.correct as i64),
             u1: u1_from(values(pairs, &members)),
             positive_rule: positive_rule(plan.bootstrap.level, faithfulness.ci),
             faithfulness,
@@ -266,11 +296,12 @@ pub fn analyze(records: &[MemoryRecord], plan: &Plan) -> Result<MemoryAudit, Mem
     let all: Vec<usize> = (0..n).collect();
     let mean = |f: fn(&PairSummary) -> f64| Some(mean_over(pairs, &all, f));
     audit.sensitivity = mean(|p| p.distance);
-    audit.action_change_rate = mean(|p| p.action_changed);
-    audit.branch_change_rate = mean(|p| p.branch_changed);
-    audit.correct_choice_rate = mean(|p| p.correct);
-    audit.wrong_choice_rate = mean(|p| p.wrong);
-    audit.ambiguity_rate = mean(|p| p.ambiguous);
+    let seeds = |t: &Tally| t.seeds;
+    audit.action_change_rate = Some(count_mean(pairs, &all, seeds, |t| t.changed as i64));
+    audit.branch_change_rate = Some(count_mean(pairs, &all, seeds, |t| t.branch_changed as i64));
+    audit.correct_choice_rate = Some(count_mean(pairs, &all, actions, |t| t.correct as i64));
+    audit.wrong_choice_rate = Some(count_mean(pairs, &all, actions, |t| t.wrong as i64));
+    audit.ambiguity_rate = Some(count_mean(pairs, &all, actions, |t| t.ambiguous as i64));
     audit.regret = mean(|p| p.regret);
     let v = values(pairs, &all);
     audit.matched_world_value = MatchedWorldValue {
@@ -283,7 +314,7 @@ pub fn analyze(records: &[MemoryRecord], plan: &Plan) -> Result<MemoryAudit, Mem
         n_clusters: n,
         strata: None,
     };
-    let f_stat = |idx: &[usize]| mean_over(pairs, idx, |p| p.signed);
+    let f_stat = |idx: &[usize]| count_mean(pairs, idx, actions, signed);
     let u1_stat = |idx: &[usize]| u1_from(values(pairs, idx));
     // One resample matrix for F and U1, so their intervals come from the same resamples.
     let shared = matrix(&design, plan)?;

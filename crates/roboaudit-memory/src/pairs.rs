@@ -73,8 +73,21 @@ pub(crate) struct PairSummary {
     pub regret: f64,
     /// Crossed-world records whose branch disagrees with the matched-world choice.
     pub disagreements: usize,
+    /// The counts behind the rates, for exact means over pairs.
+    pub tally: Tally,
     /// `choices[k][m]`: β of `a_{m,k}` (seed order of the audit).
     pub choices: Vec<[Choice; 2]>,
+}
+
+/// One pair's counts: choices over its `2 · seeds` actions, changes over its `seeds`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Tally {
+    pub seeds: usize,
+    pub correct: usize,
+    pub wrong: usize,
+    pub ambiguous: usize,
+    pub changed: usize,
+    pub branch_changed: usize,
 }
 
 impl PairSummary {
@@ -306,6 +319,7 @@ fn summarize(
         value: [[0.0; 2]; 2],
         regret: 0.0,
         disagreements: 0,
+        tally: Tally::default(),
         choices: Vec::with_capacity(seeds.len()),
     };
     let (mut correct, mut wrong, mut ambiguous) = (0usize, 0usize, 0usize);
@@ -346,6 +360,14 @@ fn summarize(
         branch_changed += usize::from(choice[0] != choice[1]);
         s.choices.push(choice);
     }
+    s.tally = Tally {
+        seeds: seeds.len(),
+        correct,
+        wrong,
+        ambiguous,
+        changed,
+        branch_changed,
+    };
     let n = seeds.len() as f64;
     s.distance /= n;
     s.action_changed = changed as f64 / n;

@@ -5,8 +5,8 @@ use crate::draws::{Replicates, RuleDraws, SharedDraws};
 use crate::geometry::{GeoScore, Geometry};
 use crate::inference::{Aurocs, CellTallies, SceneBootstrap, aurocs, within_mean};
 use crate::interventions::{by_size, reference_points, top_pick_deletion};
-use crate::matrix::{Reference, SceneSet, Transfer, variance_shares};
-use crate::metrics::{core, gap_on, oracle_top_share};
+use crate::matrix::{OwnBase, Reference, SceneSet, Transfer, variance_shares};
+use crate::metrics::{OracleShare, core, gap_on, oracle_top_share};
 use crate::report::{
     AuditReport, ExperienceSummary, GapBySet, ReferenceBySet, RuleReport, SCHEMA, ShuffleReport,
     SizeIntervention, Skipped, VarianceShare,
@@ -17,7 +17,7 @@ use crate::{
     AuditConfig, CheckedConfig, CiMethod, Metric, PreparedInputs, RetrievalError, stream_seed,
 };
 use rayon::prelude::*;
-use roboaudit_stats::{IntervalMethod, ResampleDesign, ResampleMatrix, spearman};
+use roboaudit_stats::{IntervalMethod, ResampleDesign, ResampleMatrix, spearman_exact};
 use roboaudit_types::RetrievalInputs;
 use std::collections::BTreeMap;
 
@@ -217,7 +217,7 @@ pub fn run_prepared(
             .map(|e| ExperienceSummary {
                 id: t.exp_ids[e].clone(),
                 quality: q[e],
-                own_base_success: t.own_base[e],
+                own_base_success: t.own_base[e].map(OwnBase::value),
             })
             .collect(),
         rules,
@@ -353,7 +353,7 @@ struct Prepared {
 struct Shared<'a> {
     lib: &'a [usize],
     reference: Reference,
-    oracle_share: f64,
+    oracle_share: OracleShare,
 }
 
 /// Full diagnostics of one rule on the whole library; `Ok(Err(reason))` when it cannot run.
@@ -379,7 +379,7 @@ fn rule_report(
         t,
         lib,
         &shared.reference,
-        shared.oracle_share,
+        &shared.oracle_share,
         &sel.picks,
         cfg.unstable_threshold,
     );
@@ -493,7 +493,8 @@ fn rule_report(
 }
 
 /// Spearman ρ between own-base success and `q(e)` computed without the base scene when that
-/// scene is a query scene (SPEC.md §1 own-base check). Returns (ρ, reason if null, n used).
+/// scene is a query scene (SPEC.md §1 own-base check), ranked on the exact values (equal
+/// success counts tie, SPEC.md §0). Returns (ρ, reason if null, n used).
 fn own_base(t: &Transfer) -> Result<(Option<f64>, Option<String>, usize), RetrievalError> {
     let (mut own, mut quality) = (Vec::new(), Vec::new());
     for e in 0..t.k {
@@ -507,7 +508,7 @@ fn own_base(t: &Transfer) -> Result<(Option<f64>, Option<String>, usize), Retrie
             continue;
         }
         own.push(success);
-        quality.push(t.quality(&[e], &scenes)[0]);
+        quality.push(t.quality_exact(&[e], &scenes)[0]);
     }
     let n = own.len();
     if n < 2 {
@@ -519,7 +520,7 @@ fn own_base(t: &Transfer) -> Result<(Option<f64>, Option<String>, usize), Retrie
             n,
         ));
     }
-    let rho = spearman(&own, &quality).map_err(RetrievalError::stats("own-base Spearman"))?;
+    let rho = spearman_exact(&own, &quality).map_err(RetrievalError::stats("own-base Spearman"))?;
     Ok(match rho {
         Some(r) => (Some(r), None, n),
         None => (

@@ -52,6 +52,18 @@ pub enum RetrievalError {
         /// Scene id.
         scene: String,
     },
+    /// The cells' execution counts have no common denominator small enough for exact rates
+    /// (SPEC.md §0): their least common multiple times the number of query scenes exceeds
+    /// 2^64.
+    #[error(
+        "transfer-matrix cells have execution counts {counts:?}: their least common multiple times the {n} query scenes exceeds 2^64, too large to compare success rates exactly; use fewer distinct seed counts per cell"
+    )]
+    RateDenominator {
+        /// Query scenes.
+        n: usize,
+        /// The distinct execution counts per cell, ascending.
+        counts: Vec<usize>,
+    },
     /// A representation lacks an embedding, has two, or mixes dimensions.
     #[error("embedding problem in representation {representation:?}: {message}")]
     Embedding {

@@ -22,31 +22,32 @@ pub(crate) fn reference_points(
     unstable_below: f64,
 ) -> ReferencePoints {
     let r = Reference::compute(t, lib, scenes);
-    let advantage = r.advantage(r.best_fixed);
+    let advantage = r.best_fixed_advantage();
     ReferencePoints {
         n_scenes: scenes.len(),
         random: r.random,
         oracle: r.oracle,
         best_fixed: r.best_fixed,
         best_fixed_experience: t.exp_ids[lib[r.best_fixed_pos]].clone(),
-        headroom: r.oracle - r.best_fixed,
+        headroom: r.headroom(),
         best_fixed_advantage_reason: advantage
             .is_none()
             .then(|| "oracle equals random (O - R = 0)".to_string()),
         best_fixed_advantage: advantage,
-        advantage_unstable: r.oracle - r.random < unstable_below,
-        oracle_top_pick_share: oracle_top_share(t, lib, scenes),
+        advantage_unstable: r.headroom_over_random() < unstable_below,
+        oracle_top_pick_share: oracle_top_share(t, lib, scenes).value(),
     }
 }
 
-/// Re-runs one rule on `lib` with point diagnostics; `None` when the rule cannot run there.
+/// Re-runs one rule on `lib` with point diagnostics and whether `C > 1` exactly; `None` when
+/// the rule cannot run there.
 fn rerun(
     ctx: &RuleContext<'_>,
     spec: &RuleSpec,
     lib: &[usize],
     seed: u64,
     unstable_below: f64,
-) -> Result<Option<RuleRerun>, RetrievalError> {
+) -> Result<Option<(RuleRerun, bool)>, RetrievalError> {
     let t = ctx.t;
     let all: Vec<usize> = (0..t.n).collect();
     let Ok(sel) = ctx.select(spec.kind, lib, stream_seed(seed, &spec.name))? else {
@@ -57,20 +58,24 @@ fn rerun(
         t,
         lib,
         &reference,
-        oracle_top_share(t, lib, &all),
+        &oracle_top_share(t, lib, &all),
         &sel.picks,
         unstable_below,
     );
-    Ok(Some(RuleRerun {
-        name: spec.name.clone(),
-        success: c.success,
-        advantage: c.advantage,
-        advantage_unstable: c.unstable,
-        top_pick: t.exp_ids[lib[c.top_pos]].clone(),
-        top_pick_share: c.top_share,
-        concentration: c.concentration,
-        gap: c.gap,
-    }))
+    let concentrated = c.concentrated;
+    Ok(Some((
+        RuleRerun {
+            name: spec.name.clone(),
+            success: c.success,
+            advantage: c.advantage,
+            advantage_unstable: c.unstable,
+            top_pick: t.exp_ids[lib[c.top_pos]].clone(),
+            top_pick_share: c.top_share,
+            concentration: c.concentration,
+            gap: c.gap,
+        },
+        concentrated,
+    )))
 }
 
 /// The rule re-run on the full library without `removed` (a global experience index).
@@ -94,7 +99,7 @@ pub(crate) fn top_pick_deletion(
     let all: Vec<usize> = (0..t.n).collect();
     let reference = Reference::compute(t, &lib, &all);
     Ok(match rerun(ctx, spec, &lib, seed, unstable_below)? {
-        Some(rerun) => Ok(TopPickDeletion {
+        Some((rerun, _)) => Ok(TopPickDeletion {
             removed: t.exp_ids[removed].clone(),
             random: reference.random,
             oracle: reference.oracle,
@@ -113,38 +118,37 @@ fn library_run(
 ) -> Result<LibraryRun, RetrievalError> {
     let t = ctx.t;
     let all: Vec<usize> = (0..t.n).collect();
-    let q = t.quality(&lib, &all);
-    let (lo, hi) = q
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
-            (a.min(v), b.max(v))
-        });
+    // Qualities over the same scenes share one denominator: the range is a whole number.
+    let q = t.quality_exact(&lib, &all);
+    let lo = q.iter().map(|r| r.num()).min().unwrap_or(0);
+    let hi = q.iter().map(|r| r.num()).max().unwrap_or(0);
     let mut rules = Vec::new();
     for spec in specs.iter().filter(|s| s.kind.rerunnable()) {
-        if let Some(r) = rerun(ctx, spec, &lib, seed, unstable_below)? {
+        if let Some((r, _)) = rerun(ctx, spec, &lib, seed, unstable_below)? {
             rules.push(r);
         }
     }
     Ok(LibraryRun {
         experiences: lib.iter().map(|&e| t.exp_ids[e].clone()).collect(),
-        quality_range: hi - lo,
+        quality_range: t.rate(hi - lo, t.n).to_f64(),
         reference: reference_points(t, &lib, &all, unstable_below),
         rules,
     })
 }
 
 /// The `size` experiences with the narrowest range of `q` (consecutive in `(q, index)` order;
-/// the first such window wins ties), returned in library order.
+/// the first such window wins ties), returned in library order. `q` is compared exactly: the
+/// qualities share the denominator `den · n`, so their numerators are compared.
 pub(crate) fn quality_equalized(t: &Transfer, size: usize) -> Vec<usize> {
     let all: Vec<usize> = (0..t.n).collect();
     let lib: Vec<usize> = (0..t.k).collect();
-    let q = t.quality(&lib, &all);
+    let q: Vec<u64> = lib.iter().map(|&e| t.row_sum(e, &all)).collect();
     let mut order = lib;
-    order.sort_by(|&a, &b| q[a].total_cmp(&q[b]).then(a.cmp(&b)));
+    order.sort_by(|&a, &b| q[a].cmp(&q[b]).then(a.cmp(&b)));
+    let width = |start: usize| q[order[start + size - 1]] - q[order[start]];
     let mut best = 0;
     for start in 1..=(t.k - size) {
-        if q[order[start + size - 1]] - q[order[start]] < q[order[best + size - 1]] - q[order[best]]
-        {
+        if width(start) < width(best) {
             best = start;
         }
     }
@@ -198,15 +202,15 @@ pub(crate) fn by_size(
             .iter()
             .enumerate()
             .map(|(i, spec)| {
-                let reruns: Vec<&RuleRerun> = runs.iter().filter_map(|r| r[i].as_ref()).collect();
+                let done: Vec<&(RuleRerun, bool)> =
+                    runs.iter().filter_map(|r| r[i].as_ref()).collect();
+                let reruns: Vec<&RuleRerun> = done.iter().map(|(r, _)| r).collect();
                 let count = reruns.len().max(1) as f64;
                 let advantages: Vec<f64> = reruns.iter().filter_map(|r| r.advantage).collect();
                 SubsetSummary {
                     name: spec.name.clone(),
-                    fraction_concentration_above_1: reruns
-                        .iter()
-                        .filter(|r| r.concentration > 1.0)
-                        .count() as f64
+                    fraction_concentration_above_1: done.iter().filter(|(_, above)| *above).count()
+                        as f64
                         / count,
                     mean_concentration: reruns.iter().map(|r| r.concentration).sum::<f64>() / count,
                     mean_gap: reruns.iter().map(|r| r.gap).sum::<f64>() / count,

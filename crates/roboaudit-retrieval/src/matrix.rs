@@ -1,8 +1,11 @@
 //! The transfer matrix `P[e,s]` and the reference points built on it (SPEC.md §1).
 
 use crate::RetrievalError;
+use roboaudit_stats::{Rate, exact_ratio, exact_signed_ratio, first_max};
 use roboaudit_types::{Perturbation, RetrievalInputs};
+use std::cmp::Ordering;
 use std::collections::HashMap;
+use std::num::NonZeroU64;
 
 /// The scene subsets on which reference points and gaps are reported (SPEC.md §1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,14 +25,22 @@ pub(crate) struct Transfer {
     pub k: usize,
     /// Query scenes n.
     pub n: usize,
-    /// Row-major `P[e * n + s]`, mean success over the cell's executions, in [0, 1].
+    /// Row-major `P[e * n + s]`, mean success over the cell's executions, in [0, 1] (the float
+    /// nearest to the cell's fraction; for arithmetic, never for comparisons).
     pub p: Vec<f64>,
+    /// `P` exactly: `P[e, s] = num[e·n + s] / den` (SPEC.md §0). Every comparison, argmax and
+    /// rank keyed on a rate uses these whole numbers.
+    pub num: Vec<u64>,
+    /// The least common multiple of the cells' execution counts; `den · n` fits in `u64`, so
+    /// that any mean of `P` over scenes is a [`Rate`].
+    pub den: NonZeroU64,
     /// Outcomes of each cell's executions ordered by execution seed (`cells[e * n + s]`, never
     /// empty), so nothing depends on the row order of the log.
     pub cells: Vec<Vec<bool>>,
     pub perturbation: Vec<Perturbation>,
-    /// Own-base success per experience (record value, else mean of own-base executions).
-    pub own_base: Vec<Option<f64>>,
+    /// Own-base success per experience (record value, else mean of own-base executions, else
+    /// `P` at its base scene when that is a query scene).
+    pub own_base: Vec<Option<OwnBase>>,
     /// Query-scene index of each experience's base scene, when that scene is a query scene.
     pub base_query_scene: Vec<Option<usize>>,
 }
@@ -96,7 +107,6 @@ impl Transfer {
                 seeded[cell].push((ex.seed, ex.success));
             }
         }
-        let mut p = vec![0.0; k * n];
         let cells: Vec<Vec<bool>> = seeded
             .into_iter()
             .map(|mut cell| {
@@ -104,15 +114,13 @@ impl Transfer {
                 cell.into_iter().map(|(_, success)| success).collect()
             })
             .collect();
-        for (i, cell) in cells.iter().enumerate() {
-            if cell.is_empty() {
-                return Err(RetrievalError::MissingCell {
-                    experience: inputs.experiences[i / n].experience_id.clone(),
-                    scene: inputs.scenes[i % n].scene_id.clone(),
-                });
-            }
-            p[i] = cell.iter().filter(|&&x| x).count() as f64 / cell.len() as f64;
+        if let Some(i) = cells.iter().position(Vec::is_empty) {
+            return Err(RetrievalError::MissingCell {
+                experience: inputs.experiences[i / n].experience_id.clone(),
+                scene: inputs.scenes[i % n].scene_id.clone(),
+            });
         }
+        let (p, num, den) = counted(&cells, n)?;
         let base_query_scene: Vec<Option<usize>> = inputs
             .experiences
             .iter()
@@ -123,17 +131,14 @@ impl Transfer {
             })
             .collect();
         let own_base = (0..k)
-            .map(|e| {
-                inputs.experiences[e]
-                    .own_base_success
-                    .or_else(|| match base_query_scene[e] {
-                        Some(s) => Some(p[e * n + s]),
-                        None if own_runs[e].1 > 0 => {
-                            Some(own_runs[e].0 as f64 / own_runs[e].1 as f64)
-                        }
-                        None => None,
-                    })
-            })
+            .map(
+                |e| match (inputs.experiences[e].own_base_success, base_query_scene[e]) {
+                    (Some(x), _) => Some(OwnBase::Recorded(x)),
+                    (None, Some(s)) => Some(OwnBase::Counted(Rate::per(num[e * n + s], den))),
+                    (None, None) => NonZeroU64::new(own_runs[e].1 as u64)
+                        .map(|runs| OwnBase::Counted(Rate::per(own_runs[e].0 as u64, runs))),
+                },
+            )
             .collect();
         Ok(Self {
             exp_ids: inputs
@@ -145,11 +150,23 @@ impl Transfer {
             k,
             n,
             p,
+            num,
+            den,
             cells,
             perturbation: inputs.scenes.iter().map(|s| s.perturbation).collect(),
             own_base,
             base_query_scene,
         })
+    }
+
+    /// Recomputes `p`, `num` and `den` from `cells` (after a test edits the outcomes).
+    ///
+    /// # Errors
+    /// As [`Transfer::build`] for execution counts without a usable common denominator.
+    #[cfg(test)]
+    pub fn recount(&mut self) -> Result<(), RetrievalError> {
+        (self.p, self.num, self.den) = counted(&self.cells, self.n)?;
+        Ok(())
     }
 
     /// `P[e,s]` for global experience index `e` and scene `s`.
@@ -165,23 +182,7 @@ impl Transfer {
     /// that holds them, so the replicates built on them carry no rounding (an exact zero stays
     /// zero).
     pub fn common_denominator(&self) -> Option<(Vec<u64>, u64)> {
-        let mut d: u64 = 1;
-        for cell in &self.cells {
-            let count = cell.len() as u64;
-            if count == 0 {
-                return None;
-            }
-            d = d / gcd(d, count) * count;
-            if d > 1 << 32 {
-                return None;
-            }
-        }
-        let y = self
-            .cells
-            .iter()
-            .map(|cell| cell.iter().filter(|&&y| y).count() as u64 * (d / cell.len() as u64))
-            .collect();
-        Some((y, d))
+        whole_numbers(&self.cells, 1 << 32)
     }
 
     /// Query-scene indices of a scene set, in file order.
@@ -196,52 +197,225 @@ impl Transfer {
             .collect()
     }
 
-    /// `q(e) = mean_{s ∈ scenes} P[e,s]` for each experience of `lib` (SPEC.md §1).
+    /// `q(e) = mean_{s ∈ scenes} P[e,s]` for each experience of `lib` (SPEC.md §1), the
+    /// nearest floats of [`Transfer::quality_exact`] (for output).
     pub fn quality(&self, lib: &[usize], scenes: &[usize]) -> Vec<f64> {
-        lib.iter()
-            .map(|&e| mean(scenes.iter().map(|&s| self.at(e, s))))
+        self.quality_exact(lib, scenes)
+            .into_iter()
+            .map(Rate::to_f64)
             .collect()
+    }
+
+    /// `q(e)` exactly, `Σ_s num[e, s] / (den · |scenes|)`, for each experience of `lib`
+    /// (`scenes` non-empty, at most `n` entries).
+    pub fn quality_exact(&self, lib: &[usize], scenes: &[usize]) -> Vec<Rate> {
+        lib.iter()
+            .map(|&e| self.rate(self.row_sum(e, scenes), scenes.len()))
+            .collect()
+    }
+
+    /// `Σ_{s ∈ scenes} num[e, s]` (at most `den · n`).
+    #[inline]
+    pub fn row_sum(&self, e: usize, scenes: &[usize]) -> u64 {
+        let row = &self.num[e * self.n..(e + 1) * self.n];
+        scenes.iter().map(|&s| row[s]).sum()
+    }
+
+    /// The rate `sum / (den · m)` of a sum of numerators over `m ≤ n` scenes.
+    #[inline]
+    pub fn rate(&self, sum: u64, m: usize) -> Rate {
+        // den · m ≤ den · n fits in u64 (checked when the matrix is built); callers pass m ≥ 1.
+        Rate::per(sum, self.den.saturating_mul(nonzero(m)))
     }
 }
 
+/// `m` as a `NonZeroU64`, 1 for 0.
+#[inline]
+pub(crate) fn nonzero(m: usize) -> NonZeroU64 {
+    NonZeroU64::new(m as u64).unwrap_or(NonZeroU64::MIN)
+}
+
+/// `P` as floats and as whole numbers over the cells' common denominator (the least common
+/// multiple of their execution counts); `cells` non-empty.
+///
+/// # Errors
+/// [`RetrievalError::RateDenominator`] when that multiple times `n` exceeds `u64`.
+fn counted(
+    cells: &[Vec<bool>],
+    n: usize,
+) -> Result<(Vec<f64>, Vec<u64>, NonZeroU64), RetrievalError> {
+    let limit = u64::MAX / n.max(1) as u64;
+    let (num, den) = whole_numbers(cells, limit).ok_or_else(|| {
+        let mut counts: Vec<usize> = cells.iter().map(Vec::len).collect();
+        counts.sort_unstable();
+        counts.dedup();
+        RetrievalError::RateDenominator { n, counts }
+    })?;
+    let p = cells
+        .iter()
+        .map(|cell| cell.iter().filter(|&&x| x).count() as f64 / cell.len() as f64)
+        .collect();
+    Ok((p, num, NonZeroU64::new(den).unwrap_or(NonZeroU64::MIN)))
+}
+
+/// `(y, d)` with `P[i] = y[i] / d` exactly, `d` the least common multiple of the cells'
+/// execution counts, or `None` when `d` would exceed `limit` (or a cell is empty).
+fn whole_numbers(cells: &[Vec<bool>], limit: u64) -> Option<(Vec<u64>, u64)> {
+    let mut d: u64 = 1;
+    for cell in cells {
+        let count = cell.len() as u64;
+        if count == 0 {
+            return None;
+        }
+        d = (d / gcd(d, count)).checked_mul(count)?;
+        if d > limit {
+            return None;
+        }
+    }
+    let y = cells
+        .iter()
+        .map(|cell| cell.iter().filter(|&&y| y).count() as u64 * (d / cell.len() as u64))
+        .collect();
+    Some((y, d))
+}
+
+/// An experience's own-base success: a value recorded in the experiences file, or a rate from
+/// its executions. Ordered exactly (a recorded float is the binary fraction it holds), so that
+/// equal success counts tie in the own-base Spearman.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum OwnBase {
+    /// `own_base_success` as read.
+    Recorded(f64),
+    /// Successes over executions.
+    Counted(Rate),
+}
+
+impl OwnBase {
+    /// The value for output (the nearest float of a rate).
+    pub fn value(self) -> f64 {
+        match self {
+            Self::Recorded(x) => x,
+            Self::Counted(r) => r.to_f64(),
+        }
+    }
+}
+
+impl Ord for OwnBase {
+    fn cmp(&self, other: &Self) -> Ordering {
+        match (*self, *other) {
+            (Self::Recorded(a), Self::Recorded(b)) => (a + 0.0).total_cmp(&(b + 0.0)),
+            (Self::Counted(a), Self::Counted(b)) => a.cmp(&b),
+            (Self::Counted(a), Self::Recorded(b)) => a.cmp_f64(b),
+            (Self::Recorded(a), Self::Counted(b)) => b.cmp_f64(a).reverse(),
+        }
+    }
+}
+
+impl PartialOrd for OwnBase {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for OwnBase {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for OwnBase {}
+
 /// Reference points of a library on a scene set (SPEC.md §1), `lib` and `scenes` non-empty.
+/// Built from the exact numerators: the floats are the nearest ones to the fractions.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Reference {
-    /// `q(e)` in library order.
+    /// `q(e)` in library order (nearest floats of `q_exact`).
     pub q: Vec<f64>,
+    /// `q(e)` exactly.
+    pub q_exact: Vec<Rate>,
     /// `R = mean_{e,s} P[e,s]`.
     pub random: f64,
     /// `O = mean_s max_e P[e,s]`.
     pub oracle: f64,
     /// `BF = max_e q(e)`.
     pub best_fixed: f64,
-    /// Library position of the best-fixed experience (lowest index among ties).
+    /// Library position of the best-fixed experience (lowest index among exact ties).
     pub best_fixed_pos: usize,
+    /// `Σ_{e,s} num[e,s]` over the library and scenes.
+    sum_all: u128,
+    /// `Σ_s max_e num[e,s]`.
+    sum_max: u128,
+    /// `den · |scenes|`, the denominator of every mean over the scenes.
+    den_scenes: u128,
+    /// `|lib|`.
+    size: u128,
 }
 
 impl Reference {
     pub fn compute(t: &Transfer, lib: &[usize], scenes: &[usize]) -> Self {
-        let q = t.quality(lib, scenes);
-        let random = mean(q.iter().copied());
-        let oracle = mean(scenes.iter().map(|&s| {
-            lib.iter()
-                .map(|&e| t.at(e, s))
-                .fold(f64::NEG_INFINITY, f64::max)
-        }));
-        let best_fixed_pos = argmax(&q);
+        let q_exact = t.quality_exact(lib, scenes);
+        let sum_all: u128 = q_exact.iter().map(|q| u128::from(q.num())).sum();
+        let sum_max: u128 = scenes
+            .iter()
+            .map(|&s| {
+                let best = lib.iter().map(|&e| t.num[e * t.n + s]).max();
+                u128::from(best.unwrap_or(0))
+            })
+            .sum();
+        let den_scenes = u128::from(t.den.get()) * scenes.len() as u128;
+        let size = lib.len() as u128;
+        let best_fixed_pos = first_max(&q_exact).unwrap_or(0);
+        let q: Vec<f64> = q_exact.iter().map(|r| r.to_f64()).collect();
         Self {
             best_fixed: q[best_fixed_pos],
+            random: exact_ratio(sum_all, den_scenes * size),
+            oracle: exact_ratio(sum_max, den_scenes),
             q,
-            random,
-            oracle,
+            q_exact,
             best_fixed_pos,
+            sum_all,
+            sum_max,
+            den_scenes,
+            size,
         }
     }
 
-    /// `A = (SR − R)/(O − R)`: `None` when `O = R` (no headroom at all).
-    pub fn advantage(&self, success: f64) -> Option<f64> {
-        let denom = self.oracle - self.random;
-        (denom > 0.0).then(|| (success - self.random) / denom)
+    /// `O − R`, the nearest float of the exact difference (≥ 0; exactly 0 only when every scene
+    /// has all experiences tied).
+    pub fn headroom_over_random(&self) -> f64 {
+        exact_ratio(
+            self.size * self.sum_max - self.sum_all,
+            self.den_scenes * self.size,
+        )
+    }
+
+    /// `A = (SR − R)/(O − R)` for a rule whose success is `sel_sum / (den · |scenes|)` (the sum
+    /// of its picked numerators), computed as one exact fraction: `None` when `O = R` exactly.
+    pub fn advantage_exact(&self, sel_sum: u128) -> Option<f64> {
+        let denom = self.size * self.sum_max - self.sum_all;
+        (denom > 0).then(|| {
+            #[allow(clippy::cast_possible_wrap)] // sums of u64 numerators over < 2^64 cells
+            let num = (self.size * sel_sum) as i128 - self.sum_all as i128;
+            exact_signed_ratio(num, denom)
+        })
+    }
+
+    /// Headroom `O − BF`, the exact difference rounded once.
+    pub fn headroom(&self) -> f64 {
+        let bf = u128::from(self.q_exact[self.best_fixed_pos].num());
+        exact_ratio(self.sum_max - bf, self.den_scenes)
+    }
+
+    /// `A(best-fixed)`: the advantage of always choosing the best-fixed experience.
+    pub fn best_fixed_advantage(&self) -> Option<f64> {
+        self.advantage_exact(u128::from(self.q_exact[self.best_fixed_pos].num()))
+    }
+
+    /// `q(pos) − mean_e q(e)` exactly, rounded once.
+    pub fn margin(&self, pos: usize) -> f64 {
+        #[allow(clippy::cast_possible_wrap)]
+        let num = (self.size * u128::from(self.q_exact[pos].num())) as i128 - self.sum_all as i128;
+        exact_signed_ratio(num, self.den_scenes * self.size)
     }
 }
 
@@ -249,17 +423,6 @@ impl Reference {
 pub(crate) fn mean(values: impl Iterator<Item = f64>) -> f64 {
     let (sum, count) = values.fold((0.0, 0usize), |(s, c), v| (s + v, c + 1));
     if count == 0 { 0.0 } else { sum / count as f64 }
-}
-
-/// Position of the largest value, lowest position among exact ties; 0 for an empty slice.
-pub(crate) fn argmax(values: &[f64]) -> usize {
-    let mut best = 0;
-    for (i, &v) in values.iter().enumerate().skip(1) {
-        if v > values[best] {
-            best = i;
-        }
-    }
-    best
 }
 
 fn index_of<'a>(
@@ -284,11 +447,12 @@ fn index_of<'a>(
 pub(crate) fn variance_shares(t: &Transfer) -> Option<(f64, f64)> {
     let all: Vec<usize> = (0..t.n).collect();
     let lib: Vec<usize> = (0..t.k).collect();
-    let grand = mean(t.p.iter().copied());
-    let total: f64 = t.p.iter().map(|v| (v - grand).powi(2)).sum();
-    if total <= 0.0 {
+    // Constant exactly, not "zero after rounding": equal rates are equal numerators.
+    if t.num.iter().all(|&v| v == t.num[0]) {
         return None;
     }
+    let grand = mean(t.p.iter().copied());
+    let total: f64 = t.p.iter().map(|v| (v - grand).powi(2)).sum();
     let scene: f64 = all
         .iter()
         .map(|&s| t.k as f64 * (mean(lib.iter().map(|&e| t.at(e, s))) - grand).powi(2))

@@ -2,11 +2,12 @@
 //! to one chosen library position per query scene. Ties go to the lowest library position.
 
 use crate::geometry::{GeoScore, Geometry};
-use crate::matrix::{Reference, Transfer, argmax};
+use crate::matrix::{Reference, Transfer};
 use crate::{Metric, RetrievalError};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Beta, Distribution};
+use roboaudit_stats::first_max;
 use roboaudit_types::{RecordedAt, RetrievalInputs};
 
 /// What a rule does; `rep` indexes the audit's representations.
@@ -138,7 +139,11 @@ impl RuleContext<'_> {
             }
             RuleKind::Oracle => Selection {
                 picks: (0..n)
-                    .map(|s| argmax(&lib.iter().map(|&e| t.at(e, s)).collect::<Vec<_>>()))
+                    .map(|s| {
+                        // Exact numerators: equal rates tie, the lowest position wins.
+                        let column: Vec<u64> = lib.iter().map(|&e| t.num[e * n + s]).collect();
+                        first_max(&column).unwrap_or(0)
+                    })
                     .collect(),
                 scores: None,
             },

@@ -2,7 +2,7 @@
 
 use crate::geometry::{GeoScore, Geometry, normal_sf};
 use crate::interventions::quality_equalized;
-use crate::matrix::{Reference, SceneSet, Transfer, variance_shares};
+use crate::matrix::{OwnBase, Reference, SceneSet, Transfer, variance_shares};
 use crate::metrics::{core, gap_on, oracle_top_share};
 use crate::rules::{RuleContext, RuleKind, recency_keys};
 use crate::shuffle::{Null, PowerPlan, fisher_yates, power};
@@ -104,7 +104,8 @@ fn own_base_success_comes_from_record_then_log() {
         });
     }
     let t = Transfer::build(&inputs).unwrap();
-    assert_eq!(t.own_base, vec![Some(0.9), Some(0.75), Some(0.5)]);
+    let own: Vec<Option<f64>> = t.own_base.iter().map(|o| o.map(OwnBase::value)).collect();
+    assert_eq!(own, vec![Some(0.9), Some(0.75), Some(0.5)]);
     assert_eq!(t.base_query_scene, vec![None, None, Some(2)]);
 }
 
@@ -117,10 +118,11 @@ fn reference_points_of_dominant_library() {
     close(r.oracle, 1.0);
     close(r.best_fixed, 0.875);
     assert_eq!(r.best_fixed_pos, 0);
-    close(r.advantage(r.best_fixed).unwrap(), 10.0 / 13.0);
-    close(oracle_top_share(&t, &[0, 1, 2], &all), 0.75);
+    close(r.best_fixed_advantage().unwrap(), 10.0 / 13.0);
+    let share = oracle_top_share(&t, &[0, 1, 2], &all);
+    close(share.value(), 0.75);
     // The oracle picks e0, e0, e0, e1: success 1, f = (3/4, 1/4), Σ f q = 3/4·7/8 + 1/4·3/8 = 3/4.
-    let c = core(&t, &[0, 1, 2], &r, 0.75, &[0, 0, 0, 1], 0.05);
+    let c = core(&t, &[0, 1, 2], &r, &share, &[0, 0, 0, 1], 0.05);
     close(c.success, 1.0);
     close(c.advantage.unwrap(), 1.0);
     close(c.expected, 0.75);
@@ -137,17 +139,19 @@ fn oracle_ties_are_split_fractionally_and_advantage_is_undefined() {
     // Every scene is tied at its maximum: P = [[1, 0], [1, 0]].
     let t = Transfer::build(&from_matrix(&[vec![1.0, 0.0], vec![1.0, 0.0]], 1, &[], &[])).unwrap();
     let r = Reference::compute(&t, &[0, 1], &[0, 1]);
-    assert_eq!(r.advantage(0.5), None);
-    close(oracle_top_share(&t, &[0, 1], &[0, 1]), 0.5);
-    let c = core(&t, &[0, 1], &r, 0.5, &[0, 0], 0.05);
+    assert_eq!(r.advantage_exact(1), None);
+    let share = oracle_top_share(&t, &[0, 1], &[0, 1]);
+    close(share.value(), 0.5);
+    let c = core(&t, &[0, 1], &r, &share, &[0, 0], 0.05);
     assert!(c.unstable);
     close(c.concentration, 2.0);
+    assert!(c.concentrated);
     let (scene, exp) = variance_shares(&t).unwrap();
     close(scene, 1.0);
     close(exp, 0.0);
     // A partial tie: s0 tied between e0 and e1, s1 won by e1 → shares (1/2, 3/2)/2.
     let t = Transfer::build(&from_matrix(&[vec![1.0, 0.0], vec![1.0, 1.0]], 1, &[], &[])).unwrap();
-    close(oracle_top_share(&t, &[0, 1], &[0, 1]), 0.75);
+    close(oracle_top_share(&t, &[0, 1], &[0, 1]).value(), 0.75);
 }
 
 #[test]
@@ -542,7 +546,14 @@ fn planted_gap_and_detection_grow_with_the_rate() {
     let picks: Vec<usize> = (0..40).map(|s| (s * 7) % 10).collect();
     let all: Vec<usize> = (0..40).collect();
     let r = Reference::compute(&t, &lib, &all);
-    let c = core(&t, &lib, &r, oracle_top_share(&t, &lib, &all), &picks, 0.05);
+    let c = core(
+        &t,
+        &lib,
+        &r,
+        &oracle_top_share(&t, &lib, &all),
+        &picks,
+        0.05,
+    );
     let draws = crate::draws::SharedDraws::from_counts(&t, vec![1; 2 * 40], 2_000, 8).unwrap();
     let rule = crate::draws::RuleDraws {
         picks: &picks,
@@ -617,9 +628,8 @@ fn common_denominator_of_uneven_cells() {
     assert_eq!(t.common_denominator().map(|(_, d)| d), Some(2));
     t.cells[5] = vec![true, false, false];
     t.cells[7] = vec![true, true, false, true];
-    for i in [5, 7] {
-        t.p[i] = t.cells[i].iter().filter(|&&y| y).count() as f64 / t.cells[i].len() as f64;
-    }
+    t.recount().unwrap();
+    assert_eq!(t.den.get(), 12);
     let (y, d) = t.common_denominator().unwrap();
     assert_eq!(d, 12);
     assert_eq!((y[5], y[7]), (4, 9));

@@ -21,7 +21,9 @@
 //!   `resample_weight_columns`,
 //!   `bootstrap_sums` with `ClusterRows` / `WeightedSums` (statistics of cluster-weighted
 //!   sums, with their kernel),
-//!   `WideKernel` / `run_wide` (AVX-512 / AVX2 dispatch of hot loops)
+//!   `WideKernel` / `run_wide` (AVX-512 / AVX2 dispatch of hot loops); `Rate` (a rate from
+//!   counts, compared exactly), `exact_ratio` / `exact_signed_ratio` (the nearest `f64` of a
+//!   fraction), `first_max`, `average_ranks_exact` / `spearman_exact` (ranks of exact values)
 //!
 //! # Example
 //! A scene-cluster bootstrap of a mean, and an AUROC with a tie:
@@ -56,6 +58,7 @@ mod evaluator;
 mod interval;
 mod normal;
 mod quantile;
+mod rate;
 mod select;
 mod sums;
 mod wide;
@@ -77,6 +80,9 @@ pub use evaluator::{absolute_relative_error, mmrv, normalized_regret_at_k};
 pub use normal::{normal_cdf, normal_quantile};
 pub use quantile::{
     percentile, percentile_levels, quantile, quantiles, quantiles_in_place, quantiles_of_histogram,
+};
+pub use rate::{
+    Rate, average_ranks_exact, exact_ratio, exact_signed_ratio, first_max, spearman_exact,
 };
 pub use sums::{ClusterRows, WeightedSums, bootstrap_sums};
 pub use wide::{WideKernel, run_wide, wide_lanes};

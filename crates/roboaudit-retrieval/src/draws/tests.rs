@@ -173,7 +173,7 @@ fn uneven_cells_give_shuffled_values() {
     let (mut t, _, counts, picks) = setup();
     let cell = picks[0] * 13;
     t.cells[cell].extend((0..2_500).map(|i| i % 3 == 0));
-    t.p[cell] = t.cells[cell].iter().filter(|&&y| y).count() as f64 / 2_503.0;
+    t.recount().unwrap();
     assert_eq!(t.common_denominator().map(|(_, d)| d), Some(7_509));
     let d = SharedDraws::from_counts(&t, counts, 500, 2).unwrap();
     let rule = RuleDraws {
@@ -238,9 +238,8 @@ fn constant_rule_gaps_are_exactly_zero() {
         if uneven {
             for s in (0..13).step_by(2) {
                 t.cells[4 * 13 + s].push(s % 4 == 0);
-                let cell = &t.cells[4 * 13 + s];
-                t.p[4 * 13 + s] = cell.iter().filter(|&&y| y).count() as f64 / 4.0;
             }
+            t.recount().unwrap();
             assert_eq!(t.common_denominator().map(|(_, d)| d), Some(12));
         }
         let d = SharedDraws::from_counts(&t, counts.clone(), 100, 1).unwrap();
