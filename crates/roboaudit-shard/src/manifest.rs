@@ -1,0 +1,236 @@
+//! `shard.json`: which shard of which configuration a folder holds, and how its job files are named.
+
+use crate::error::{Result, ShardError};
+use crate::spec::Shard;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Name of the shard manifest in a shard folder (absent from unsharded and merged run folders).
+pub const SHARD_FILE: &str = "shard.json";
+/// Schema tag of [`SHARD_FILE`].
+pub const SHARD_SCHEMA: &str = "roboaudit.shard.v1";
+
+/// The configuration hash of a collection: `sha256:` + 64 hex digits over the collection's name, a
+/// newline and the configuration's JSON (serde field order, so the same configuration value always
+/// gives the same hash).
+///
+/// # Errors
+/// [`ShardError::Json`] when the configuration cannot be serialized.
+pub fn config_hash(collection: &str, config: &impl Serialize) -> Result<String> {
+    let json = serde_json::to_vec(config).map_err(|source| ShardError::Json {
+        path: format!("the {collection} configuration"),
+        source,
+    })?;
+    let mut hasher = Sha256::new();
+    hasher.update(collection.as_bytes());
+    hasher.update(b"\n");
+    hasher.update(&json);
+    let mut out = String::from("sha256:");
+    for b in hasher.finalize() {
+        out.push_str(&format!("{b:02x}"));
+    }
+    Ok(out)
+}
+
+/// How job `j`'s file is named inside a run folder: `{dir}/{prefix}{j, zero-padded to width}{suffix}`,
+/// e.g. `executions/part-000012.parquet`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobFiles {
+    /// Sub-folder of the run folder holding the job files (relative, `/`-separated).
+    pub dir: String,
+    /// File name before the job number.
+    pub prefix: String,
+    /// Digits of the zero-padded job number.
+    pub width: usize,
+    /// File name after the job number.
+    pub suffix: String,
+}
+
+impl JobFiles {
+    /// Path of job `job`'s file relative to the run folder.
+    pub fn relative(&self, job: usize) -> PathBuf {
+        Path::new(&self.dir).join(self.file_name(job))
+    }
+
+    fn file_name(&self, job: usize) -> String {
+        format!(
+            "{}{:0width$}{}",
+            self.prefix,
+            job,
+            self.suffix,
+            width = self.width
+        )
+    }
+
+    /// The job numbers whose files exist in run folder `root`, ascending. Temporary files of a write
+    /// killed before its rename and names that do not re-render exactly (`part-7.parquet`) are
+    /// not job files.
+    ///
+    /// # Errors
+    /// [`ShardError::Io`] when the job-file folder exists but cannot be listed.
+    pub fn present(&self, root: &Path) -> Result<Vec<usize>> {
+        let dir = root.join(&self.dir);
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(ShardError::io("list", &dir)(e)),
+        };
+        let mut jobs = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(ShardError::io("list", &dir))?;
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let job = name
+                .strip_prefix(self.prefix.as_str())
+                .and_then(|n| n.strip_suffix(self.suffix.as_str()))
+                .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|n| n.parse::<usize>().ok());
+            if let Some(job) = job.filter(|&j| self.file_name(j) == name) {
+                jobs.push(job);
+            }
+        }
+        jobs.sort_unstable();
+        Ok(jobs)
+    }
+}
+
+/// Contents of [`SHARD_FILE`]: everything [`crate::merge`] needs to check and merge a shard folder
+/// without knowing the collection.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShardManifest {
+    /// [`SHARD_SCHEMA`].
+    pub schema: String,
+    /// The collection kind, e.g. `retrieval-collect`.
+    pub collection: String,
+    /// [`config_hash`] of the collection's configuration.
+    pub config_hash: String,
+    /// This folder's shard.
+    pub shard: Shard,
+    /// Jobs of the whole collection (job files of all shards together).
+    pub total_jobs: usize,
+    /// How job files are named.
+    pub job_files: JobFiles,
+    /// Files every shard writes with the same bytes (relative, `/`-separated); the merge copies
+    /// them once after checking that all shards agree.
+    pub shared_files: Vec<String>,
+    /// What a job's work is counted in for progress (e.g. `executions`).
+    pub unit: String,
+    /// Units of the whole collection.
+    pub total_units: usize,
+    /// Units per job: job `j` holds `min(units_per_job, total_units − j · units_per_job)`.
+    pub units_per_job: usize,
+}
+
+impl ShardManifest {
+    /// Units of work in job `job` (the last job may be short).
+    pub fn units_of(&self, job: usize) -> usize {
+        self.units_per_job.min(
+            self.total_units
+                .saturating_sub(job.saturating_mul(self.units_per_job)),
+        )
+    }
+
+    /// Reads `dir/shard.json`; `None` when it does not exist.
+    ///
+    /// # Errors
+    /// [`ShardError::Io`] or [`ShardError::Json`] when it exists but cannot be read or parsed,
+    /// [`ShardError::NotAShard`] for another schema.
+    pub fn read(dir: &Path) -> Result<Option<ShardManifest>> {
+        let path = dir.join(SHARD_FILE);
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(ShardError::io("read", &path)(e)),
+        };
+        let m: ShardManifest =
+            serde_json::from_slice(&bytes).map_err(|source| ShardError::Json {
+                path: path.display().to_string(),
+                source,
+            })?;
+        if m.schema != SHARD_SCHEMA {
+            return Err(ShardError::NotAShard {
+                path: path.display().to_string(),
+                reason: format!("schema \"{}\", expected \"{SHARD_SCHEMA}\"", m.schema),
+            });
+        }
+        Shard::new(m.shard.index, m.shard.count).map_err(|e| ShardError::NotAShard {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        Ok(Some(m))
+    }
+
+    /// Makes `dir` a folder of this shard before a collector writes job files there, or checks that
+    /// it already is one (a resumed shard). `wanted` is `None` for an unsharded run, which must not
+    /// find a shard manifest; a shard must not find job files without one (an unsharded run's).
+    ///
+    /// # Errors
+    /// [`ShardError::Conflict`] naming what the folder holds instead; I/O errors.
+    pub fn claim(dir: &Path, wanted: Option<&ShardManifest>) -> Result<()> {
+        let conflict = |reason: String| ShardError::Conflict {
+            path: dir.display().to_string(),
+            reason,
+        };
+        match (ShardManifest::read(dir)?, wanted) {
+            (None, None) => Ok(()),
+            (Some(have), None) => Err(conflict(format!(
+                "it holds shard {} of a sharded {} run; resume it with --shard {}, or merge the shards with `roboaudit merge`",
+                have.shard, have.collection, have.shard
+            ))),
+            (Some(have), Some(want)) if &have == want => Ok(()),
+            (Some(have), Some(want)) => Err(conflict(if have.config_hash != want.config_hash {
+                format!(
+                    "it holds a shard of another configuration ({} {}, this run {}); use a new folder",
+                    have.collection, have.config_hash, want.config_hash
+                )
+            } else {
+                format!(
+                    "it holds shard {}, not {}; each shard needs its own folder",
+                    have.shard, want.shard
+                )
+            })),
+            (None, Some(want)) => {
+                if !want.job_files.present(dir)?.is_empty() {
+                    return Err(conflict(format!(
+                        "it holds job files ({}) but no {SHARD_FILE}: an unsharded run; resume it without --shard",
+                        want.job_files.dir
+                    )));
+                }
+                write_atomic(&dir.join(SHARD_FILE), &want.to_json()?)
+            }
+        }
+    }
+
+    fn to_json(&self) -> Result<Vec<u8>> {
+        let mut v = serde_json::to_vec_pretty(self).map_err(|source| ShardError::Json {
+            path: SHARD_FILE.into(),
+            source,
+        })?;
+        v.push(b'\n');
+        Ok(v)
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary sibling and a rename.
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
+        .tempfile_in(dir)
+        .map_err(ShardError::io("create a temporary file for", path))?;
+    tmp.write_all(bytes)
+        .map_err(ShardError::io("write", path))?;
+    tmp.as_file()
+        .sync_all()
+        .map_err(ShardError::io("sync", path))?;
+    tmp.persist(path)
+        .map_err(|e| ShardError::io("rename onto", path)(e.error))?;
+    Ok(())
+}

@@ -1,0 +1,361 @@
+//! Progress across shard folders, and their merge into one run folder.
+
+use crate::error::{Result, ShardError};
+use crate::manifest::ShardManifest;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Problems listed by name in one refusal; the rest are counted.
+const NAMED: usize = 12;
+
+/// What one shard folder holds, from the files on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShardStatus {
+    /// The folder.
+    pub dir: PathBuf,
+    /// Its shard manifest.
+    pub manifest: ShardManifest,
+    /// Jobs the shard owns.
+    pub owned_jobs: usize,
+    /// Owned jobs whose files exist, ascending.
+    pub done_jobs: Vec<usize>,
+    /// Job files present that the shard does not own (a copy or another shard's file), ascending.
+    pub stray_jobs: Vec<usize>,
+    /// Units of work (e.g. executions) the shard owns.
+    pub owned_units: usize,
+    /// Units of work in its done jobs.
+    pub done_units: usize,
+}
+
+impl ShardStatus {
+    /// Whether every owned job's file exists.
+    pub fn complete(&self) -> bool {
+        self.done_jobs.len() == self.owned_jobs
+    }
+}
+
+/// Jobs done per shard folder, from the files on disk (no collector needed).
+///
+/// # Errors
+/// [`ShardError::NotAShard`] for a folder without `shard.json`; I/O and manifest errors.
+pub fn status(dirs: &[PathBuf]) -> Result<Vec<ShardStatus>> {
+    dirs.iter().map(|d| status_of(d)).collect()
+}
+
+fn status_of(dir: &Path) -> Result<ShardStatus> {
+    if !dir.is_dir() {
+        return Err(ShardError::NotAShard {
+            path: dir.display().to_string(),
+            reason: "no such folder".into(),
+        });
+    }
+    let manifest = ShardManifest::read(dir)?.ok_or_else(|| ShardError::NotAShard {
+        path: dir.display().to_string(),
+        reason: format!(
+            "no {} here: not a shard folder (a sharded collection writes one per shard; a shard that has not started yet has none)",
+            crate::SHARD_FILE
+        ),
+    })?;
+    let shard = manifest.shard;
+    let (done_jobs, stray_jobs): (Vec<usize>, Vec<usize>) = manifest
+        .job_files
+        .present(dir)?
+        .into_iter()
+        .partition(|&j| shard.owns(j) && j < manifest.total_jobs);
+    let owned_units = shard
+        .jobs(manifest.total_jobs)
+        .map(|j| manifest.units_of(j))
+        .sum();
+    let done_units = done_jobs.iter().map(|&j| manifest.units_of(j)).sum();
+    Ok(ShardStatus {
+        dir: dir.to_path_buf(),
+        owned_jobs: shard.job_count(manifest.total_jobs),
+        manifest,
+        done_jobs,
+        stray_jobs,
+        owned_units,
+        done_units,
+    })
+}
+
+/// What [`merge`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergeOutcome {
+    /// The merged run folder.
+    pub out: PathBuf,
+    /// Each shard folder's status, in the order given.
+    pub shards: Vec<ShardStatus>,
+    /// Job files copied.
+    pub jobs: usize,
+    /// Shared files copied.
+    pub shared: usize,
+}
+
+/// Merges complete shard folders of one collection into `out`, which then holds what an unsharded
+/// run of the same configuration holds, byte for byte (shared files once, every job file once; no
+/// `shard.json`). Checks, all before anything is written: one configuration hash and shard count,
+/// every shard `0..N` given once, every job file present in exactly the shard that owns it, the
+/// shared files identical across shards. `out` is written as a temporary sibling folder and renamed
+/// into place, so a failed merge leaves nothing there.
+///
+/// # Errors
+/// [`ShardError::Inconsistent`] listing every problem found (the folder, shard or job, and the
+/// shard that should hold a missing job); [`ShardError::OutputExists`] when `out` is a non-empty
+/// folder; [`ShardError::NotAShard`]; I/O errors.
+pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeOutcome> {
+    let shards = status(dirs)?;
+    let Some(first) = shards.first() else {
+        return Err(ShardError::Inconsistent("no shard folders given".into()));
+    };
+    let reference = first.manifest.clone();
+    let mut problems = Vec::new();
+    check_configuration(&shards, &mut problems);
+    if problems.is_empty() {
+        check_shards_and_jobs(&shards, &reference, &mut problems);
+    }
+    if problems.is_empty() {
+        check_shared(&shards, &reference, &mut problems)?;
+    }
+    if !problems.is_empty() {
+        let extra = problems.len().saturating_sub(NAMED);
+        let mut message = problems
+            .into_iter()
+            .take(NAMED)
+            .collect::<Vec<_>>()
+            .join("\n  ");
+        if extra > 0 {
+            message.push_str(&format!("\n  … and {extra} more"));
+        }
+        return Err(ShardError::Inconsistent(format!("\n  {message}")));
+    }
+    write_merged(&shards, &reference, out)?;
+    Ok(MergeOutcome {
+        out: out.to_path_buf(),
+        jobs: reference.total_jobs,
+        shared: reference.shared_files.len(),
+        shards,
+    })
+}
+
+fn check_configuration(shards: &[ShardStatus], problems: &mut Vec<String>) {
+    let first = &shards[0];
+    let r = &first.manifest;
+    for s in &shards[1..] {
+        let m = &s.manifest;
+        if m.collection != r.collection || m.config_hash != r.config_hash {
+            problems.push(format!(
+                "{} (shard {}) comes from another configuration: {} {}, while {} (shard {}) has {} {}",
+                s.dir.display(),
+                m.shard,
+                m.collection,
+                m.config_hash,
+                first.dir.display(),
+                r.shard,
+                r.collection,
+                r.config_hash
+            ));
+        } else if m.shard.count != r.shard.count {
+            problems.push(format!(
+                "{} is shard {} but {} is shard {}: the shards of one merge come from one array of N",
+                s.dir.display(),
+                m.shard,
+                first.dir.display(),
+                r.shard
+            ));
+        } else if *m
+            != (ShardManifest {
+                shard: m.shard,
+                ..r.clone()
+            })
+        {
+            problems.push(format!(
+                "{} has the configuration hash of {} but another job layout (a different roboaudit version?)",
+                s.dir.display(),
+                first.dir.display()
+            ));
+        }
+    }
+}
+
+fn check_shards_and_jobs(
+    shards: &[ShardStatus],
+    reference: &ShardManifest,
+    problems: &mut Vec<String>,
+) {
+    let n = reference.shard.count;
+    let mut by_index: BTreeMap<usize, Vec<&ShardStatus>> = BTreeMap::new();
+    for s in shards {
+        by_index.entry(s.manifest.shard.index).or_default().push(s);
+    }
+    for (index, given) in &by_index {
+        if given.len() > 1 {
+            let dirs: Vec<String> = given.iter().map(|s| s.dir.display().to_string()).collect();
+            problems.push(format!(
+                "shard {index}/{n} is given {} times: {}",
+                given.len(),
+                dirs.join(", ")
+            ));
+        }
+    }
+    for index in (0..n).filter(|i| !by_index.contains_key(i)) {
+        let shard = crate::Shard { index, count: n };
+        let jobs: Vec<usize> = shard.jobs(reference.total_jobs).collect();
+        problems.push(format!(
+            "shard {shard} is missing (its folder was not given): it holds {} job(s){}; run it with --shard {shard}",
+            jobs.len(),
+            name_jobs(reference, &jobs)
+        ));
+    }
+    if !problems.is_empty() {
+        return;
+    }
+    let mut holders: Vec<Vec<&ShardStatus>> = vec![Vec::new(); reference.total_jobs];
+    for s in shards {
+        for &j in s.done_jobs.iter().chain(&s.stray_jobs) {
+            match holders.get_mut(j) {
+                Some(h) => h.push(s),
+                None => problems.push(format!(
+                    "{} holds {}, beyond the collection's {} jobs",
+                    s.dir.display(),
+                    reference.job_files.relative(j).display(),
+                    reference.total_jobs
+                )),
+            }
+        }
+    }
+    for (j, h) in holders.iter().enumerate() {
+        let owner = crate::Shard {
+            index: j % n,
+            count: n,
+        };
+        let file = reference.job_files.relative(j);
+        if h.len() > 1 || (h.len() == 1 && h[0].manifest.shard != owner) {
+            let places: Vec<String> = h
+                .iter()
+                .map(|s| format!("{} (shard {})", s.dir.display(), s.manifest.shard))
+                .collect();
+            problems.push(format!(
+                "job {j} ({}) is duplicated: present in {}; it belongs to shard {owner} only",
+                file.display(),
+                places.join(", ")
+            ));
+        }
+    }
+    for s in shards {
+        let missing: Vec<usize> = s
+            .manifest
+            .shard
+            .jobs(reference.total_jobs)
+            .filter(|j| s.done_jobs.binary_search(j).is_err())
+            .collect();
+        if !missing.is_empty() {
+            problems.push(format!(
+                "shard {} ({}) lacks {} of its {} jobs{}: it is unfinished; rerun it with --shard {} (it resumes)",
+                s.manifest.shard,
+                s.dir.display(),
+                missing.len(),
+                s.owned_jobs,
+                name_jobs(reference, &missing),
+                s.manifest.shard
+            ));
+        }
+    }
+}
+
+/// ` (job 3: executions/part-000003.parquet, …)` for the first few of `jobs`.
+fn name_jobs(reference: &ShardManifest, jobs: &[usize]) -> String {
+    if jobs.is_empty() {
+        return String::new();
+    }
+    let shown: Vec<String> = jobs
+        .iter()
+        .take(5)
+        .map(|&j| format!("job {j}: {}", reference.job_files.relative(j).display()))
+        .collect();
+    let more = if jobs.len() > 5 { ", …" } else { "" };
+    format!(" ({}{more})", shown.join(", "))
+}
+
+fn check_shared(
+    shards: &[ShardStatus],
+    reference: &ShardManifest,
+    problems: &mut Vec<String>,
+) -> Result<()> {
+    for name in &reference.shared_files {
+        let mut first: Option<(&Path, Vec<u8>)> = None;
+        for s in shards {
+            let path = s.dir.join(name);
+            let bytes = match std::fs::read(&path) {
+                Ok(b) => b,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    problems.push(format!(
+                        "{} lacks {name}: the shard has not started writing; rerun it with --shard {}",
+                        s.dir.display(),
+                        s.manifest.shard
+                    ));
+                    continue;
+                }
+                Err(e) => return Err(ShardError::io("read", &path)(e)),
+            };
+            match &first {
+                None => first = Some((&s.dir, bytes)),
+                Some((d, b)) if *b != bytes => problems.push(format!(
+                    "{name} differs between {} and {} although the configuration hash is the same (different roboaudit or MuJoCo versions?)",
+                    d.display(),
+                    s.dir.display()
+                )),
+                Some(_) => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+fn write_merged(shards: &[ShardStatus], reference: &ShardManifest, out: &Path) -> Result<()> {
+    let out_exists = match std::fs::read_dir(out) {
+        Ok(mut entries) => {
+            if entries.next().is_some() {
+                return Err(ShardError::OutputExists(out.display().to_string()));
+            }
+            true
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(e) => return Err(ShardError::io("list", out)(e)),
+    };
+    let parent = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(ShardError::io("create", parent))?;
+    let tmp = tempfile::Builder::new()
+        .prefix(".tmp-merge-")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .tempdir_in(parent)
+        .map_err(ShardError::io("create a temporary folder in", parent))?;
+    let copy = |from: &Path, rel: &Path| -> Result<()> {
+        let to = tmp.path().join(rel);
+        if let Some(d) = to.parent() {
+            std::fs::create_dir_all(d).map_err(ShardError::io("create", d))?;
+        }
+        std::fs::copy(from, &to).map_err(ShardError::io("copy", from))?;
+        Ok(())
+    };
+    for name in &reference.shared_files {
+        copy(&shards[0].dir.join(name), Path::new(name))?;
+    }
+    for s in shards {
+        for &j in &s.done_jobs {
+            let rel = reference.job_files.relative(j);
+            copy(&s.dir.join(&rel), &rel)?;
+        }
+    }
+    if out_exists {
+        std::fs::remove_dir(out).map_err(ShardError::io("replace the empty folder", out))?;
+    }
+    let tmp = tmp.keep();
+    std::fs::rename(&tmp, out).map_err(|e| {
+        let _ = std::fs::remove_dir_all(&tmp);
+        ShardError::io("rename the merged folder onto", out)(e)
+    })?;
+    Ok(())
+}

@@ -1,0 +1,135 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! Merge and status on synthetic shard folders (job `j`'s file holds `job j`): the checks do not
+//! need a collector.
+
+use roboaudit_shard::{
+    JobFiles, SHARD_FILE, SHARD_SCHEMA, Shard, ShardError, ShardManifest, config_hash, merge,
+    status,
+};
+use std::path::{Path, PathBuf};
+
+const JOBS: usize = 10;
+
+fn manifest(shard: Shard, seed: u64) -> ShardManifest {
+    ShardManifest {
+        schema: SHARD_SCHEMA.into(),
+        collection: "test".into(),
+        config_hash: config_hash("test", &seed).unwrap(),
+        shard,
+        total_jobs: JOBS,
+        job_files: JobFiles {
+            dir: "parts".into(),
+            prefix: "part-".into(),
+            width: 4,
+            suffix: ".txt".into(),
+        },
+        shared_files: vec!["run.json".into()],
+        unit: "rows".into(),
+        total_units: 47,
+        units_per_job: 5,
+    }
+}
+
+/// A shard folder with the jobs of `shard` below `upto`.
+fn shard_dir(root: &Path, name: &str, shard: Shard, seed: u64, upto: usize) -> PathBuf {
+    let dir = root.join(name);
+    std::fs::create_dir_all(dir.join("parts")).unwrap();
+    let m = manifest(shard, seed);
+    ShardManifest::claim(&dir, Some(&m)).unwrap();
+    std::fs::write(dir.join("run.json"), format!("seed {seed}")).unwrap();
+    for j in shard.jobs(JOBS).filter(|&j| j < upto) {
+        std::fs::write(dir.join(m.job_files.relative(j)), format!("job {j}")).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn merged_folder_holds_every_job_once_and_no_shard_manifest() {
+    let root = tempfile::tempdir().unwrap();
+    let dirs: Vec<PathBuf> = (0..3)
+        .map(|i| {
+            shard_dir(
+                root.path(),
+                &format!("s{i}"),
+                Shard::new(i, 3).unwrap(),
+                0,
+                JOBS,
+            )
+        })
+        .collect();
+    let st = status(&dirs).unwrap();
+    assert_eq!(st[1].done_jobs, [1, 4, 7]);
+    // Units: jobs hold 5 rows each, the last (job 9) 47 - 45 = 2.
+    assert_eq!(
+        st.iter().map(|s| s.owned_units).collect::<Vec<_>>(),
+        [17, 15, 15]
+    );
+    let out = root.path().join("merged");
+    let m = merge(&dirs, &out).unwrap();
+    assert_eq!((m.jobs, m.shared), (JOBS, 1));
+    assert!(!out.join(SHARD_FILE).exists());
+    assert_eq!(
+        std::fs::read_to_string(out.join("run.json")).unwrap(),
+        "seed 0"
+    );
+    for j in 0..JOBS {
+        let f = out.join(format!("parts/part-{j:04}.txt"));
+        assert_eq!(std::fs::read_to_string(f).unwrap(), format!("job {j}"));
+    }
+    assert_eq!(std::fs::read_dir(out.join("parts")).unwrap().count(), JOBS);
+}
+
+#[test]
+fn every_problem_is_named_and_nothing_is_written() {
+    let root = tempfile::tempdir().unwrap();
+    let s0 = shard_dir(root.path(), "s0", Shard::new(0, 3).unwrap(), 0, JOBS);
+    let s1 = shard_dir(root.path(), "s1", Shard::new(1, 3).unwrap(), 0, 5);
+    let other = shard_dir(root.path(), "other", Shard::new(2, 3).unwrap(), 9, JOBS);
+    let out = root.path().join("out");
+    let err = merge(&[s0.clone(), s1.clone(), other.clone()], &out).unwrap_err();
+    assert!(matches!(err, ShardError::Inconsistent(_)));
+    let text = err.to_string();
+    assert!(
+        text.contains("other (shard 2/3) comes from another configuration"),
+        "{text}"
+    );
+    // Without the foreign shard: shard 2 missing. Its jobs are named.
+    let text = merge(&[s0.clone(), s1.clone()], &out)
+        .unwrap_err()
+        .to_string();
+    assert!(text.contains("shard 2/3 is missing"), "{text}");
+    assert!(text.contains("job 2: parts/part-0002.txt"), "{text}");
+    // With a proper shard 2: shard 1 is unfinished (jobs 7 missing).
+    let s2 = shard_dir(root.path(), "s2", Shard::new(2, 3).unwrap(), 0, JOBS);
+    let text = merge(&[s0.clone(), s1.clone(), s2.clone()], &out)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        text.contains("shard 1/3")
+            && text.contains("lacks 1 of its 3 jobs (job 7: parts/part-0007.txt)"),
+        "{text}"
+    );
+    assert!(!out.exists());
+    // A differing shared file with the same hash is refused.
+    std::fs::write(s2.join("run.json"), "seed 1").unwrap();
+    std::fs::write(s1.join("parts/part-0007.txt"), "job 7").unwrap();
+    let text = merge(&[s0, s1, s2], &out).unwrap_err().to_string();
+    assert!(text.contains("run.json differs between"), "{text}");
+    // A folder without a shard manifest.
+    let err = status(&[root.path().to_path_buf()]).unwrap_err();
+    assert!(matches!(err, ShardError::NotAShard { .. }), "{err}");
+}
+
+#[test]
+fn the_configuration_hash_changes_with_the_configuration_and_the_collection() {
+    let a = config_hash("test", &0u64).unwrap();
+    assert_eq!(a, config_hash("test", &0u64).unwrap());
+    assert_ne!(a, config_hash("test", &1u64).unwrap());
+    assert_ne!(a, config_hash("other", &0u64).unwrap());
+    assert!(a.starts_with("sha256:") && a.len() == 7 + 64);
+    // SHA-256 of "test\n0" (coreutils: printf 'test\n0' | sha256sum).
+    assert_eq!(
+        a,
+        "sha256:fad02bcd5ce2d070eb4483b6f48f20e0dcfd98faab53e7c1d078dc81a029560e"
+    );
+}
