@@ -10,3 +10,4 @@ if [ ! -d "$ROBOAUDIT_SHARED_DATASETS" ]; then
   exit 0
 fi
 cargo test --locked -p roboaudit-video --test shared_datasets -- --ignored
+cargo test --locked -p roboaudit-data --test lerobot_video -- --ignored

@@ -15,6 +15,8 @@ mod pick;
 mod reader;
 
 pub use error::{QueryError, VideoError};
+/// FFmpeg's error type, as carried by [`VideoError`].
+pub use ffmpeg_next::Error as FfmpegError;
 pub use pick::{
     DEFAULT_TOLERANCE_S, Picked, SEEK_GAP_S, frames_at_times, prefer_before, within_tolerance,
 };
