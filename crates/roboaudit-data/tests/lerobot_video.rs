@@ -267,3 +267,22 @@ fn real_videos_match_their_episodes() {
         assert_eq!((img.width, img.height), (640, 480), "{name}");
     }
 }
+
+#[test]
+fn a_camera_is_decodable_only_when_every_file_is_there() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("video_v21"), dir.path());
+    let ds = LeRobotDataset::open(dir.path()).unwrap();
+    assert_eq!(ds.decodable_video_features(), vec![KEY.to_owned()]);
+    let via_any = ds.read_frame(0, 3, KEY, DEFAULT_TOLERANCE_S).unwrap();
+    assert_eq!(
+        via_any,
+        ds.read_video_frame(0, 3, KEY, DEFAULT_TOLERANCE_S).unwrap()
+    );
+    std::fs::remove_file(
+        dir.path()
+            .join(format!("videos/chunk-000/{KEY}/episode_000001.mp4")),
+    )
+    .unwrap();
+    assert!(ds.decodable_video_features().is_empty());
+}

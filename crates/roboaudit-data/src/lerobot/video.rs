@@ -308,4 +308,31 @@ impl LeRobotDataset {
             self.read_image(episode, frame, feature)
         }
     }
+
+    /// The `video` features, sorted by name, whose MP4 files exist for every episode of the
+    /// metadata and whose first file opens with a decoder (a cheap check: no frame is
+    /// decoded). What `--features auto` may pick as a camera.
+    pub fn decodable_video_features(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .info
+            .features
+            .iter()
+            .filter(|f| f.kind == FeatureKind::Video)
+            .filter(|f| {
+                let files: Option<BTreeSet<PathBuf>> = self
+                    .episodes
+                    .iter()
+                    .map(|ep| self.video_file(ep, &f.name).ok().map(|(file, _)| file))
+                    .collect();
+                files.is_some_and(|files| {
+                    !files.is_empty()
+                        && files.iter().all(|p| p.is_file())
+                        && files.first().is_some_and(|p| VideoReader::open(p).is_ok())
+                })
+            })
+            .map(|f| f.name.clone())
+            .collect();
+        out.sort();
+        out
+    }
 }
