@@ -4,7 +4,7 @@
 //! `--threads N` (N > 1) is given: files are the unit of parallelism, as in a dataset pass.
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use roboaudit_video::{RgbImage, VideoReader};
@@ -37,7 +37,7 @@ fn features(img: &RgbImage) -> Vec<f32> {
     out
 }
 
-fn run(path: &PathBuf) -> (u64, f64) {
+fn run(path: &Path) -> (u64, f64) {
     let mut reader = VideoReader::open(path).unwrap();
     let (mut n, mut sum) = (0u64, 0f64);
     while let Some(d) = reader.next_frame().unwrap() {
@@ -66,7 +66,7 @@ fn main() {
             handles.into_iter().map(|h| h.join().unwrap()).collect()
         })
     } else {
-        files.iter().map(run).collect()
+        files.iter().map(|f| run(f)).collect()
     };
     let secs = start.elapsed().as_secs_f64();
     let frames: u64 = results.iter().map(|r| r.0).sum();
