@@ -394,7 +394,7 @@ fn inconsistent_files_are_reported_with_file_row_and_column() {
         e.contains("actions (float32[34])") && e.contains("state (float32[34])"),
         "{e}"
     );
-    // A video feature asked for as the frame features: it needs decoding, said so.
+    // A video feature asked for as the frame features (FQE reads images only): said so.
     let o = fit(
         &data,
         &labels,
@@ -402,7 +402,7 @@ fn inconsistent_files_are_reported_with_file_row_and_column() {
         &["--no-neural", "--features", "observation.image"],
     );
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
-    assert!(stderr(&o).contains("video decoding"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is a video"), "{}", stderr(&o));
 
     // A vector column of the wrong width: info.json says 3, the Parquet rows hold 2.
     let copy = dir.path().join("pusht");

@@ -93,6 +93,19 @@ pub enum DataError {
         /// What is wrong, quoting the offending value.
         message: String,
     },
+    /// A frame of a `video` feature cannot be read: the MP4 file is missing, truncated or
+    /// undecodable, or has no frame within the tolerance of the frame's timestamp.
+    #[error("episode {episode}{}, video feature \"{feature}\": {error}", frame.map(|f| format!(", frame {f}")).unwrap_or_default())]
+    Video {
+        /// The episode being read.
+        episode: i64,
+        /// Its `frame_index`, when one frame is at fault.
+        frame: Option<i64>,
+        /// The video feature key.
+        feature: String,
+        /// What the video layer found (it names the MP4 file).
+        error: roboaudit_video::VideoError,
+    },
 }
 
 impl DataError {
@@ -107,6 +120,7 @@ impl DataError {
             | Self::MissingColumn { file, .. }
             | Self::Empty { file }
             | Self::Invalid { file, .. } => file,
+            Self::Video { error, .. } => error.file(),
         }
     }
 

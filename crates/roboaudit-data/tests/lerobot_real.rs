@@ -238,8 +238,7 @@ fn pusht_v30_labels() {
     );
     let err = ds.read_image(0, 0, "observation.image").unwrap_err();
     assert!(
-        err.to_string().contains("needs video decoding")
-            || err.to_string().contains("need video decoding"),
+        err.to_string().contains("is a video") && err.to_string().contains("not an image"),
         "{err}"
     );
 }

@@ -143,18 +143,18 @@ fn grey_and_rgba_pngs_become_rgb() {
 }
 
 #[test]
-fn video_features_are_refused_with_a_clear_message() {
+fn video_features_are_refused_where_an_image_or_number_is_wanted() {
     let (_d, ds) = v3();
     let err = ds.read_image(0, 0, "observation.images.wrist").unwrap_err();
     let msg = err.to_string();
     assert!(
-        msg.contains("is a video") && msg.contains("video decoding") && msg.contains("av1"),
+        msg.contains("is a video") && msg.contains("not an image") && msg.contains("av1"),
         "{msg}"
     );
     let err = ds
         .read_episode_frames(0, &["observation.images.wrist"])
         .unwrap_err();
-    assert!(err.to_string().contains("video decoding"));
+    assert!(err.to_string().contains("is a video"), "{err}");
     assert_eq!(err.column(), Some("observation.images.wrist"));
     let err = ds.read_episode_frames(0, &["nope"]).unwrap_err();
     assert!(err.to_string().contains("not declared"), "{err}");
@@ -251,7 +251,7 @@ fn clean_v3_inspects_without_problems() {
     assert_eq!(json["version"], "v3.0");
     let text = render_inspect(&report);
     assert!(
-        text.contains("version    v3.0") && text.contains("frames need decoding"),
+        text.contains("version    v3.0") && text.contains("MP4 frames, decoded by timestamp"),
         "{text}"
     );
 }

@@ -68,7 +68,7 @@ pub(crate) fn not_readable(ds: &LeRobotDataset, feature: &str, wanted: &str) -> 
             ds.describe_features()
         ),
         Some(f) if f.kind == FeatureKind::Video => format!(
-            "feature \"{feature}\" is a video (MP4 files{}): its frames need video decoding, which roboaudit does not do; decode them to an `image` feature (PNG in Parquet) or precompute features",
+            "feature \"{feature}\" is a video (MP4 files{}), not {wanted}: its frames are read with the video frame source",
             f.video
                 .as_ref()
                 .and_then(|v| v.codec.as_deref())

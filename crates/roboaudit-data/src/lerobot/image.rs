@@ -32,6 +32,30 @@ impl Rgb8Image {
     }
 }
 
+impl Rgb8Image {
+    /// Encodes the image as an 8-bit RGB PNG (default compression).
+    ///
+    /// # Errors
+    /// A message when the pixel buffer does not match `width × height × 3` or the encoder
+    /// fails.
+    pub fn to_png(&self) -> Result<Vec<u8>, String> {
+        let mut out = Vec::new();
+        let mut encoder = png::Encoder::new(&mut out, self.width, self.height);
+        encoder.set_color(png::ColorType::Rgb);
+        encoder.set_depth(png::BitDepth::Eight);
+        let mut writer = encoder
+            .write_header()
+            .map_err(|e| format!("cannot encode PNG: {e}"))?;
+        writer
+            .write_image_data(&self.pixels)
+            .map_err(|e| format!("cannot encode PNG: {e}"))?;
+        writer
+            .finish()
+            .map_err(|e| format!("cannot encode PNG: {e}"))?;
+        Ok(out)
+    }
+}
+
 /// Decodes PNG bytes of any colour type and bit depth to RGB8 (alpha dropped, grey copied to
 /// the three channels, 16-bit samples truncated to their high byte).
 pub(crate) fn decode_png(bytes: &[u8]) -> Result<Rgb8Image, String> {
@@ -84,9 +108,8 @@ impl LeRobotDataset {
     /// [`for_each_image`](Self::for_each_image) instead.
     ///
     /// # Errors
-    /// [`DataError::Invalid`] when the feature is not declared, is a `video` feature (its
-    /// frames live in MP4 files and need video decoding, which roboaudit does not do) or is
-    /// not an image; when the episode or frame does not exist; or when the bytes are not a
+    /// [`DataError::Invalid`] when the feature is not declared, is a `video` feature (read those with
+    /// [`read_video_frame`](Self::read_video_frame)) or is not an image; when the episode or frame does not exist; or when the bytes are not a
     /// valid PNG (naming file, row and column). [`DataError::Io`]/[`DataError::Parquet`] when
     /// the data file cannot be read.
     pub fn read_image(

@@ -38,8 +38,8 @@ pub enum FeatureKind {
     Numeric,
     /// `dtype: image`: a Parquet struct column `{bytes, path}` holding encoded (PNG) images.
     Image,
-    /// `dtype: video`: frames live in MP4 files, not in Parquet; they need video decoding,
-    /// which roboaudit does not do.
+    /// `dtype: video`: frames live in MP4 files, not in Parquet; read through the video frame
+    /// source (`roboaudit-video`).
     Video,
     /// Anything else (strings, unknown dtypes): listed, never read as numbers.
     Other,

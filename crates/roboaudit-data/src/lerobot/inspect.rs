@@ -1,5 +1,5 @@
 //! `inspect`: a summary of a dataset and every inconsistency found between its metadata, data
-//! and video files. Inconsistencies are collected as [`Problem`]s, never raised as errors.
+//! and video files (each MP4 decoded whole). Inconsistencies are collected as [`Problem`]s, never raised as errors.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -95,6 +95,10 @@ pub struct VideoSummary {
     pub files_present: usize,
     /// Codec read from the first file found (at the expected path or a recognised misplacement).
     pub found_codec: Option<String>,
+    /// Files (present, possibly misplaced) that decoded to the end.
+    pub files_decoded: usize,
+    /// Frames decoded in them.
+    pub frames_decoded: u64,
 }
 
 /// The result of [`LeRobotDataset::inspect`]; serializable as JSON.
@@ -265,7 +269,7 @@ impl LeRobotDataset {
                 storage: scanned.storage.get(&f.name).cloned(),
                 note: match f.kind {
                     FeatureKind::Video => Some(format!(
-                        "video{}: frames need decoding (not read by roboaudit)",
+                        "video{}: MP4 frames, decoded by timestamp",
                         f.video
                             .as_ref()
                             .and_then(|v| v.codec.as_deref())
@@ -461,12 +465,15 @@ impl LeRobotDataset {
                     ),
                 );
             }
+            let decoded = self.check_video_frames(&feature.name, problems);
             out.push(VideoSummary {
                 feature: feature.name.clone(),
                 declared_codec: declared,
                 files_expected: files.len(),
                 files_present: present,
                 found_codec,
+                files_decoded: decoded.files,
+                frames_decoded: decoded.frames,
             });
         }
         out
@@ -474,7 +481,7 @@ impl LeRobotDataset {
 }
 
 /// A video at `videos/…` that is really at `video/…` (seen in real datasets), relative path.
-fn misplaced_video(root: &Path, rel: &Path) -> Option<PathBuf> {
+pub(crate) fn misplaced_video(root: &Path, rel: &Path) -> Option<PathBuf> {
     let rest = rel.strip_prefix("videos").ok()?;
     let alt = Path::new("video").join(rest);
     root.join(&alt).is_file().then_some(alt)

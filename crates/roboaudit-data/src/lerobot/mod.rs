@@ -9,8 +9,9 @@
 //! - v2.1: `meta/episodes.jsonl`, `meta/tasks.jsonl`, one `data/chunk-*/episode_*.parquet` per
 //!   episode.
 //!
-//! `video` features are MP4 files that need a video decoder; roboaudit lists them and checks the
-//! files exist but never decodes them: reading one is an error that says so.
+//! `video` features are MP4 files (AV1, H.264, MPEG-4), decoded through `roboaudit-video` with
+//! LeRobot's frame-for-timestamp rule ([`LeRobotDataset::for_each_video_frame`],
+//! [`LeRobotDataset::read_video_frame`]).
 //! Opening checks only what reading needs; [`LeRobotDataset::inspect`] checks everything else
 //! and reports inconsistencies as [`Problem`]s instead of failing.
 //!
@@ -35,6 +36,8 @@ mod policy_actions;
 mod render;
 mod scan;
 mod table;
+mod video;
+mod video_check;
 
 use std::path::{Path, PathBuf};
 
@@ -47,6 +50,9 @@ pub use labels::{EpisodeLabel, SuccessSource, read_labels_file};
 pub use meta::{Episode, Task, VideoLocation};
 pub use policy_actions::{PolicyActions, read_policy_actions};
 pub use render::render_inspect;
+/// LeRobot's default tolerance between a frame's timestamp and the decoded frame, seconds.
+pub use roboaudit_video::DEFAULT_TOLERANCE_S;
+pub use video::VideoFrameId;
 
 use crate::DataError;
 
