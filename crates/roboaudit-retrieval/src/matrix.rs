@@ -1,7 +1,7 @@
 //! The transfer matrix `P[e,s]` and the reference points built on it (SPEC.md §1).
 
 use crate::RetrievalError;
-use roboaudit_stats::{Rate, exact_ratio, exact_signed_ratio, first_max};
+use roboaudit_stats::{Rate, exact_ratio, exact_signed_ratio, first_max, gcd};
 use roboaudit_types::{Perturbation, RetrievalInputs};
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -267,7 +267,10 @@ fn whole_numbers(cells: &[Vec<bool>], limit: u64) -> Option<(Vec<u64>, u64)> {
         if count == 0 {
             return None;
         }
-        d = (d / gcd(d, count)).checked_mul(count)?;
+        // gcd(d, count) ≤ count fits in u64.
+        #[allow(clippy::cast_possible_truncation)]
+        let g = gcd(u128::from(d), u128::from(count)) as u64;
+        d = (d / g).checked_mul(count)?;
         if d > limit {
             return None;
         }
@@ -463,12 +466,4 @@ pub(crate) fn variance_shares(t: &Transfer) -> Option<(f64, f64)> {
         .map(|q| t.n as f64 * (q - grand).powi(2))
         .sum();
     Some((scene / total, exp / total))
-}
-
-/// Greatest common divisor (Euclid).
-fn gcd(mut a: u64, mut b: u64) -> u64 {
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a
 }

@@ -3,7 +3,7 @@
 use crate::matrix::{Reference, Transfer};
 use num_bigint::BigUint;
 use num_integer::Integer;
-use roboaudit_stats::{exact_ratio, exact_signed_ratio, first_max};
+use roboaudit_stats::{exact_ratio, exact_signed_ratio, first_max, gcd};
 
 /// Deterministic diagnostics of a rule's choices on a library (all scenes).
 #[derive(Debug, Clone, PartialEq)]
@@ -214,13 +214,6 @@ pub(crate) fn oracle_top_share(t: &Transfer, lib: &[usize], scenes: &[usize]) ->
             m: BigUint::from(m),
         }
     })
-}
-
-fn gcd(mut a: u128, mut b: u128) -> u128 {
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a
 }
 
 /// Discrimination gap `G = SR − Σ_e f(e) q(e)` over a list of scenes that may repeat (a

@@ -61,15 +61,26 @@ pub fn kendall_tau_b(x: &[f64], y: &[f64]) -> Result<Option<f64>, StatsError> {
 /// `NonFinite` for NaN/infinite input.
 pub fn average_ranks(x: &[f64]) -> Result<Vec<f64>, StatsError> {
     check_finite(x, "x")?;
-    let mut order: Vec<usize> = (0..x.len()).collect();
-    order.sort_unstable_by(|&a, &b| sort_key(x[a]).total_cmp(&sort_key(x[b])));
-    let mut ranks = vec![0.0; x.len()];
+    Ok(average_ranks_by(x.len(), |a, b| {
+        sort_key(x[a]).total_cmp(&sort_key(x[b]))
+    }))
+}
+
+/// Average ranks 1..=n of positions `0..n` under the total order `cmp` (ties, where `cmp` says
+/// `Equal`, share their average rank), as `scipy.stats.rankdata(method="average")`.
+pub(crate) fn average_ranks_by(
+    n: usize,
+    cmp: impl Fn(usize, usize) -> std::cmp::Ordering,
+) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| cmp(a, b));
+    let mut ranks = vec![0.0; n];
     let mut start = 0;
-    while start < order.len() {
-        let value = sort_key(x[order[start]]);
+    while start < n {
+        let first = order[start];
         let len = order[start..]
             .iter()
-            .take_while(|&&i| sort_key(x[i]) == value)
+            .take_while(|&&i| cmp(i, first).is_eq())
             .count();
         // Ranks start..start+len (1-based) average to start + (len + 1) / 2; halves are exact.
         #[allow(clippy::cast_precision_loss)]
@@ -79,7 +90,7 @@ pub fn average_ranks(x: &[f64]) -> Result<Vec<f64>, StatsError> {
         }
         start += len;
     }
-    Ok(ranks)
+    ranks
 }
 
 fn check_pair(x: &[f64], y: &[f64], what: &'static str) -> Result<(), StatsError> {

@@ -23,7 +23,8 @@
 //!   sums, with their kernel),
 //!   `WideKernel` / `run_wide` (AVX-512 / AVX2 dispatch of hot loops); `Rate` (a rate from
 //!   counts, compared exactly), `exact_ratio` / `exact_signed_ratio` (the nearest `f64` of a
-//!   fraction), `first_max`, `average_ranks_exact` / `spearman_exact` (ranks of exact values)
+//!   fraction), `first_max`, `average_ranks_exact` / `spearman_exact` (ranks of exact values),
+//!   `mean_rate` / `gcd` (exact means of rates)
 //!
 //! # Example
 //! A scene-cluster bootstrap of a mean, and an AUROC with a tie:
@@ -82,7 +83,8 @@ pub use quantile::{
     percentile, percentile_levels, quantile, quantiles, quantiles_in_place, quantiles_of_histogram,
 };
 pub use rate::{
-    Rate, average_ranks_exact, exact_ratio, exact_signed_ratio, first_max, spearman_exact,
+    Rate, average_ranks_exact, exact_ratio, exact_signed_ratio, first_max, gcd, mean_rate,
+    spearman_exact,
 };
 pub use sums::{ClusterRows, WeightedSums, bootstrap_sums};
 pub use wide::{WideKernel, run_wide, wide_lanes};

@@ -170,6 +170,40 @@ pub fn exact_signed_ratio(num: i128, den: u128) -> f64 {
     if num < 0 { -magnitude } else { magnitude }
 }
 
+/// Greatest common divisor (Euclid); `gcd(0, b) = b`.
+#[must_use]
+pub fn gcd(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// The exact mean `(r_1 + … + r_m) / m` of rates with possibly different denominators, as one
+/// fraction over `lcm(den_i) · m` (SPEC.md §0: a mean of rates from counts is itself compared
+/// exactly). `None` for an empty slice, or when that denominator or the numerator exceeds
+/// `u64` (callers then fall back to an order-independent float mean).
+#[must_use]
+pub fn mean_rate(rates: &[Rate]) -> Option<Rate> {
+    if rates.is_empty() {
+        return None;
+    }
+    let mut lcm: u128 = 1;
+    for r in rates {
+        let d = u128::from(r.den);
+        lcm = (lcm / gcd(lcm, d)).checked_mul(d)?;
+        if lcm > u128::from(u64::MAX) {
+            return None;
+        }
+    }
+    let mut num: u128 = 0;
+    for r in rates {
+        num = num.checked_add(u128::from(r.num).checked_mul(lcm / u128::from(r.den))?)?;
+    }
+    let den = lcm.checked_mul(u128::try_from(rates.len()).ok()?)?;
+    Rate::new(u64::try_from(num).ok()?, u64::try_from(den).ok()?).ok()
+}
+
 /// Position of the largest value, the lowest position among ties (SPEC.md §1's tie rule);
 /// `None` for an empty slice.
 #[must_use]
@@ -187,24 +221,7 @@ pub fn first_max<T: Ord>(values: &[T]) -> Option<usize> {
 /// (`scipy.stats.rankdata(x, method="average")` on the exact values).
 #[must_use]
 pub fn average_ranks_exact<T: Ord>(x: &[T]) -> Vec<f64> {
-    let mut order: Vec<usize> = (0..x.len()).collect();
-    order.sort_by(|&a, &b| x[a].cmp(&x[b]));
-    let mut ranks = vec![0.0; x.len()];
-    let mut start = 0;
-    while start < order.len() {
-        let len = order[start..]
-            .iter()
-            .take_while(|&&i| x[i] == x[order[start]])
-            .count();
-        // Ranks start+1..=start+len average to start + (len + 1) / 2; halves are exact.
-        #[allow(clippy::cast_precision_loss)]
-        let rank = start as f64 + (len as f64 + 1.0) / 2.0;
-        for &i in &order[start..start + len] {
-            ranks[i] = rank;
-        }
-        start += len;
-    }
-    ranks
+    crate::correlation::average_ranks_by(x.len(), |a, b| x[a].cmp(&x[b]))
 }
 
 /// Spearman's ρ of exactly ordered values: Pearson's r of their average ranks
@@ -226,6 +243,25 @@ mod tests {
 
     fn r(num: u64, den: u64) -> Rate {
         Rate::new(num, den).unwrap()
+    }
+
+    #[test]
+    fn mean_rate_is_exact_across_denominators() {
+        // 1/5 and 6/10 average to 2/5, as do 2/5 and 4/10; the float sums differ in order.
+        let a = mean_rate(&[r(1, 5), r(6, 10)]).unwrap();
+        let b = mean_rate(&[r(4, 10), r(2, 5)]).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a, r(2, 5));
+        assert_eq!(a.to_f64(), 0.4);
+        assert_eq!(
+            mean_rate(&[r(1, 10), r(2, 10), r(3, 10)]).unwrap().to_f64(),
+            0.2
+        );
+        assert_eq!(mean_rate(&[]), None);
+        // lcm of two large coprime denominators overflows u64.
+        assert_eq!(mean_rate(&[r(1, u64::MAX), r(1, u64::MAX - 1)]), None);
+        assert_eq!(gcd(12, 18), 6);
+        assert_eq!(gcd(0, 7), 7);
     }
 
     #[test]
