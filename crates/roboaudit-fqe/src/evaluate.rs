@@ -9,7 +9,7 @@ use crate::FqeError;
 use crate::coverage::{SupportIndex, coverage};
 use crate::inputs::{FqeInputs, TargetActions};
 use crate::linear::{LinearFqeConfig, fit_linear};
-use crate::metrics::{Metrics, Scored, metrics};
+use crate::metrics::{Metrics, Scored, metrics, suite_truth};
 use crate::naive::naive_estimate;
 use crate::neural::{NeuralFit, NeuralFqeConfig, fit_neural_with_progress};
 use crate::number::compact;
@@ -316,7 +316,8 @@ fn estimator_metrics(
     let mut suite_rows = Vec::new();
     let mut pairs = Vec::new();
     for p in report.policies.iter().filter(|p| keep(p)) {
-        let mut sum = (0.0, 0.0, 0.0);
+        let mut sum = 0.0;
+        let mut truths = Vec::new();
         let (mut count, mut with_truth) = (0u32, 0u32);
         for c in &p.tasks {
             with_truth += u32::from(c.truth.is_some());
@@ -330,7 +331,8 @@ fn estimator_metrics(
             };
             task_rows[c.task_index].push(s);
             pairs.push(s);
-            sum = (sum.0 + e, sum.1 + t.v_pi, sum.2 + t.success_rate);
+            sum += e;
+            truths.push((t.v_pi, t.success_rate, t.n_episodes));
             count += 1;
         }
         // A policy without an estimate on some task with ground truth (a diverged linear
@@ -339,10 +341,12 @@ fn estimator_metrics(
         if count > 0 && count == with_truth {
             #[allow(clippy::cast_precision_loss)]
             let n = f64::from(count);
+            // Truths averaged so that equal ground truth ties (issue 21, SPEC.md §0).
+            let (v_pi, success_rate) = suite_truth(&truths);
             suite_rows.push(Scored {
-                estimate: sum.0 / n,
-                v_pi: sum.1 / n,
-                success_rate: sum.2 / n,
+                estimate: sum / n,
+                v_pi,
+                success_rate,
             });
         }
     }

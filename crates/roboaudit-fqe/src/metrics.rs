@@ -5,7 +5,9 @@
 //! random tie-breaking (the mean over the tied policies), not the lower-index pick: a constant
 //! estimator such as the naive average would otherwise score whatever policy is listed first.
 
-use roboaudit_stats::{absolute_relative_error, mmrv, normalized_regret_at_k, pearson, spearman};
+use roboaudit_stats::{
+    Rate, absolute_relative_error, mean_rate, mmrv, normalized_regret_at_k, pearson, spearman,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::FqeError;
@@ -92,6 +94,44 @@ fn top_tied(estimates: &[f64]) -> Vec<usize> {
         .collect()
 }
 
+/// A policy's suite ground truth from its per-task values: `(mean V^π, mean SR)` over tasks,
+/// so that two policies whose truths are equal come out equal and tie in regret@1, MMRV and
+/// the rank correlations (SPEC.md §0), whatever order their tasks were summed in. SR, when every
+/// task gives its rollout count and the rate is `k / n_episodes` for a whole `k`, is the exact
+/// mean of those fractions rounded once; otherwise, and for `V^π` (a discounted mean, not a
+/// rate from counts), the values are summed in ascending order, which depends only on the
+/// multiset of values. Empty input gives `(0, 0)`.
+pub(crate) fn suite_truth(cells: &[(f64, f64, Option<u64>)]) -> (f64, f64) {
+    #[allow(clippy::cast_precision_loss)]
+    let t = cells.len().max(1) as f64;
+    let sorted_mean = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v.iter().sum::<f64>() / t
+    };
+    let v_pi = sorted_mean(cells.iter().map(|c| c.0).collect());
+    let rates: Option<Vec<Rate>> = cells.iter().map(|&(_, sr, n)| rate_of(sr, n)).collect();
+    let sr = rates.as_deref().and_then(mean_rate).map_or_else(
+        || sorted_mean(cells.iter().map(|c| c.1).collect()),
+        Rate::to_f64,
+    );
+    (v_pi, sr)
+}
+
+/// A success rate read from a file as the fraction `k / n` of its `n` rollouts, when the value
+/// is exactly that fraction's nearest float (`None` otherwise, or without a rollout count).
+fn rate_of(sr: f64, n: Option<u64>) -> Option<Rate> {
+    let n = n.filter(|&n| n > 0)?;
+    #[allow(clippy::cast_precision_loss)]
+    let k = (sr * n as f64).round();
+    #[allow(clippy::cast_precision_loss)]
+    if !(0.0..=n as f64).contains(&k) {
+        return None;
+    }
+    #[allow(clippy::cast_sign_loss, clippy::cast_possible_truncation)]
+    let rate = Rate::new(k as u64, n).ok()?;
+    (rate.to_f64() == sr).then_some(rate)
+}
+
 fn median(mut x: Vec<f64>) -> Option<f64> {
     if x.is_empty() {
         return None;
@@ -175,6 +215,42 @@ mod tests {
         assert_eq!(m.top_ties, 1);
         let one = metrics(&ps[..1], &ps[..1]).unwrap();
         assert_eq!(one.spearman_v, None);
+    }
+
+    /// Issue 21: equal suite truths summed in another task order must tie. Float sums give
+    /// 0.1 + 0.2 + 0.3 = 0.6000000000000001 but 0.3 + 0.2 + 0.1 = 0.6, so MMRV saw a rank
+    /// violation between two policies whose ground truth is equal.
+    #[test]
+    fn suite_truths_of_reordered_tasks_tie_in_mmrv() {
+        let a = [
+            (0.1, 0.1, Some(10)),
+            (0.2, 0.2, Some(10)),
+            (0.3, 0.3, Some(10)),
+        ];
+        let b = [
+            (0.3, 0.3, Some(10)),
+            (0.2, 0.2, Some(10)),
+            (0.1, 0.1, Some(10)),
+        ];
+        let (ta, tb) = (suite_truth(&a), suite_truth(&b));
+        assert_eq!(ta, tb);
+        assert_eq!(ta.1, 0.2); // exact 6/30, rounded once
+        // Equal rates from different counts: 1/5 + 3/5 and 2/5 + 2/5 (out of 5 and 10).
+        let c = suite_truth(&[(0.0, 0.2, Some(5)), (0.0, 0.6, Some(10))]);
+        let d = suite_truth(&[(0.0, 0.4, Some(5)), (0.0, 0.4, Some(10))]);
+        assert_eq!(c.1, d.1);
+        assert_eq!(c.1, 0.4);
+        // Without rollout counts the sum is order-independent (ascending order).
+        assert_eq!(
+            suite_truth(&[(0.1, 0.1, None), (0.3, 0.3, None), (0.2, 0.2, None)]),
+            suite_truth(&[(0.3, 0.3, None), (0.2, 0.2, None), (0.1, 0.1, None)])
+        );
+        // The estimates rank a above b; equal truths: no violation.
+        let ps = [s(0.6, ta.0, ta.1), s(0.5, tb.0, tb.1)];
+        let m = metrics(&ps, &ps).unwrap();
+        assert_eq!(m.mmrv_v, Some(0.0));
+        assert_eq!(m.mmrv_sr, Some(0.0));
+        assert_eq!(m.regret_at_1_sr, Some(0.0));
     }
 
     #[test]
