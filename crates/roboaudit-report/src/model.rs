@@ -67,6 +67,13 @@ pub struct TransferMatrix {
     pub success: Vec<Vec<f64>>,
     /// Executions behind the matrix (library × query cells only).
     pub executions: usize,
+    /// Row order of the heatmap: experience indices by quality `q(e)` (mean over all query
+    /// scenes) descending, compared exactly from the success counts (SPEC.md §0), ties in
+    /// library order.
+    pub row_order: Vec<usize>,
+    /// Column order: query-scene indices by mean success over the library descending, compared
+    /// exactly, ties in scene file order.
+    pub column_order: Vec<usize>,
 }
 
 /// One retrieval audit (one task of a demo, or one `retrieval audit` output).

@@ -4,6 +4,7 @@
 use crate::{ReportError, TransferMatrix};
 use roboaudit_data::{RetrievalPaths, read_executions, read_scenes};
 use roboaudit_retrieval::AuditReport;
+use roboaudit_stats::{Rate, mean_rate};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -68,8 +69,10 @@ pub(crate) fn load(dir: &Path, audit: &AuditReport) -> Result<Loaded, ReportErro
         used += 1;
     }
     let mut success = Vec::with_capacity(k);
+    let mut rates = Vec::with_capacity(k);
     for (e, row) in sums.iter().enumerate() {
         let mut out = Vec::with_capacity(n);
+        let mut rate_row = Vec::with_capacity(n);
         for (s, &(wins, count)) in row.iter().enumerate() {
             if count == 0 {
                 return Err(ReportError::Matrix {
@@ -80,16 +83,27 @@ pub(crate) fn load(dir: &Path, audit: &AuditReport) -> Result<Loaded, ReportErro
                     ),
                 });
             }
-            #[allow(clippy::cast_precision_loss)]
-            out.push(wins as f64 / count as f64);
+            let rate = Rate::new(wins as u64, count as u64).map_err(|e| ReportError::Matrix {
+                path: dir.to_path_buf(),
+                message: e.to_string(),
+            })?;
+            out.push(rate.to_f64());
+            rate_row.push(rate);
         }
         success.push(out);
+        rates.push(rate_row);
     }
+    let row_order = order_desc(k, |e| mean_rate(&rates[e]));
+    let column_order = order_desc(n, |s| {
+        mean_rate(&rates.iter().map(|row| row[s]).collect::<Vec<_>>())
+    });
     let matrix = TransferMatrix {
         experiences: audit.experiences.iter().map(|e| e.id.clone()).collect(),
         scenes: scenes.iter().map(|s| s.scene_id.clone()).collect(),
         success,
         executions: used,
+        row_order,
+        column_order,
     };
     let random = mean(matrix.success.iter().flatten().copied());
     if (random - audit.reference.random).abs() > MATCH_TOLERANCE {
@@ -101,6 +115,15 @@ pub(crate) fn load(dir: &Path, audit: &AuditReport) -> Result<Loaded, ReportErro
     Ok(Loaded::Matrix(matrix))
 }
 
+/// Indices `0..n` by `key` descending, ties in index order. A mean whose exact denominator
+/// overflows (`None`, far beyond any real run) sorts last.
+fn order_desc(n: usize, key: impl Fn(usize) -> Option<Rate>) -> Vec<usize> {
+    let keys: Vec<Option<Rate>> = (0..n).map(key).collect();
+    let mut idx: Vec<usize> = (0..n).collect();
+    idx.sort_by(|&a, &b| keys[b].cmp(&keys[a]));
+    idx
+}
+
 /// Mean of a non-empty iterator (0 when empty).
 pub(crate) fn mean(values: impl Iterator<Item = f64>) -> f64 {
     let (sum, count) = values.fold((0.0, 0usize), |(s, c), v| (s + v, c + 1));
@@ -110,5 +133,30 @@ pub(crate) fn mean(values: impl Iterator<Item = f64>) -> f64 {
         #[allow(clippy::cast_precision_loss)]
         let c = count as f64;
         sum / c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// Issue 21: two rows with the same successes in another scene order have equal quality,
+    /// though their float means differ (0.1 + 0.2 + 0.3 ≠ 0.3 + 0.2 + 0.1), so the heatmap keeps
+    /// them in library order; 2/5 over 5 seeds ties 4/10 over 10.
+    #[test]
+    fn heatmap_rows_with_equal_quality_keep_library_order() {
+        let r = |k, n| Rate::new(k, n).unwrap();
+        let rows = [
+            vec![r(1, 10), r(2, 10), r(3, 10)],
+            vec![r(3, 10), r(2, 10), r(1, 10)],
+            vec![r(0, 10), r(0, 10), r(9, 10)],
+            vec![r(2, 5), r(2, 10), r(0, 5)],
+        ];
+        let float = |row: &[Rate]| row.iter().map(|x| x.to_f64()).sum::<f64>();
+        assert_ne!(float(&rows[0]), float(&rows[1]));
+        assert_eq!(order_desc(4, |e| mean_rate(&rows[e])), vec![2, 0, 1, 3]);
+        let swapped = [rows[1].clone(), rows[0].clone()];
+        assert_eq!(order_desc(2, |e| mean_rate(&swapped[e])), vec![0, 1]);
     }
 }

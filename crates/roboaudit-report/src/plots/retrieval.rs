@@ -95,17 +95,7 @@ fn transfer(
     title: &str,
     labels: (&str, &str),
 ) -> Result<String, String> {
-    let quality: Vec<f64> = m
-        .success
-        .iter()
-        .map(|row| crate::transfer::mean(row.iter().copied()))
-        .collect();
-    let n = m.scenes.len();
-    let ease: Vec<f64> = (0..n)
-        .map(|j| crate::transfer::mean(m.success.iter().map(|row| row[j])))
-        .collect();
-    let rows = order_desc(&quality);
-    let cols = order_desc(&ease);
+    let (rows, cols) = (&m.row_order, &m.column_order);
     let values: Vec<Vec<f64>> = rows
         .iter()
         .map(|&e| cols.iter().map(|&j| m.success[e][j]).collect())
