@@ -260,17 +260,20 @@ impl LeRobotDataset {
     ) -> Result<Rgb8Image, DataError> {
         self.check_video(feature)?;
         let ep = self.episode_or_err(episode)?;
+        let no_frame = || {
+            DataError::invalid(
+                &self.root.join(&ep.data_file),
+                None,
+                Some("frame_index"),
+                format!("episode {episode} has no frame {frame}"),
+            )
+        };
         let rows = self.video_rows(&BTreeSet::from([episode]))?;
         if !rows
             .get(&episode)
             .is_some_and(|r| r.iter().any(|(f, ..)| *f == frame))
         {
-            return Err(DataError::invalid(
-                &self.root.join(&ep.data_file),
-                None,
-                Some("frame_index"),
-                format!("episode {episode} has no frame {frame}"),
-            ));
+            return Err(no_frame());
         }
         let mut found = None;
         let only = BTreeSet::from([episode]);
@@ -279,14 +282,7 @@ impl LeRobotDataset {
             found = Some(img);
             Ok(())
         })?;
-        found.ok_or_else(|| {
-            DataError::invalid(
-                &self.root.join(&ep.data_file),
-                None,
-                Some("frame_index"),
-                format!("episode {episode} has no frame {frame}"),
-            )
-        })
+        found.ok_or_else(no_frame)
     }
 
     /// One frame of a camera, whichever way it is stored: a `video` feature through
