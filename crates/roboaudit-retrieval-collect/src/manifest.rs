@@ -5,7 +5,6 @@ use crate::config::CollectConfig;
 use crate::error::{CollectError, Result};
 use crate::library::{DemoStyle, Library};
 use serde::{Deserialize, Serialize};
-use std::io::Write;
 use std::path::Path;
 
 /// Schema tag of `collect.json`.
@@ -118,27 +117,9 @@ pub fn read_config(path: &Path) -> Result<Option<CollectConfig>> {
 /// # Errors
 /// [`CollectError::Io`].
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let io = |action: &'static str| {
-        let p = path.display().to_string();
-        move |source| CollectError::Io {
-            action,
-            path: p,
-            source,
-        }
-    };
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".tmp-")
-        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
-        .tempfile_in(dir)
-        .map_err(io("create a temporary file for"))?;
-    tmp.write_all(bytes).map_err(io("write"))?;
-    tmp.as_file().sync_all().map_err(io("sync"))?;
-    tmp.persist(path)
-        .map_err(|e| e.error)
-        .map_err(io("rename onto"))?;
-    Ok(())
+    roboaudit_shard::write_atomic(path, bytes).map_err(|(action, source)| CollectError::Io {
+        action,
+        path: path.display().to_string(),
+        source,
+    })
 }

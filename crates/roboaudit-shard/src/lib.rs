@@ -25,11 +25,13 @@
 //! # Ok::<(), roboaudit_shard::ShardError>(())
 //! ```
 
+mod atomic;
 pub mod error;
 pub mod manifest;
 pub mod merge;
 pub mod spec;
 
+pub use atomic::write_atomic;
 pub use error::{Result, ShardError};
 pub use manifest::{JobFiles, SHARD_FILE, SHARD_SCHEMA, ShardManifest, config_hash};
 pub use merge::{MergeOutcome, ShardStatus, merge, status};

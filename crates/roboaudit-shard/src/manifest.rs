@@ -4,7 +4,6 @@ use crate::error::{Result, ShardError};
 use crate::spec::Shard;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Name of the shard manifest in a shard folder (absent from unsharded and merged run folders).
@@ -214,23 +213,8 @@ impl ShardManifest {
     }
 }
 
-/// Writes `bytes` to `path` through a temporary sibling and a rename.
+/// [`crate::write_atomic`] with its failure as a [`ShardError::Io`].
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".tmp-")
-        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
-        .tempfile_in(dir)
-        .map_err(ShardError::io("create a temporary file for", path))?;
-    tmp.write_all(bytes)
-        .map_err(ShardError::io("write", path))?;
-    tmp.as_file()
-        .sync_all()
-        .map_err(ShardError::io("sync", path))?;
-    tmp.persist(path)
-        .map_err(|e| ShardError::io("rename onto", path)(e.error))?;
-    Ok(())
+    crate::atomic::write_atomic(path, bytes)
+        .map_err(|(action, source)| ShardError::io(action, path)(source))
 }
