@@ -56,6 +56,10 @@ enum Command {
     Report(commands::report::ReportArgs),
     /// Run the audits on the built-in testbed and write one report: what a new user runs first.
     Demo(commands::demo::DemoArgs),
+    /// Merge the shard folders of a sharded collection (`--shard I/N`) into one run folder.
+    Merge(commands::shard::MergeArgs),
+    /// Jobs done per shard folder of a sharded collection, from the files on disk.
+    Status(commands::shard::StatusArgs),
 }
 
 /// Gives rayon's global pool the thread count the user asked for (`RAYON_NUM_THREADS`, else one
@@ -134,6 +138,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Fqe(cmd) => commands::fqe::run(cmd),
         Command::Report(args) => commands::report::run(&args),
         Command::Demo(args) => commands::demo::run(&args),
+        Command::Merge(args) => commands::shard::merge(&args),
+        Command::Status(args) => commands::shard::status(&args),
     }
 }
 

@@ -56,6 +56,28 @@ impl ExecutionLogWriter {
         self.next_part
     }
 
+    /// Writes `records` as part `number` (whatever the parts already there) and returns its path;
+    /// the numbering then continues after the highest part written. For collections split into
+    /// shards, where one process writes every N-th part: a part's bytes depend on its records only.
+    ///
+    /// # Errors
+    /// As [`append`](Self::append).
+    pub fn write_part(
+        &mut self,
+        number: u64,
+        records: &[ExecutionRecord],
+    ) -> Result<PathBuf, DataError> {
+        let next = self.next_part;
+        self.next_part = number;
+        let written = self.append(records);
+        self.next_part = if written.is_ok() {
+            next.max(number + 1)
+        } else {
+            next
+        };
+        written
+    }
+
     /// Writes `records` as the next part and returns its path.
     ///
     /// # Errors

@@ -7,8 +7,10 @@ use crate::jobs::{Job, Place};
 use crate::library::{Library, record_library, recording_seed};
 use crate::manifest::{LibraryStats, Manifest, read_config, write_atomic};
 use crate::scenes::{query_scenes, scene_record};
+use crate::shard::{part_count, part_files, part_range, shard_manifest};
 use rayon::prelude::*;
 use roboaudit_data::{ExecutionLogWriter, read_executions};
+use roboaudit_shard::{SHARD_FILE, Shard, ShardManifest};
 use roboaudit_testbed::{CompiledScene, EpisodeConfig, execute};
 use roboaudit_types::{
     EmbeddingKind, EmbeddingRecord, ExecutionRecord, ExperienceRecord, RecordedAt,
@@ -32,16 +34,19 @@ pub enum Progress {
     Executions {
         /// Finished.
         done: usize,
-        /// Total of the complete run.
+        /// Total of the complete run (of this shard's parts in a sharded run).
         total: usize,
     },
 }
 
-/// Options that change how far a run goes, never what it writes.
+/// Options that change how far a run goes and which parts it writes, never the bytes of a file.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RunOptions {
     /// Stop after writing this many parts in this call (a time-boxed or test run; rerun to resume).
     pub max_chunks: Option<usize>,
+    /// Write only this shard's parts (part `p` with `p mod N = I`) and a `shard.json`
+    /// ([`crate::shard`]); `None` writes every part and no `shard.json`.
+    pub shard: Option<Shard>,
 }
 
 /// What a call to [`collect`] did.
@@ -49,7 +54,7 @@ pub struct RunOptions {
 pub struct CollectOutcome {
     /// The run folder.
     pub dir: PathBuf,
-    /// Executions of the complete run.
+    /// Executions of the complete run (of this shard's parts in a sharded run).
     pub total: usize,
     /// Executions on disk now.
     pub done: usize,
@@ -65,11 +70,14 @@ pub struct CollectOutcome {
 /// `experiences.csv`, `embeddings.parquet` (`pixels32`, `structural`), and `executions/`
 /// (`part-NNNNNN.parquet`, `config.chunk` rows each, written atomically in job order). Killed at any
 /// moment and called again with the same config, it continues after the last complete part; the
-/// result is byte-identical to an uninterrupted run.
+/// result is byte-identical to an uninterrupted run. With [`RunOptions::shard`] it writes only that
+/// shard's parts, plus `shard.json`; `roboaudit_shard::merge` of all shards gives the unsharded
+/// folder byte for byte.
 ///
 /// # Errors
 /// [`CollectError::Resume`] when `dir` holds a collection with another config or executions that do
-/// not match the job order; [`CollectError::InvalidConfig`]; library, testbed and data errors.
+/// not match the job order, or holds another shard or an unsharded run where a shard is asked for
+/// (and the reverse); [`CollectError::InvalidConfig`]; library, testbed and data errors.
 pub fn collect(
     config: &CollectConfig,
     dir: &Path,
@@ -112,6 +120,11 @@ pub fn collect(
         }
         _ => {}
     }
+    let sharding = options
+        .shard
+        .map(|s| shard_manifest(config, s))
+        .transpose()?;
+    ShardManifest::claim(dir, sharding.as_ref())?;
 
     progress(Progress::Library);
     let library = record_library(config)?;
@@ -141,9 +154,15 @@ pub fn collect(
     let embeddings = embeddings(config, &library, &compiled_bases, &compiled_queries)?;
     roboaudit_data::write_embeddings_parquet(dir.join("embeddings.parquet"), &embeddings)?;
 
-    let total = config.total_executions();
+    let shard = options.shard.unwrap_or(Shard::WHOLE);
+    let parts: Vec<usize> = shard.jobs(part_count(config)).collect();
+    let total: usize = parts.iter().map(|&p| part_range(config, p).len()).sum();
     let mut writer = ExecutionLogWriter::open(&parts_dir)?;
-    let resumed_from = check_existing(config, &library, &queries, dir, &parts_dir, &writer)?;
+    let parts_done = check_existing(config, &library, &queries, dir, &parts)?;
+    let resumed_from: usize = parts[..parts_done]
+        .iter()
+        .map(|&p| part_range(config, p).len())
+        .sum();
     let done = AtomicUsize::new(resumed_from);
     progress(Progress::Executions {
         done: resumed_from,
@@ -170,24 +189,24 @@ pub fn collect(
             success,
         })
     };
-    let mut chunks_written = 0;
-    let mut start = resumed_from;
-    while start < total && options.max_chunks.is_none_or(|m| chunks_written < m) {
-        let end = (start + config.chunk).min(total);
-        let rows = (start..end)
+    let mut written = resumed_from;
+    let mut next = parts_done;
+    while next < parts.len() && options.max_chunks.is_none_or(|m| next - parts_done < m) {
+        let part = parts[next];
+        let rows = part_range(config, part)
             .into_par_iter()
             .map(run_job)
             .collect::<Result<Vec<_>>>()?;
-        writer.append(&rows)?;
-        chunks_written += 1;
-        start = end;
+        writer.write_part(part as u64, &rows)?;
+        written += rows.len();
+        next += 1;
     }
     Ok(CollectOutcome {
         dir: dir.to_path_buf(),
         total,
-        done: start,
+        done: written,
         resumed_from,
-        complete: start == total,
+        complete: next == parts.len(),
         library: LibraryStats::of(&library),
     })
 }
@@ -262,70 +281,92 @@ fn embeddings(
     Ok(out)
 }
 
-/// Rows already on disk, checked against the job order; returns their count.
+/// Parts already on disk, checked against this shard's parts (`parts`, ascending) and the job
+/// order; returns how many of `parts` are done (always a prefix: parts are written in order).
 fn check_existing(
     config: &CollectConfig,
     library: &Library,
     queries: &[roboaudit_testbed::Scene],
     dir: &Path,
-    parts_dir: &Path,
-    writer: &ExecutionLogWriter,
+    parts: &[usize],
 ) -> Result<usize> {
-    if writer.next_part() == 0 {
-        return Ok(0);
-    }
-    let rows = read_executions(parts_dir)?;
-    let total = config.total_executions();
-    let parts = usize::try_from(writer.next_part()).unwrap_or(usize::MAX);
-    let expected = parts.saturating_mul(config.chunk).min(total);
-    if rows.len() != expected {
-        return Err(resume_error(
-            dir,
-            format!(
-                "{} parts hold {} executions, expected {expected} ({} per part)",
-                parts,
-                rows.len(),
-                config.chunk
+    let files = part_files();
+    let present = files.present(dir)?;
+    if let Some((k, &p)) = present
+        .iter()
+        .enumerate()
+        .find(|&(k, p)| parts.get(k) != Some(p))
+    {
+        let reason = match parts.get(k) {
+            Some(&expected) if parts.contains(&p) => format!(
+                "{} exists but {} before it does not (parts are written in order)",
+                files.relative(p).display(),
+                files.relative(expected).display()
             ),
-        ));
-    }
-    for (j, row) in rows.iter().enumerate() {
-        let job = Job::at(config, j);
-        let item = &library.items[job.experience];
-        let scene_id = match job.place {
-            Place::Query(s) => &queries[s].scene_id,
-            Place::OwnBase => &item.base.scene_id,
+            _ => format!(
+                "{} does not belong to this run's parts (another shard's part, or a part beyond the run)",
+                files.relative(p).display()
+            ),
         };
-        if row.experience_id != item.experience_id
-            || &row.scene_id != scene_id
-            || row.seed != job.seed as i64
-        {
+        return Err(resume_error(dir, reason));
+    }
+    for &p in &present {
+        let path = dir.join(files.relative(p));
+        let rows = read_executions(&path)?;
+        let range = part_range(config, p);
+        if rows.len() != range.len() {
             return Err(resume_error(
                 dir,
                 format!(
-                    "execution {} is ({}, {}, {}), expected ({}, {scene_id}, {})",
-                    j + 1,
-                    row.experience_id,
-                    row.scene_id,
-                    row.seed,
-                    item.experience_id,
-                    job.seed
+                    "{} holds {} executions, expected {} ({} per part)",
+                    path.display(),
+                    rows.len(),
+                    range.len(),
+                    config.chunk
                 ),
             ));
         }
+        for (j, row) in range.zip(&rows) {
+            let job = Job::at(config, j);
+            let item = &library.items[job.experience];
+            let scene_id = match job.place {
+                Place::Query(s) => &queries[s].scene_id,
+                Place::OwnBase => &item.base.scene_id,
+            };
+            if row.experience_id != item.experience_id
+                || &row.scene_id != scene_id
+                || row.seed != job.seed as i64
+            {
+                return Err(resume_error(
+                    dir,
+                    format!(
+                        "execution {} is ({}, {}, {}), expected ({}, {scene_id}, {})",
+                        j + 1,
+                        row.experience_id,
+                        row.scene_id,
+                        row.seed,
+                        item.experience_id,
+                        job.seed
+                    ),
+                ));
+            }
+        }
     }
-    Ok(rows.len())
+    Ok(present.len())
 }
 
 /// Whether `dir` holds any entry other than a temporary file left by a write killed before its
-/// rename (`.tmp-*`, which a killed first run can leave before `collect.json` exists).
+/// rename (`.tmp-*`, which a killed first run can leave before `collect.json` exists) and a shard
+/// manifest (written before `collect.json`; checked on its own).
 fn folder_has_entries(dir: &Path) -> Result<bool> {
     let entries = std::fs::read_dir(dir).map_err(|source| CollectError::Io {
         action: "list",
         path: dir.display().to_string(),
         source,
     })?;
-    Ok(entries
-        .filter_map(std::result::Result::ok)
-        .any(|e| !e.file_name().to_string_lossy().starts_with(".tmp-")))
+    Ok(entries.filter_map(std::result::Result::ok).any(|e| {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        !name.starts_with(".tmp-") && name != SHARD_FILE
+    }))
 }

@@ -44,6 +44,9 @@ pub enum CollectError {
         /// The cause.
         source: std::io::Error,
     },
+    /// A shard manifest could not be read, written or hashed.
+    #[error(transparent)]
+    Shard(roboaudit_shard::ShardError),
     /// The manifest could not be encoded or decoded.
     #[error("manifest {path}: {source}")]
     Manifest {

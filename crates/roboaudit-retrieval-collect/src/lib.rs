@@ -8,6 +8,8 @@
 //! - [`embed`]: raw 32×32 pixels and structural object poses.
 //! - [`collect()`]: every (experience, query scene, seed) plus own-base executions, in parallel,
 //!   streamed in atomic parts, resumable.
+//! - [`shard`]: `--shard I/N`: one process writes every N-th part (a Slurm array task), and
+//!   `roboaudit merge` rebuilds the unsharded run folder byte for byte.
 //!
 //! ```no_run
 //! use roboaudit_retrieval_collect::{CollectConfig, RunOptions, collect};
@@ -27,9 +29,11 @@ pub mod library;
 pub mod manifest;
 pub mod scenes;
 pub mod seeding;
+pub mod shard;
 
 pub use collect::{CollectOutcome, EXECUTIONS_DIR, MANIFEST_FILE, Progress, RunOptions, collect};
 pub use config::{AuditTask, CollectConfig, Mechanism, SceneSplit};
 pub use error::{CollectError, Result};
 pub use library::{DemoStyle, Library, LibraryItem, record_library};
 pub use manifest::{LibraryStats, Manifest};
+pub use roboaudit_shard::Shard;

@@ -47,6 +47,7 @@ fn interrupted_and_resumed_run_equals_uninterrupted_run_byte_for_byte() {
     let parts = tempfile::tempdir().unwrap();
     let stop = |n| RunOptions {
         max_chunks: Some(n),
+        ..RunOptions::default()
     };
     let first = collect(&config, parts.path(), &stop(2), &|_| {}).unwrap();
     assert_eq!((first.done, first.complete), (14, false));
@@ -111,6 +112,7 @@ fn a_folder_of_another_config_is_refused() {
     let config = small(AuditTask::Door);
     let stop = RunOptions {
         max_chunks: Some(1),
+        ..RunOptions::default()
     };
     collect(&config, dir.path(), &stop, &|_| {}).unwrap();
     let other = CollectConfig { seeds: 3, ..config };

@@ -11,4 +11,5 @@ pub mod fqe_evaluate;
 pub mod memory;
 pub mod report;
 pub mod retrieval;
+pub mod shard;
 pub mod testbed;

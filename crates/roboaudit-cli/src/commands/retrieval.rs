@@ -51,6 +51,10 @@ pub struct CollectArgs {
     /// Run folder; an unfinished run with the same settings there is resumed.
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
+    /// Write only shard I of N (0-based; part files p with p mod N = I) and a shard.json, e.g. a
+    /// Slurm array task's `--shard $SLURM_ARRAY_TASK_ID/N`; `roboaudit merge` joins the shards.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<roboaudit_retrieval_collect::Shard>,
 }
 
 /// Inputs and settings of `roboaudit retrieval audit`.
@@ -358,6 +362,7 @@ fn collect(args: &CollectArgs) -> Result<()> {
     config.check().map_err(usage)?;
     let options = RunOptions {
         max_chunks: args.max_chunks,
+        shard: args.shard,
     };
     let out = collect_run(&config, &args.out, &options)?;
     if out.resumed_from > 0 {
@@ -372,7 +377,13 @@ fn collect(args: &CollectArgs) -> Result<()> {
         "library: {} experiences accepted of {} recorded ({} rejected in their own base scene)",
         out.library.pool, out.library.attempts, out.library.rejected
     );
-    if out.complete {
+    if let (Some(shard), true) = (args.shard, out.complete) {
+        println!(
+            "shard {shard}: wrote its {} executions to {}; when every shard is done: roboaudit merge SHARD_DIR… --out DIR",
+            out.total,
+            out.dir.display()
+        );
+    } else if out.complete {
         println!(
             "wrote {} executions to {}; audit with: roboaudit retrieval audit --run {} --structural structural --out {}",
             out.total,
