@@ -271,6 +271,29 @@ fn small_demo_runs_three_audits_and_a_rerun_writes_the_same_bytes() {
     }
     assert!(std::fs::read(out_dir.join("audit.json")).unwrap() == before[0]);
 
+    // The demo's fqe.json records its dataset and ground truth as `fqe fit` does, so `fqe
+    // evaluate` rescoring it against the demo's own run checks the dataset and finds it the same.
+    let fqe = json(&out_dir.join("fqe/fqe.json"));
+    assert_eq!(fqe["dataset"]["path"], "run/dataset");
+    assert!(
+        fqe["ground_truth"].as_str().is_some_and(|f| !f.is_empty()),
+        "{fqe}"
+    );
+    let evaluate = Command::new(env!("CARGO_BIN_EXE_roboaudit"))
+        .args(["fqe", "evaluate", "--run"])
+        .arg(out_dir.join("fqe/run"))
+        .arg("--out")
+        .arg(out_dir.join("fqe"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&evaluate.stderr);
+    assert!(evaluate.status.success(), "{stderr}");
+    assert!(!stderr.contains("does not record the dataset"), "{stderr}");
+    assert_eq!(
+        json(&out_dir.join("fqe/fqe.json"))["metrics"],
+        fqe["metrics"]
+    );
+
     // Another scale cannot reuse these runs: refused before any work.
     let other = demo(&out_dir, "standard");
     assert_eq!(other.status.code(), Some(2));

@@ -50,6 +50,7 @@ pub mod neural;
 pub mod notes;
 pub mod number;
 pub mod pca;
+pub mod pipeline;
 pub mod report;
 pub mod summary;
 pub mod synthetic;
@@ -75,6 +76,7 @@ pub use neural::{
     CurvePoint, NeuralFit, NeuralFqeConfig, PROGRESS_EVERY, QHead, fit_neural,
     fit_neural_with_progress,
 };
+pub use pipeline::{Provenance, Truth, fit_and_score};
 pub use report::{DatasetIdentity, FqeReport, SCHEMA, fingerprint};
 
 /// One estimate `V̂(π, l)` of a task.

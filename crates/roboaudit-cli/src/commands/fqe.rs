@@ -25,9 +25,9 @@ use roboaudit_data::lerobot::{FeatureKind, LeRobotDataset, SuccessSource, read_p
 use roboaudit_fqe::number::compact;
 use roboaudit_fqe::{
     ActionTerms, DEFAULT_COVERAGE_THRESHOLD, DatasetIdentity, FitConfig, FqeError, FqeReport,
-    FrameFeatures, GroundTruth, LinearFqeConfig, LinearSolver, LoadOptions, NeuralFqeConfig, QHead,
-    TargetPolicy, align_target_actions, behaviour_actions, fit_all_with_progress, fit_work,
-    load_lerobot_with_progress, read_ground_truth_fingerprinted, score,
+    FrameFeatures, GroundTruth, LinearFqeConfig, LinearSolver, LoadOptions, NeuralFqeConfig,
+    Provenance, QHead, TargetPolicy, Truth, align_target_actions, behaviour_actions, fit_and_score,
+    fit_work, load_lerobot_with_progress, read_ground_truth_fingerprinted,
     summary::{render_markdown, render_table},
 };
 
@@ -564,23 +564,29 @@ fn fit(args: &FitArgs) -> Result<()> {
     }
     // One unit per neural gradient step of every (policy, seed) fit and one per linear fit.
     let bar = crate::progress::bar(fit_work(targets.len(), &config), "fitting");
-    let mut report = fit_all_with_progress(
+    let truth = truth
+        .as_ref()
+        .zip(truth_print.as_deref())
+        .map(|(values, fingerprint)| Truth {
+            values,
+            fingerprint,
+        });
+    let mut report = fit_and_score(
         &loaded.inputs,
         &targets,
         &config,
-        describe,
+        Provenance {
+            describe,
+            dataset: DatasetIdentity::of(&ds).map_err(classify)?,
+            truth,
+        },
         &mut |_, _| {},
         &|k| bar.inc(k),
     )
     .map_err(classify)?;
     bar.finish_and_clear();
-    report.dataset = Some(DatasetIdentity::of(&ds).map_err(classify)?);
     if let Some(note) = predicted {
         report.notes.push(note);
-    }
-    if let Some(t) = &truth {
-        score(&mut report, t).map_err(classify)?;
-        report.ground_truth = truth_print;
     }
     write_outputs(&args.out, &report)
 }

@@ -40,7 +40,7 @@ fn check_same_dataset(
 ) -> Result<()> {
     let Some(fitted) = &report.dataset else {
         eprintln!(
-            "note: {} does not record the dataset it was fitted on (written by an older roboaudit): cannot check that the ground truth belongs to it",
+            "note: {} does not record the dataset it was fitted on: cannot check that the ground truth belongs to it",
             file.display()
         );
         return Ok(());

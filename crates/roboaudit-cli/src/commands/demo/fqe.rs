@@ -8,9 +8,9 @@ use crate::output;
 use anyhow::{Context, Result};
 use roboaudit_data::lerobot::{LeRobotDataset, read_policy_actions};
 use roboaudit_fqe::{
-    FitConfig, FqeReport, FrameFeatures, LinearFqeConfig, LoadOptions, NeuralFqeConfig,
-    TargetPolicy, align_target_actions, fit_all, load_lerobot, read_ground_truth, score,
-    summary::render_markdown,
+    DatasetIdentity, FitConfig, FqeReport, FrameFeatures, LinearFqeConfig, LoadOptions,
+    NeuralFqeConfig, Provenance, TargetPolicy, Truth, align_target_actions, fit_and_score,
+    load_lerobot, read_ground_truth_fingerprinted, summary::render_markdown,
 };
 use roboaudit_fqe_collect::CollectConfig;
 use serde::Serialize;
@@ -178,7 +178,7 @@ fn collect_run(run_dir: &Path, cfg: &CollectConfig) -> Result<()> {
 
 /// Loads the collection, fits every estimator and scores them.
 fn fit(run_dir: &Path, fit_dir: &Path, s: &Sizes) -> Result<FqeReport> {
-    let truth = read_ground_truth(&run_dir.join("ground_truth.json"))?;
+    let (truth, truth_print) = read_ground_truth_fingerprinted(&run_dir.join("ground_truth.json"))?;
     let ds = LeRobotDataset::open(run_dir.join("dataset"))
         .with_context(|| format!("cannot open {}", run_dir.join("dataset").display()))?;
     let opts = LoadOptions {
@@ -212,27 +212,40 @@ fn fit(run_dir: &Path, fit_dir: &Path, s: &Sizes) -> Result<FqeReport> {
         seeds: vec![0],
         coverage_threshold: roboaudit_fqe::DEFAULT_COVERAGE_THRESHOLD,
     };
+    // Paths relative to the report folder, so that the same demo in another folder writes the
+    // same bytes.
+    let relative = Path::new("run/dataset");
     let mut load = serde_json::to_value(&loaded.summary).context("cannot describe the inputs")?;
-    // Relative to the report folder, so that the same demo in another folder writes the same bytes.
     if let Some(d) = load.get_mut("dataset") {
-        *d = serde_json::Value::from("run/dataset");
+        *d = serde_json::Value::from(relative.to_string_lossy().into_owned());
     }
     let describe = serde_json::json!({
         "load": load,
         "parts": loaded.inputs.parts.iter().map(|p| (&p.name, p.width)).collect::<Vec<_>>(),
     });
+    let dataset = DatasetIdentity {
+        path: relative.to_path_buf(),
+        ..DatasetIdentity::of(&ds)?
+    };
     let bar = crate::progress::spinner("fqe: fitting");
-    let mut report = fit_all(
+    let report = fit_and_score(
         &loaded.inputs,
         &targets,
         &config,
-        describe,
+        Provenance {
+            describe,
+            dataset,
+            truth: Some(Truth {
+                values: &truth,
+                fingerprint: &truth_print,
+            }),
+        },
         &mut |p, what| {
             bar.set_message(format!("fqe: {p}: {what}"));
         },
+        &|_| {},
     )?;
     bar.finish_and_clear();
-    score(&mut report, &truth)?;
     Ok(report)
 }
 
