@@ -6,6 +6,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::FqeError;
+use crate::bounded::run_bounded;
 use crate::coverage::{SupportIndex, coverage};
 use crate::inputs::{FqeInputs, TargetActions};
 use crate::linear::{LinearFqeConfig, fit_linear};
@@ -17,7 +18,6 @@ use crate::report::{
     Cell, CellErrors, EstimatorMetrics, FqeReport, InSupport, PolicyReport, SCHEMA, SeedSpread,
     TruthCell,
 };
-use rayon::prelude::*;
 
 /// Schema tag of the ground-truth file.
 pub const GROUND_TRUTH_SCHEMA: &str = "roboaudit.fqe.ground_truth.v1";
@@ -177,8 +177,9 @@ pub fn fit_all_with_progress(
     let gamma = config.linear.gamma;
     let naive = naive_estimate(inputs, gamma)?;
     let support = SupportIndex::new(inputs)?;
-    // Every (policy, seed) neural fit is independent: they run in parallel on rayon's pool and
-    // are collected in (policy, seed) order, so the report does not depend on the schedule.
+    // Every (policy, seed) neural fit is independent: they run in parallel, at most rayon's
+    // thread count at once, and are collected in (policy, seed) order, so the report does not
+    // depend on the schedule.
     let jobs: Vec<(usize, u64)> = match &config.neural {
         Some(_) => (0..policies.len())
             .flat_map(|i| config.seeds.iter().map(move |s| (i, *s)))
@@ -192,21 +193,21 @@ pub fn fit_all_with_progress(
         );
     }
     let neural_fits: Vec<NeuralFit> = match &config.neural {
-        Some(neural) => jobs
-            .par_iter()
-            .map(|&(i, seed)| {
-                fit_neural_with_progress(
-                    inputs,
-                    &policies[i].actions,
-                    &NeuralFqeConfig {
-                        gamma,
-                        seed,
-                        ..neural.clone()
-                    },
-                    &|k| work(u64::try_from(k).unwrap_or(u64::MAX)),
-                )
-            })
-            .collect::<Result<Vec<_>, _>>()?,
+        Some(neural) => run_bounded(jobs.len(), |j| {
+            let (i, seed) = jobs[j];
+            fit_neural_with_progress(
+                inputs,
+                &policies[i].actions,
+                &NeuralFqeConfig {
+                    gamma,
+                    seed,
+                    ..neural.clone()
+                },
+                &|k| work(u64::try_from(k).unwrap_or(u64::MAX)),
+            )
+        })
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()?,
         None => Vec::new(),
     };
     let mut fits = neural_fits.into_iter();

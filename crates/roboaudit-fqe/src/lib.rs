@@ -33,6 +33,7 @@
 
 use serde::Serialize;
 
+mod bounded;
 pub mod cache;
 pub mod coverage;
 pub mod detector;
