@@ -1,11 +1,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Run folders: resume after interruption, audit contract, configuration mismatch.
 
+mod common;
+use common::snapshot;
 use roboaudit_retrieval_collect::{
     AuditTask, CollectConfig, CollectError, EXECUTIONS_DIR, RunOptions, collect,
 };
 use std::collections::BTreeMap;
-use std::path::Path;
 
 fn small(task: AuditTask) -> CollectConfig {
     CollectConfig {
@@ -16,24 +17,6 @@ fn small(task: AuditTask) -> CollectConfig {
         chunk: 7,
         ..CollectConfig::default()
     }
-}
-
-/// Every file under `dir` (relative path → bytes).
-fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(dir).unwrap().display().to_string();
-                out.insert(rel, std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    out
 }
 
 #[test]

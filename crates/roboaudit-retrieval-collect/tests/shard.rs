@@ -3,11 +3,12 @@
 //! a killed shard resumes; another configuration's shard, a missing shard and a duplicated job are
 //! refused by name.
 
+mod common;
+use common::snapshot;
 use roboaudit_retrieval_collect::{
     AuditTask, CollectConfig, CollectError, RunOptions, Shard, collect,
 };
 use roboaudit_shard::{ShardError, merge, status};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// 3 experiences × (4 queries + own base) × 2 seeds = 30 executions in 8 parts of 4 (the last of 2).
@@ -27,24 +28,6 @@ fn sharded(i: usize, n: usize) -> RunOptions {
         shard: Some(Shard::new(i, n).unwrap()),
         ..RunOptions::default()
     }
-}
-
-/// Every file under `dir` (relative path → bytes).
-fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(dir).unwrap().display().to_string();
-                out.insert(rel, std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    out
 }
 
 fn run_shards(config: &CollectConfig, root: &Path, n: usize) -> Vec<PathBuf> {
