@@ -4,7 +4,7 @@
 # (throughput ratio = one-shard wall time / two-shard wall time; the target is >= 1.8 on 2 free
 # cores); per-shard overhead (a shard that writes no part: start-up, library recording, model
 # compilation, embeddings, manifests); the merge; and the per-execution cost that the README's
-# cluster estimate uses. Appends the figures to crates/roboaudit-shard/BENCHMARKS.md.
+# cluster estimate uses. Appends the figures to BENCHMARKS.md (machine and date).
 # Usage: scripts/bench_shards.sh path/to/roboaudit [LIBRARY SCENES SEEDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,18 +53,12 @@ done < <(cd "$work/whole" && find . -type f)
 
 ratio=$(awk -v a="$one" -v b="$two" 'BEGIN { printf "%.2f", a / b }')
 per_exec=$(awk -v a="$one" -v o="$overhead" -v n="$executions" 'BEGIN { printf "%.1f", (a - o) / n * 1000 }')
-load=$(cut -d' ' -f1-3 /proc/loadavg)
-report="$(date -u +%Y-%m-%d) $(nproc) cores, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1), load average before the run's end: $load
-- configuration: $args ($executions executions), one rayon thread per process
-- one shard (unsharded run): ${one} s; two shards as two processes: ${two} s; throughput ratio ${ratio}x (target >= 1.8 on 2 free cores)
-- per-shard overhead (shard started and stopped before its first part; median of 3: ${overheads[*]}): ${overhead} s
-- per-execution cost on one core (one-shard time minus overhead, / executions): ${per_exec} ms
-- merge of the 2 shards: ${merge} s; merged = unsharded byte for byte: ${identical}"
-echo "$report"
+host="$(hostname -s) ($(nproc) cores)"
+day=$(date -u +%Y-%m-%d)
+echo "one shard ${one} s, two shards ${two} s: throughput ratio ${ratio}x (target >= 1.8)"
+echo "per-shard overhead ${overhead} s (runs: ${overheads[*]}); per execution ${per_exec} ms; merge ${merge} s; merged = unsharded: ${identical}"
 {
-  echo
-  echo "## scripts/bench_shards.sh $(date -u +%Y-%m-%dT%H:%MZ)"
-  echo
-  echo "$report"
-} >> crates/roboaudit-shard/BENCHMARKS.md
+  echo "| $day | $host | retrieval collect, 2 shards as 2 processes vs 1 ($args, $executions executions, 1 thread each) | 2 shards ${two} s | 1 shard ${one} s | throughput ${ratio}x |"
+  echo "| $day | $host | per-shard overhead (shard stopped before its first part, median of 3) | ${overhead} s | per execution ${per_exec} ms | merge ${merge} s, byte-identical: ${identical} |"
+} >> BENCHMARKS.md
 [ "$identical" = yes ]
