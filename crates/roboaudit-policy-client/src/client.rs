@@ -290,14 +290,14 @@ impl PolicyClient {
     fn exchange(&mut self, message: &Field, step: &str) -> Result<(Field, f64), PolicyClientError> {
         let payload = pack(message);
         for attempt in 0..2 {
-            if self.conn.is_none() {
-                if let Err(e) = self.open() {
-                    return Err(PolicyClientError::Closed {
-                        url: self.url.clone(),
-                        step: step.to_owned(),
-                        message: format!("the connection dropped and reconnecting failed ({e})"),
-                    });
-                }
+            if self.conn.is_none()
+                && let Err(e) = self.open()
+            {
+                return Err(PolicyClientError::Closed {
+                    url: self.url.clone(),
+                    step: step.to_owned(),
+                    message: format!("the connection dropped and reconnecting failed ({e})"),
+                });
             }
             let started = Instant::now();
             let result = match self.conn.as_mut() {

@@ -428,15 +428,15 @@ impl Runner<'_> {
         e: &EpisodeInput,
         images: Option<&[Rgb8Image]>,
     ) -> Result<(), PolicyClientError> {
-        if let Some(imgs) = images {
-            if imgs.len() != e.index.len() {
-                return Err(PolicyClientError::Invalid(format!(
-                    "episode {}: {} image rows for {} frames",
-                    e.episode,
-                    imgs.len(),
-                    e.index.len()
-                )));
-            }
+        if let Some(imgs) = images
+            && imgs.len() != e.index.len()
+        {
+            return Err(PolicyClientError::Invalid(format!(
+                "episode {}: {} image rows for {} frames",
+                e.episode,
+                imgs.len(),
+                e.index.len()
+            )));
         }
         let mut rows: Vec<(i64, i64, Vec<f32>)> =
             Vec::with_capacity(e.index.len() * self.cfg.samples);

@@ -1,4 +1,5 @@
 //! The client against the in-process test server: protocol, extensions and failures.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

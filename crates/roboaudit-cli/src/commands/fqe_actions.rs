@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use roboaudit_data::lerobot::LeRobotDataset;
 use roboaudit_policy_client::dataset_actions::{ActionsConfig, collect_actions, manifest_path};
 use roboaudit_policy_client::{ClientConfig, PolicyClient, PolicyClientError};
