@@ -21,6 +21,7 @@
 pub mod client;
 pub mod dataset_actions;
 pub mod error;
+pub mod latency;
 pub mod msgpack_numpy;
 pub mod server;
 

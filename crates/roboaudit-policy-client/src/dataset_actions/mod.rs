@@ -12,19 +12,18 @@
 //! the partial folder is then removed. A server that dies mid-run thus loses at most the
 //! episode in progress, and never leaves a half-written result.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+mod files;
 
-use arrow_array::builder::{Float32Builder, ListBuilder};
-use arrow_array::{ArrayRef, Int64Array, RecordBatch};
-use arrow_schema::{DataType, Field as ArrowField, Schema};
-use parquet::arrow::ArrowWriter;
+use std::path::{Path, PathBuf};
+
 use roboaudit_data::lerobot::{FeatureKind, LeRobotDataset, Rgb8Image, read_policy_actions};
 use serde::{Deserialize, Serialize};
 
 use crate::client::{ACTION_SEED_KEY, CAP_ACTION_SEED, CAP_RESET, LatencySummary, PolicyClient};
 use crate::error::PolicyClientError;
 use crate::msgpack_numpy::{Field, NdArray};
+use files::{io, part_path, prepare_partial, timing_path, write_atomic};
+pub use files::{manifest_path, partial_dir, write_rows};
 
 /// Schema tag of [`ActionsManifest`].
 pub const MANIFEST_SCHEMA: &str = "roboaudit.policy_actions.v1";
@@ -143,32 +142,6 @@ struct PartTiming {
     rtt_ms: Vec<f64>,
     server_ms: Vec<f64>,
     horizon: usize,
-}
-
-/// The partial folder of `out`.
-pub fn partial_dir(out: &Path) -> PathBuf {
-    let mut s = out.as_os_str().to_owned();
-    s.push(".partial");
-    PathBuf::from(s)
-}
-
-/// The manifest path of `out`: `<stem>.manifest.json` beside it.
-pub fn manifest_path(out: &Path) -> PathBuf {
-    let stem = out
-        .file_stem()
-        .map_or_else(|| "actions".into(), |s| s.to_string_lossy().into_owned());
-    out.with_file_name(format!("{stem}.manifest.json"))
-}
-
-fn io<'a>(
-    action: &'static str,
-    path: &'a Path,
-) -> impl FnOnce(std::io::Error) -> PolicyClientError + 'a {
-    move |source| PolicyClientError::Io {
-        action,
-        path: path.to_path_buf(),
-        source,
-    }
 }
 
 /// One episode's frames: global indices, frame indices, state rows, prompt.
@@ -363,56 +336,6 @@ pub fn collect_actions(
     )
 }
 
-fn part_path(partial: &Path, episode: i64) -> PathBuf {
-    partial.join(format!("episode-{episode:06}.parquet"))
-}
-
-fn timing_path(partial: &Path, episode: i64) -> PathBuf {
-    partial.join(format!("episode-{episode:06}.json"))
-}
-
-/// Creates the partial folder with its state, or checks an existing one agrees.
-fn prepare_partial(partial: &Path, state: &ResumeState) -> Result<(), PolicyClientError> {
-    let state_file = partial.join("state.json");
-    if state_file.exists() {
-        let text = std::fs::read_to_string(&state_file).map_err(io("cannot read", &state_file))?;
-        let old: ResumeState = serde_json::from_str(&text).map_err(|e| {
-            PolicyClientError::Invalid(format!(
-                "{}: not a resume state ({e}); remove the folder",
-                state_file.display()
-            ))
-        })?;
-        if &old != state {
-            return Err(PolicyClientError::Invalid(format!(
-                "{} holds an interrupted run with other settings (policy name, dataset, samples, seed, features or keys); rerun it with the same settings or remove the folder",
-                partial.display()
-            )));
-        }
-        return Ok(());
-    }
-    std::fs::create_dir_all(partial).map_err(io("cannot create", partial))?;
-    let json =
-        serde_json::to_vec_pretty(state).map_err(|e| PolicyClientError::Invalid(e.to_string()))?;
-    write_atomic(&state_file, &json)
-}
-
-/// Writes `bytes` to `path` through a temporary file in the same folder.
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), PolicyClientError> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .map_err(io("cannot create a temporary file in", dir))?;
-    std::io::Write::write_all(&mut tmp, bytes).map_err(io("cannot write", path))?;
-    tmp.persist(path).map_err(|e| PolicyClientError::Io {
-        action: "cannot write",
-        path: path.to_path_buf(),
-        source: e.error,
-    })?;
-    Ok(())
-}
-
 struct Runner<'a> {
     client: &'a mut PolicyClient,
     cfg: &'a ActionsConfig,
@@ -600,39 +523,4 @@ fn finish(
     write_rows(out, &rows)?;
     std::fs::remove_dir_all(partial).map_err(io("cannot remove", partial))?;
     Ok(manifest)
-}
-
-/// Writes rows `(index, sample, action)` as a policy-actions Parquet file, atomically.
-///
-/// # Errors
-/// [`PolicyClientError::Io`] / [`PolicyClientError::Invalid`] for encoding failures.
-pub fn write_rows(path: &Path, rows: &[(i64, i64, Vec<f32>)]) -> Result<(), PolicyClientError> {
-    let index = Int64Array::from_iter_values(rows.iter().map(|r| r.0));
-    let sample = Int64Array::from_iter_values(rows.iter().map(|r| r.1));
-    let mut list = ListBuilder::new(Float32Builder::new()).with_field(Arc::new(ArrowField::new(
-        "item",
-        DataType::Float32,
-        true,
-    )));
-    for r in rows {
-        list.values().append_slice(&r.2);
-        list.append(true);
-    }
-    let cols: Vec<ArrayRef> = vec![Arc::new(index), Arc::new(sample), Arc::new(list.finish())];
-    let schema = Schema::new(
-        ["index", "sample", "action"]
-            .iter()
-            .zip(&cols)
-            .map(|(name, a)| ArrowField::new(*name, a.data_type().clone(), false))
-            .collect::<Vec<_>>(),
-    );
-    let encode =
-        |e: String| PolicyClientError::Invalid(format!("cannot encode {}: {e}", path.display()));
-    let batch = RecordBatch::try_new(Arc::new(schema), cols).map_err(|e| encode(e.to_string()))?;
-    let mut buf = Vec::new();
-    let mut w =
-        ArrowWriter::try_new(&mut buf, batch.schema(), None).map_err(|e| encode(e.to_string()))?;
-    w.write(&batch).map_err(|e| encode(e.to_string()))?;
-    w.close().map_err(|e| encode(e.to_string()))?;
-    write_atomic(path, &buf)
 }
