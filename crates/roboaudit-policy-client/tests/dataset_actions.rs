@@ -221,3 +221,61 @@ fn plain_server_without_extensions_still_gives_actions() {
     let s = first.column("observation.state").unwrap()[0][0];
     assert!((a - s).abs() < 0.3, "{a} vs {s}");
 }
+
+#[test]
+fn a_video_camera_is_decoded_and_sent_frame_by_frame() {
+    let ds = LeRobotDataset::open(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../roboaudit-data/tests/fixtures/video_v30"
+    ))
+    .unwrap();
+    // The policy answers the first and last byte of the image it was sent.
+    let server = TestServer::start(
+        metadata_with(&["reset"]),
+        Box::new(|req| {
+            let req = req.unwrap();
+            if req.get("roboaudit/command").is_some() {
+                return Answer::Reply(Field::Map(vec![]));
+            }
+            let Some(Field::Array(img)) = req.get("observation/image") else {
+                return Answer::Error("no image".into());
+            };
+            let (first, last) = (img.data[0], img.data[img.data.len() - 1]);
+            Answer::Reply(actions_reply(1, 2, &[f32::from(first), f32::from(last)]))
+        }),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("video.parquet");
+    let m = collect_actions(
+        &ds,
+        &mut client(&server),
+        &ActionsConfig::default(),
+        &out,
+        &mut |_, _| {},
+    )
+    .unwrap();
+    assert_eq!(
+        m.keys.image.as_ref().map(|k| k.0.as_str()),
+        Some("observation.images.cam")
+    );
+    assert_eq!((m.episodes, m.frames), (2, 21));
+    let got = read_policy_actions(&out).unwrap();
+    for e in ds.read_frames(&[]).unwrap() {
+        for (t, &index) in e.index.iter().enumerate() {
+            let img = ds
+                .read_frame(
+                    e.episode_index,
+                    t as i64,
+                    "observation.images.cam",
+                    roboaudit_data::lerobot::DEFAULT_TOLERANCE_S,
+                )
+                .unwrap();
+            let want = [
+                f32::from(img.pixels[0]),
+                f32::from(img.pixels[img.pixels.len() - 1]),
+            ];
+            assert_eq!(got.sample(index, 0).unwrap(), &want, "frame {index}");
+        }
+    }
+}

@@ -16,7 +16,7 @@ use crate::progress;
 /// Arguments of `roboaudit fqe actions`.
 #[derive(clap::Args, Debug)]
 pub struct ActionsArgs {
-    /// The LeRobot dataset (v3.0 or v2.1 with an `image` feature or a state column).
+    /// The LeRobot dataset (v3.0 or v2.1 with an `image` or `video` feature or a state column).
     #[arg(long, value_name = "DIR")]
     pub dataset: PathBuf,
     /// The served policy as NAME=ws://HOST:PORT (openpi's websocket protocol).
@@ -29,7 +29,8 @@ pub struct ActionsArgs {
     /// Base of the action seeds.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// The image feature sent as the camera image (default: the first image feature).
+    /// The camera feature sent as the image, an `image` or a `video` feature (default: the first
+    /// image feature, else the first decodable video feature).
     #[arg(long, value_name = "FEATURE")]
     pub image_feature: Option<String>,
     /// The numeric feature sent as the state (default: observation.state when declared).

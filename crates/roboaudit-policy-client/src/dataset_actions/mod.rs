@@ -1,10 +1,12 @@
 //! `fqe actions`: a served policy's actions at every frame of a LeRobot dataset, written as the
 //! policy-actions file `fqe fit` reads (`index`, `sample`, `action`; SPEC.md §3).
 //!
-//! Episodes are played in index order, frames in `frame_index` order; each of the `M` samples
-//! of an episode is one pass over its frames starting with a `reset` (when the server declares
-//! it), so a policy with a history sees exactly the episode so far. With `action_seed`, the
-//! query of frame `index`, sample `s` carries seed [`action_seed`]`(seed, s, index)`.
+//! Episodes are played one at a time as the camera's files stream them (image rows or video
+//! frames; the state alone without a camera), frames in `frame_index` order, so memory holds
+//! one episode's frames. Each of the `M` samples of an episode is one pass over its frames
+//! starting with a `reset` (when the server declares it), so a policy with a history sees
+//! exactly the episode so far. With `action_seed`, the query of frame `index`, sample `s`
+//! carries seed [`action_seed`]`(seed, s, index)`.
 //!
 //! Resumable: every finished episode is written to `<out>.partial/episode-NNNNNN.parquet`
 //! (atomically, with its latencies beside it); a rerun with the same settings skips them; the
@@ -14,9 +16,12 @@
 
 mod files;
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use roboaudit_data::lerobot::{FeatureKind, LeRobotDataset, Rgb8Image, read_policy_actions};
+use roboaudit_data::lerobot::{
+    DEFAULT_TOLERANCE_S, FeatureKind, LeRobotDataset, Rgb8Image, read_policy_actions,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::client::{ACTION_SEED_KEY, CAP_ACTION_SEED, CAP_RESET, LatencySummary, PolicyClient};
@@ -43,7 +48,9 @@ pub struct ActionsConfig {
     pub samples: usize,
     /// Base of the action seeds.
     pub seed: u64,
-    /// The `image` feature sent as the camera image; `None`: the first image feature, if any.
+    /// The camera feature (`image`, or `video` decoded with LeRobot's frame-for-timestamp rule)
+    /// sent as the image; `None`: the first image feature, else the first decodable video
+    /// feature, else no image.
     pub image_feature: Option<String>,
     /// The numeric feature sent as state; `None`: `observation.state` when declared.
     pub state_feature: Option<String>,
@@ -187,7 +194,8 @@ pub fn collect_actions(
             .features()
             .iter()
             .find(|f| f.kind == FeatureKind::Image)
-            .map(|f| f.name.clone()),
+            .map(|f| f.name.clone())
+            .or_else(|| dataset.decodable_video_features().into_iter().next()),
     };
     let state_feature = match &cfg.state_feature {
         Some(f) => Some(f.clone()),
@@ -220,7 +228,7 @@ pub fn collect_actions(
 
     let columns: Vec<&str> = state_feature.iter().map(String::as_str).collect();
     let frames = dataset.read_frames(&columns)?;
-    let mut inputs: Vec<EpisodeInput> = frames
+    let inputs: Vec<EpisodeInput> = frames
         .into_iter()
         .map(|e| {
             let prompt = dataset
@@ -247,8 +255,8 @@ pub fn collect_actions(
         action_dim,
         partial: &partial,
     };
-    let mut pending: Vec<&mut EpisodeInput> = Vec::new();
-    for e in &mut inputs {
+    let mut pending: Vec<&EpisodeInput> = Vec::new();
+    for e in &inputs {
         if part_path(&partial, e.episode).exists() {
             resumed += 1;
             done += 1;
@@ -266,56 +274,42 @@ pub fn collect_actions(
             }
         }
         Some(feature) => {
-            let mut todo: std::collections::HashMap<i64, &mut EpisodeInput> =
-                pending.into_iter().map(|e| (e.episode, e)).collect();
-            // Images stream file by file; an episode's rows are gathered, then played.
-            let mut current: Option<(i64, Vec<(i64, Rgb8Image)>)> = None;
-            let mut finished = std::collections::HashSet::new();
-            let mut flush = |cur: Option<(i64, Vec<(i64, Rgb8Image)>)>,
-                             runner: &mut Runner<'_>,
-                             todo: &mut std::collections::HashMap<i64, &mut EpisodeInput>|
-             -> Result<(), PolicyClientError> {
-                if let Some((ep, mut images)) = cur {
-                    if let Some(e) = todo.remove(&ep) {
-                        images.sort_by_key(|(fi, _)| *fi);
-                        let imgs: Vec<Rgb8Image> = images.into_iter().map(|(_, i)| i).collect();
-                        runner.episode(e, Some(&imgs))?;
-                        done += 1;
-                        on_episode(done, total);
-                    }
-                }
-                Ok(())
+            let mut gather = Gather {
+                runner: &mut runner,
+                todo: pending.into_iter().map(|e| (e.episode, e)).collect(),
+                current: None,
+                finished: HashSet::new(),
+                done,
+                total,
+                on_episode,
             };
-            dataset.for_each_image(feature, &mut |img| -> Result<(), PolicyClientError> {
-                if !todo.contains_key(&img.episode_index) {
-                    return Ok(());
-                }
-                if current.as_ref().is_some_and(|(ep, _)| *ep != img.episode_index) {
-                    let prev = current.take();
-                    if let Some((ep, _)) = &prev {
-                        finished.insert(*ep);
+            let wanted: HashSet<i64> = gather.todo.keys().copied().collect();
+            if dataset.feature(feature).map(|f| f.kind) == Some(FeatureKind::Video) {
+                dataset.for_each_video_frame(
+                    feature,
+                    DEFAULT_TOLERANCE_S,
+                    &mut |id| wanted.contains(&id.episode_index),
+                    &mut |id, image| -> Result<(), PolicyClientError> {
+                        gather.frame(id.episode_index, id.frame_index, image, &|| {
+                            format!("video feature \"{feature}\" frame {}", id.frame_index)
+                        })
+                    },
+                )?;
+            } else {
+                dataset.for_each_image(feature, &mut |img| -> Result<(), PolicyClientError> {
+                    if !wanted.contains(&img.episode_index) {
+                        return Ok(());
                     }
-                    flush(prev, &mut runner, &mut todo)?;
-                }
-                if finished.contains(&img.episode_index) {
-                    return Err(PolicyClientError::Invalid(format!(
-                        "{} row {}: episode {} continues after other episodes' rows; fqe actions needs each episode's rows together",
-                        img.file.display(),
-                        img.row,
-                        img.episode_index
-                    )));
-                }
-                let decoded = img.decode()?;
-                current
-                    .get_or_insert_with(|| (img.episode_index, Vec::new()))
-                    .1
-                    .push((img.frame_index, decoded));
-                Ok(())
-            })?;
-            flush(current.take(), &mut runner, &mut todo)?;
-            if let Some(ep) = todo.keys().min() {
+                    let image = img.decode()?;
+                    gather.frame(img.episode_index, img.frame_index, image, &|| {
+                        format!("{} row {}", img.file.display(), img.row)
+                    })
+                })?;
+            }
+            gather.flush()?;
+            if let Some(ep) = gather.todo.keys().min() {
                 return Err(PolicyClientError::Invalid(format!(
-                    "episode {ep} has no rows of the image feature \"{feature}\" in {}",
+                    "episode {ep} has no frames of the camera feature \"{feature}\" in {}",
                     dataset.root().display()
                 )));
             }
@@ -334,6 +328,61 @@ pub fn collect_actions(
         resumed,
         reconnections,
     )
+}
+
+/// Gathers a camera's frames (streamed file by file) into whole episodes and plays each
+/// episode as soon as its last frame has arrived, so memory holds one episode's frames.
+struct Gather<'g, 'a, 'e> {
+    runner: &'g mut Runner<'a>,
+    todo: HashMap<i64, &'e EpisodeInput>,
+    current: Option<(i64, Vec<(i64, Rgb8Image)>)>,
+    finished: HashSet<i64>,
+    done: usize,
+    total: usize,
+    on_episode: &'g mut dyn FnMut(usize, usize),
+}
+
+impl Gather<'_, '_, '_> {
+    /// Adds frame `frame_index` of `episode`; `place` names it for the error when the stream
+    /// returns to an episode it already left (the episode would be played twice).
+    fn frame(
+        &mut self,
+        episode: i64,
+        frame_index: i64,
+        image: Rgb8Image,
+        place: &dyn Fn() -> String,
+    ) -> Result<(), PolicyClientError> {
+        if self.current.as_ref().is_some_and(|(ep, _)| *ep != episode) {
+            self.flush()?;
+        }
+        if self.finished.contains(&episode) {
+            return Err(PolicyClientError::Invalid(format!(
+                "{}: episode {episode} continues after other episodes' frames; fqe actions needs each episode's frames together",
+                place()
+            )));
+        }
+        self.current
+            .get_or_insert_with(|| (episode, Vec::new()))
+            .1
+            .push((frame_index, image));
+        Ok(())
+    }
+
+    /// Plays the episode gathered so far, if any.
+    fn flush(&mut self) -> Result<(), PolicyClientError> {
+        let Some((ep, mut images)) = self.current.take() else {
+            return Ok(());
+        };
+        self.finished.insert(ep);
+        if let Some(e) = self.todo.remove(&ep) {
+            images.sort_by_key(|(fi, _)| *fi);
+            let imgs: Vec<Rgb8Image> = images.into_iter().map(|(_, i)| i).collect();
+            self.runner.episode(e, Some(&imgs))?;
+            self.done += 1;
+            (self.on_episode)(self.done, self.total);
+        }
+        Ok(())
+    }
 }
 
 struct Runner<'a> {
@@ -355,7 +404,7 @@ impl Runner<'_> {
             && imgs.len() != e.index.len()
         {
             return Err(PolicyClientError::Invalid(format!(
-                "episode {}: {} image rows for {} frames",
+                "episode {}: {} camera frames for {} frames of the data",
                 e.episode,
                 imgs.len(),
                 e.index.len()
