@@ -279,3 +279,46 @@ fn a_video_camera_is_decoded_and_sent_frame_by_frame() {
         }
     }
 }
+
+#[test]
+fn a_server_that_keeps_dropping_mid_run_keeps_finished_episodes() {
+    let (dir, ds) = dataset();
+    let out = dir.path().join("d.parquet");
+    let frames: usize = ds.read_frames(&[]).unwrap().iter().map(|e| e.len()).sum();
+    let queries = Arc::new(AtomicUsize::new(0));
+    let q = queries.clone();
+    let mut inner = policy(Arc::default(), None);
+    let server = TestServer::start(
+        metadata_with(&["reset", "action_seed"]),
+        Box::new(move |req| {
+            if q.fetch_add(1, Ordering::SeqCst) > frames / 2 {
+                Answer::Drop
+            } else {
+                inner(req)
+            }
+        }),
+    )
+    .unwrap();
+    let e = collect_actions(
+        &ds,
+        &mut client(&server),
+        &ActionsConfig::default(),
+        &out,
+        &mut |_, _| {},
+    )
+    .unwrap_err();
+    assert!(matches!(e, PolicyClientError::Closed { .. }), "{e}");
+    assert!(e.to_string().contains("episode "), "{e}");
+    assert!(!out.exists(), "no half-written result");
+    let kept = std::fs::read_dir(partial_dir(&out))
+        .unwrap()
+        .filter(|f| {
+            f.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "parquet")
+        })
+        .count();
+    assert!(kept >= 1, "finished episodes kept");
+}
