@@ -11,28 +11,31 @@
 2. Memory collection: `roboaudit memory collect --policy faithful` (built-in) against the same
    collection with the faithful calibrator served from Python (`--policy faithful=ws://…`);
    ratio served / built-in wall time (target: at most 2).
-Writes the figures into BENCHMARKS.md (section "Served policies"), with machine and date.
+Appends the figures to BENCHMARKS.md as two rows of its table (date and machine in each).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import io
 import json
 import os
 import platform
-import re
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 BRIDGE = ROOT / "bridges" / "policy_server"
+OPENPI_CLIENT = version("openpi-client")
 
 
 def start_server(tmp: Path, *args: str) -> tuple[subprocess.Popen, str]:
@@ -106,34 +109,26 @@ def main() -> None:
     finally:
         for p in procs:
             p.kill()
-    lines = [
-        "## Served policies (`scripts/bench_policy_server.py`)",
-        "",
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.machine()}, {os.cpu_count()} cores "
-        f"(load average {os.getloadavg()[0]:.1f}), Python {platform.python_version()}, debug-profile binary "
-        f"(optimized dev profile).",
-        "",
-        "| measure | value |",
-        "|---|---|",
-        f"| queries (64×64 image + 15-d state, loopback) | {lat['queries']} |",
-        f"| roboaudit client: median round trip | {lat['median_ms']:.3f} ms (p95 {lat['p95_ms']:.3f} ms) |",
-        f"| server's own infer_ms (median) | {lat['server_infer_median_ms']:.3f} ms |",
-        f"| **roboaudit client overhead** (median − infer) | **{rust_overhead:.3f} ms** (target < 1 ms) |",
-        f"| openpi Python client overhead, same server (reference) | {py_overhead:.3f} ms |",
-        f"| ratio roboaudit / openpi client overhead | {rust_overhead / py_overhead:.2f} |",
-        f"| memory collect faithful, {args.pairs} pairs × 3 seeds: built-in | {builtin:.2f} s |",
-        f"| same, faithful calibrator served from Python | {served:.2f} s ({m['queries']} queries, median {m['median_ms']:.3f} ms) |",
-        f"| **ratio served / built-in** | **{served / builtin:.2f}** (target ≤ 2) |",
-        "",
+            p.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+    date = datetime.date.today()
+    machine = f"{platform.node()} ({os.cpu_count()} cores)"
+    rows = [
+        f"| {date} | {machine} | served policy round trip on loopback, 64x64 image + state "
+        f"({lat['queries']} queries, median) | roboaudit client {lat['median_ms']:.3f} ms, server infer_ms "
+        f"{lat['server_infer_median_ms']:.3f} ms: overhead {rust_overhead:.3f} ms (target < 1 ms) | "
+        f"openpi-client {OPENPI_CLIENT} overhead {py_overhead:.3f} ms | ratio {rust_overhead / py_overhead:.2f} |",
+        f"| {date} | {machine} | memory collect faithful, {args.pairs} pairs x 3 seeds, wall time "
+        f"(served: {m['queries']} queries, median {m['median_ms']:.3f} ms) | served from Python {served:.2f} s | "
+        f"built-in {builtin:.2f} s | ratio {served / builtin:.2f} (target <= 2) |",
     ]
-    text = "\n".join(lines)
-    print(text)
-    bench = ROOT / "BENCHMARKS.md"
-    old = bench.read_text() if bench.exists() else "# Benchmarks\n\nFigures written by the benchmark scripts (machine and date in each section).\n\n"
-    pattern = re.compile(r"## Served policies.*?(?=\n## |\Z)", re.S)
-    new = pattern.sub(text, old) if pattern.search(old) else old.rstrip("\n") + "\n\n" + text
-    bench.write_text(new)
-
+    print("\n".join(rows))
+    path = ROOT / "BENCHMARKS.md"
+    if not path.exists():
+        path.write_text("# Benchmarks\n\n| date | machine | what | roboaudit | reference | ratio |\n"
+                        "|---|---|---|---|---|---|\n")
+    with path.open("a") as f:
+        f.write("\n".join(rows) + "\n")
 
 if __name__ == "__main__":
     main()
