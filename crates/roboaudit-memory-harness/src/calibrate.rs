@@ -49,6 +49,21 @@ impl Calibrator {
         }
     }
 
+    /// Parses a [`Calibrator::name`].
+    ///
+    /// # Errors
+    /// [`HarnessError::InvalidConfig`] listing the valid names.
+    pub fn parse(s: &str) -> Result<Calibrator, HarnessError> {
+        Calibrator::ALL
+            .into_iter()
+            .find(|c| c.name() == s.trim())
+            .ok_or_else(|| {
+                HarnessError::InvalidConfig(format!(
+                    "unknown calibrator `{s}`; valid: faithful, blind, anti, reused, random"
+                ))
+            })
+    }
+
     fn policy(self) -> (PolicyKind, Reuse) {
         match self {
             Calibrator::Faithful => (PolicyKind::Faithful, Reuse::Never),
@@ -157,6 +172,36 @@ pub fn expected_checks(calibrator: Calibrator, audit: &MemoryAudit) -> Vec<Check
     }
 }
 
+/// Runs one calibrator played by `policy` (a built-in, or the same calibrator served by another
+/// process, to prove that path) through collect and audit, and compares its known answers.
+/// `cfg.reuse` is set as the calibrator needs (`reused` plays a faithful policy's chunks).
+///
+/// # Errors
+/// Errors of [`collect`] and [`analyze`].
+pub fn calibrate_policy(
+    cfg: &CollectConfig,
+    calibrator: Calibrator,
+    policy: &mut dyn crate::policy::MemoryPolicy,
+    plan: &Plan,
+    on_step: &mut dyn FnMut(Calibrator, usize, usize),
+) -> Result<CalibratorResult, HarnessError> {
+    let (_, reuse) = calibrator.policy();
+    let run_cfg = CollectConfig {
+        reuse,
+        ..cfg.clone()
+    };
+    let run = collect(&run_cfg, policy, &mut |d, t| on_step(calibrator, d, t))?;
+    let audit = analyze(&run.records, plan)?;
+    let checks = expected_checks(calibrator, &audit);
+    Ok(CalibratorResult {
+        calibrator,
+        n_pairs: run.manifest.n_pairs,
+        n_excluded: run.manifest.n_excluded,
+        passed: checks.iter().all(|c| c.passed),
+        checks,
+    })
+}
+
 /// Runs every calibrator with `cfg` (its `reuse` is set per calibrator) and `params`, audits
 /// under `plan`, and compares. `on_step(calibrator, done_pairs, total_pairs)` reports progress.
 ///
@@ -171,22 +216,15 @@ pub fn calibrate(
 ) -> Result<Calibration, HarnessError> {
     let mut results = Vec::new();
     for calibrator in Calibrator::ALL {
-        let (kind, reuse) = calibrator.policy();
+        let (kind, _) = calibrator.policy();
         let mut policy = BuiltinPolicy::new(kind, params.clone())?;
-        let run_cfg = CollectConfig {
-            reuse,
-            ..cfg.clone()
-        };
-        let run = collect(&run_cfg, &mut policy, &mut |d, t| on_step(calibrator, d, t))?;
-        let audit = analyze(&run.records, plan)?;
-        let checks = expected_checks(calibrator, &audit);
-        results.push(CalibratorResult {
+        results.push(calibrate_policy(
+            cfg,
             calibrator,
-            n_pairs: run.manifest.n_pairs,
-            n_excluded: run.manifest.n_excluded,
-            passed: checks.iter().all(|c| c.passed),
-            checks,
-        });
+            &mut policy,
+            plan,
+            on_step,
+        )?);
     }
     Ok(Calibration {
         plan_hash: plan.hash(),

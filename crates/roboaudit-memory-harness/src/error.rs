@@ -35,4 +35,7 @@ pub enum HarnessError {
     /// A bootstrap interval could not be computed.
     #[error(transparent)]
     Stats(#[from] StatsError),
+    /// A served policy could not be reached or answered unusably.
+    #[error(transparent)]
+    Served(#[from] roboaudit_policy_client::PolicyClientError),
 }

@@ -34,10 +34,13 @@ pub mod intervene;
 pub mod observe;
 pub mod pairs;
 mod policy;
+pub mod served;
 pub mod tasks;
 
 pub use builtin::{BuiltinPolicy, MAX_CHUNK_LEN, PolicyKind, PolicyParams};
-pub use calibrate::{Calibration, Calibrator, CalibratorResult, Check, calibrate};
+pub use calibrate::{
+    Calibration, Calibrator, CalibratorResult, Check, calibrate, calibrate_policy,
+};
 pub use collect::{
     CollectConfig, Collection, MANIFEST_SCHEMA, Manifest, PairExclusion, Reuse, collect,
 };
@@ -49,3 +52,4 @@ pub use policy::{
     ACTION_DIM, ActionChunk, Component, ComponentSpec, FeatureLayout, Frame, MemoryPolicy,
     MemorySpec, MemoryState, Observation, check_chunk,
 };
+pub use served::ServedPolicy;

@@ -49,6 +49,9 @@ pub enum FqeCommand {
     Fit(Box<FitArgs>),
     /// Score the estimates of an existing fit (`OUT/fqe.json`) against ground truth.
     Evaluate(super::fqe_evaluate::EvaluateArgs),
+    /// Query a served policy (openpi's websocket protocol) at every frame of a LeRobot dataset,
+    /// episode by episode, and write the policy-actions file `fit` reads (resumable).
+    Actions(super::fqe_actions::ActionsArgs),
 }
 
 /// Arguments of `roboaudit fqe fit`.
@@ -162,6 +165,7 @@ pub fn run(cmd: FqeCommand) -> Result<()> {
         FqeCommand::Collect(args) => super::fqe_collect::run(&args),
         FqeCommand::Fit(args) => fit(&args),
         FqeCommand::Evaluate(args) => super::fqe_evaluate::evaluate(&args),
+        FqeCommand::Actions(args) => super::fqe_actions::run(&args),
     }
 }
 

@@ -4,6 +4,7 @@ pub mod data;
 pub mod demo;
 pub mod detect;
 pub mod fqe;
+pub mod fqe_actions;
 mod fqe_checks;
 pub mod fqe_collect;
 mod fqe_encoder;

@@ -1,11 +1,11 @@
 //! `roboaudit memory calibrate`: known-answer calibration through collect and audit.
 
-use super::collect::{HarnessArgs, usage_or};
+use super::collect::{HarnessArgs, ServedArgs, usage_or};
 use crate::exit::Usage;
 use crate::{output, progress};
 use anyhow::{Context, Result, bail};
 use roboaudit_memory::Plan;
-use roboaudit_memory_harness::calibrate;
+use roboaudit_memory_harness::{Calibration, Calibrator, calibrate, calibrate_policy};
 use std::path::PathBuf;
 
 /// Arguments of `memory calibrate`.
@@ -23,9 +23,46 @@ pub struct CalibrateArgs {
     /// Write DIR/calibration.json.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// A calibrator played by a served policy, as CALIBRATOR=ws://HOST:PORT (repeatable; e.g.
+    /// faithful=ws://127.0.0.1:8000): only the named calibrators run, each through the wire,
+    /// and their known answers must come back.
+    #[arg(long, value_name = "CALIBRATOR=URL")]
+    pub served: Vec<String>,
+    /// Served-policy settings.
+    #[command(flatten)]
+    pub served_args: ServedArgs,
     /// Harness settings.
     #[command(flatten)]
     pub harness: HarnessArgs,
+}
+
+/// Runs the `--served` calibrators through their servers.
+fn calibrate_served(
+    args: &CalibrateArgs,
+    cfg: &roboaudit_memory_harness::CollectConfig,
+    plan: &Plan,
+    on_step: &mut dyn FnMut(Calibrator, usize, usize),
+) -> Result<Calibration> {
+    let mut results = Vec::new();
+    for spec in &args.served {
+        let Some((name, url)) = spec.split_once('=') else {
+            return Err(Usage(format!(
+                "--served expects CALIBRATOR=ws://HOST:PORT, got `{spec}`"
+            ))
+            .into());
+        };
+        let calibrator = Calibrator::parse(name).map_err(usage_or)?;
+        let mut policy = args
+            .served_args
+            .connect(&format!("{name}={url}"), args.harness.chunk_len)?;
+        results
+            .push(calibrate_policy(cfg, calibrator, &mut policy, plan, on_step).map_err(usage_or)?);
+    }
+    Ok(Calibration {
+        plan_hash: plan.hash(),
+        passed: results.iter().all(|r| r.passed),
+        results,
+    })
 }
 
 /// Runs `memory calibrate`.
@@ -44,15 +81,19 @@ pub fn run(args: &CalibrateArgs) -> Result<()> {
     cfg.validate().map_err(usage_or)?;
     let params = args.harness.params(vec![1.0], 0);
     let bar = progress::bar(0, "");
-    let cal = calibrate(&cfg, &params, &plan, &mut |c, done, total| {
+    let mut on_step = |c: Calibrator, done: usize, total: usize| {
         if bar.length() != Some(total as u64) || done <= 1 {
             bar.set_length(total as u64);
             bar.reset_eta();
             bar.set_message(format!("calibrating {}: pairs", c.name()));
         }
         bar.set_position(done as u64);
-    })
-    .map_err(usage_or)?;
+    };
+    let cal = if args.served.is_empty() {
+        calibrate(&cfg, &params, &plan, &mut on_step).map_err(usage_or)?
+    } else {
+        calibrate_served(args, &cfg, &plan, &mut on_step)?
+    };
     bar.finish_and_clear();
     // A calibrator without an eligible pair has undefined metrics, which would read as "the
     // audit did not recover a known answer"; the cause is the tolerances (or too few pairs).

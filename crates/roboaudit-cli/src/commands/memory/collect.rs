@@ -5,8 +5,8 @@ use crate::{output, progress};
 use anyhow::{Context, Result};
 use roboaudit_memory::Plan;
 use roboaudit_memory_harness::{
-    BuiltinPolicy, CollectConfig, HarnessError, PolicyKind, PolicyParams, Reuse, Route, Tolerance,
-    collect,
+    BuiltinPolicy, CollectConfig, HarnessError, MemoryPolicy, PolicyKind, PolicyParams, Reuse,
+    Route, ServedPolicy, Tolerance, collect,
 };
 use roboaudit_testbed::{ExpertParams, TaskKind};
 use std::path::{Path, PathBuf};
@@ -96,12 +96,78 @@ impl HarnessArgs {
     }
 }
 
+/// Where a served policy is and how long to wait for it.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ServedArgs {
+    /// Served policies: longest wait for one answer, in seconds.
+    #[arg(long, default_value_t = 30.0)]
+    pub timeout: f64,
+    /// Served policies: allow a server that is not on this machine's loopback.
+    #[arg(long)]
+    pub allow_remote_policy: bool,
+}
+
+impl ServedArgs {
+    /// Connects to `spec` (`ws://HOST:PORT` or `NAME=ws://HOST:PORT`) as a memory policy with
+    /// `chunk_len` actions per chunk unless the server declares its `action_horizon`. Refusals
+    /// (no `reset`, a bad address) are usage errors (exit 2).
+    pub fn connect(&self, spec: &str, chunk_len: usize) -> Result<ServedPolicy> {
+        let (name, url) = served_spec(spec);
+        let config =
+            crate::commands::fqe_actions::client_config(self.timeout, self.allow_remote_policy)?;
+        let client = roboaudit_policy_client::PolicyClient::connect(&url, config)
+            .map_err(crate::commands::fqe_actions::classify)?;
+        ServedPolicy::new(&name, client, chunk_len).map_err(|e| Usage(e.to_string()).into())
+    }
+}
+
+/// `(name, url)` of a served policy given as `ws://…` (named by its address) or `NAME=ws://…`.
+pub fn served_spec(spec: &str) -> (String, String) {
+    match spec.split_once('=') {
+        Some((n, u)) if !n.is_empty() && u.starts_with("ws://") => (n.to_owned(), u.to_owned()),
+        _ => (spec.to_owned(), spec.to_owned()),
+    }
+}
+
+/// Whether a `--policy` value names a served policy.
+pub fn is_served(spec: &str) -> bool {
+    spec.starts_with("ws://") || served_spec(spec).1 != spec
+}
+
+/// The manifest as JSON with, for a served policy, `served_policy`: its address, capabilities,
+/// metadata and query latency (median, p95).
+pub fn manifest_json(
+    manifest: &roboaudit_memory_harness::Manifest,
+    served: Option<&ServedPolicy>,
+) -> Result<Vec<u8>> {
+    let mut v = serde_json::to_value(manifest).context("cannot serialize the manifest")?;
+    if let (Some(p), Some(map)) = (served, v.as_object_mut()) {
+        let c = p.client();
+        map.insert(
+            "served_policy".into(),
+            serde_json::json!({
+                "url": c.url(),
+                "capabilities": c.capabilities(),
+                "metadata": c.metadata().to_json(),
+                "reconnections": c.generation().saturating_sub(1),
+                "latency": c.latency(),
+            }),
+        );
+    }
+    serde_json::to_vec_pretty(&v).context("cannot serialize the manifest")
+}
+
 /// Arguments of `memory collect`.
 #[derive(clap::Args, Debug)]
 pub struct CollectArgs {
-    /// Built-in policy: faithful, blind, anti, random or bank.
+    /// Built-in policy (faithful, blind, anti, random or bank), or a served one: ws://HOST:PORT
+    /// or NAME=ws://HOST:PORT (openpi's websocket protocol; the server must declare the
+    /// roboaudit `reset` capability, see the policy-client README).
     #[arg(long, default_value = "bank")]
     pub policy: String,
+    /// Served-policy settings.
+    #[command(flatten)]
+    pub served: ServedArgs,
     /// Pairs to construct (1 to 100,000; excluded pairs count and are never replaced).
     #[arg(long, default_value_t = 64)]
     pub pairs: usize,
@@ -139,6 +205,7 @@ pub fn usage_or(err: HarnessError) -> anyhow::Error {
             Usage(err.to_string()).into()
         }
         HarnessError::Memory(e) => e.into(),
+        HarnessError::Served(e) => crate::commands::fqe_actions::classify(e),
         other => other.into(),
     }
 }
@@ -178,22 +245,33 @@ pub fn run(args: &CollectArgs) -> Result<()> {
         .map(|r| Route::parse(r))
         .collect::<Result<_, _>>()
         .map_err(usage_or)?;
-    let kind = PolicyKind::parse(&args.policy).map_err(usage_or)?;
-    let params = args
-        .harness
-        .params(args.reliability.clone(), args.policy_seed);
-    let mut policy = BuiltinPolicy::new(kind, params).map_err(usage_or)?;
     cfg.validate().map_err(usage_or)?;
     let records_path = args.out.join(RECORDS_FILE);
     refuse_existing(&records_path)?;
+    let mut builtin = None;
+    let mut served = None;
+    if is_served(&args.policy) {
+        served = Some(args.served.connect(&args.policy, args.harness.chunk_len)?);
+    } else {
+        let kind = PolicyKind::parse(&args.policy).map_err(usage_or)?;
+        let params = args
+            .harness
+            .params(args.reliability.clone(), args.policy_seed);
+        builtin = Some(BuiltinPolicy::new(kind, params).map_err(usage_or)?);
+    }
+    let policy: &mut dyn MemoryPolicy = match (&mut builtin, &mut served) {
+        (Some(b), _) => b,
+        (None, Some(s)) => s,
+        (None, None) => return Err(Usage("no policy".into()).into()),
+    };
 
     let started = Instant::now();
-    let run = collect_with_progress(&cfg, &mut policy, "crossing histories")?;
+    let run = collect_with_progress(&cfg, policy, "crossing histories")?;
     let seconds = started.elapsed().as_secs_f64();
 
     output::ensure_dir(&args.out)?;
     let manifest_path = args.out.join(MANIFEST_FILE);
-    let json = serde_json::to_vec_pretty(&run.manifest).context("cannot serialize the manifest")?;
+    let json = manifest_json(&run.manifest, served.as_ref())?;
     let parquet = records_bytes(&args.out, &run.records)?;
     // The pair lands together: records without their manifest would block every rerun (records
     // are never overwritten) while telling nobody how they were collected.
@@ -210,6 +288,16 @@ pub fn run(args: &CollectArgs) -> Result<()> {
     for e in &m.excluded {
         println!("  excluded {}: {}", e.pair_id, e.reason);
     }
+    if let Some(p) = &served {
+        let l = p.client().latency();
+        let ms = |v: Option<f64>| v.map_or("-".to_owned(), |x| format!("{x:.2} ms"));
+        println!(
+            "served policy: {} queries, latency median {}, p95 {}",
+            l.queries,
+            ms(l.median_ms),
+            ms(l.p95_ms)
+        );
+    }
     println!(
         "wrote {} and {}",
         records_path.display(),
@@ -222,7 +310,7 @@ pub fn run(args: &CollectArgs) -> Result<()> {
 /// message starts with `label`. Configuration errors become usage errors.
 pub(crate) fn collect_with_progress(
     cfg: &CollectConfig,
-    policy: &mut BuiltinPolicy,
+    policy: &mut dyn MemoryPolicy,
     label: &str,
 ) -> Result<roboaudit_memory_harness::Collection> {
     // Saturating: the bar is only a display, and the counts are bounded by the CLI anyway.

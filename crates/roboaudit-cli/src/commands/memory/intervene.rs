@@ -51,6 +51,17 @@ pub struct InterveneArgs {
     pub out: PathBuf,
 }
 
+/// Served policies are refused (exit 2) before any work: native interventions replace and
+/// restore named memory components, which needs the server's `memory_get` and `memory_set`;
+/// and the harness does not yet drive served memories in native rollouts even when declared.
+fn refuse_served(spec: &str) -> anyhow::Error {
+    let (_, url) = super::collect::served_spec(spec);
+    Usage(format!(
+        "memory intervene cannot run the served policy at {url}: native interventions replace and restore named memory components, which needs the roboaudit capabilities memory_get and memory_set, and driving a served memory in native rollouts is not implemented yet; use memory collect / memory calibrate for served policies"
+    ))
+    .into()
+}
+
 /// Runs `memory intervene`.
 pub fn run(args: &InterveneArgs) -> Result<()> {
     let task = TaskKind::parse(&args.task)?;
@@ -75,6 +86,9 @@ pub fn run(args: &InterveneArgs) -> Result<()> {
         },
         ..InterventionConfig::default()
     };
+    if super::collect::is_served(&args.policy) {
+        return Err(refuse_served(&args.policy));
+    }
     let kind = PolicyKind::parse(&args.policy).map_err(usage_or)?;
     let mut policy = BuiltinPolicy::new(kind, params).map_err(usage_or)?;
     let spinner = progress::spinner("running continuations");

@@ -1,0 +1,128 @@
+//! The files of an `fqe actions` run: the partial folder that makes it resumable (resume state,
+//! one Parquet part and one timing file per finished episode), the manifest path, and atomic
+//! writes, so an interrupted run never leaves a half-written file.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::builder::{Float32Builder, ListBuilder};
+use arrow_array::{ArrayRef, Int64Array, RecordBatch};
+use arrow_schema::{DataType, Field as ArrowField, Schema};
+use parquet::arrow::ArrowWriter;
+
+use super::ResumeState;
+use crate::error::PolicyClientError;
+
+/// The partial folder of `out`.
+pub fn partial_dir(out: &Path) -> PathBuf {
+    let mut s = out.as_os_str().to_owned();
+    s.push(".partial");
+    PathBuf::from(s)
+}
+
+/// The manifest path of `out`: `<stem>.manifest.json` beside it.
+pub fn manifest_path(out: &Path) -> PathBuf {
+    let stem = out
+        .file_stem()
+        .map_or_else(|| "actions".into(), |s| s.to_string_lossy().into_owned());
+    out.with_file_name(format!("{stem}.manifest.json"))
+}
+
+pub(super) fn io<'a>(
+    action: &'static str,
+    path: &'a Path,
+) -> impl FnOnce(std::io::Error) -> PolicyClientError + 'a {
+    move |source| PolicyClientError::Io {
+        action,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+pub(super) fn part_path(partial: &Path, episode: i64) -> PathBuf {
+    partial.join(format!("episode-{episode:06}.parquet"))
+}
+
+pub(super) fn timing_path(partial: &Path, episode: i64) -> PathBuf {
+    partial.join(format!("episode-{episode:06}.json"))
+}
+
+/// Creates the partial folder with its state, or checks an existing one agrees.
+pub(super) fn prepare_partial(
+    partial: &Path,
+    state: &ResumeState,
+) -> Result<(), PolicyClientError> {
+    let state_file = partial.join("state.json");
+    if state_file.exists() {
+        let text = std::fs::read_to_string(&state_file).map_err(io("cannot read", &state_file))?;
+        let old: ResumeState = serde_json::from_str(&text).map_err(|e| {
+            PolicyClientError::Invalid(format!(
+                "{}: not a resume state ({e}); remove the folder",
+                state_file.display()
+            ))
+        })?;
+        if &old != state {
+            return Err(PolicyClientError::Invalid(format!(
+                "{} holds an interrupted run with other settings (policy name, dataset, samples, seed, features or keys); rerun it with the same settings or remove the folder",
+                partial.display()
+            )));
+        }
+        return Ok(());
+    }
+    std::fs::create_dir_all(partial).map_err(io("cannot create", partial))?;
+    let json =
+        serde_json::to_vec_pretty(state).map_err(|e| PolicyClientError::Invalid(e.to_string()))?;
+    write_atomic(&state_file, &json)
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same folder.
+pub(super) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), PolicyClientError> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+        .map_err(io("cannot create a temporary file in", dir))?;
+    std::io::Write::write_all(&mut tmp, bytes).map_err(io("cannot write", path))?;
+    tmp.persist(path).map_err(|e| PolicyClientError::Io {
+        action: "cannot write",
+        path: path.to_path_buf(),
+        source: e.error,
+    })?;
+    Ok(())
+}
+
+/// Writes rows `(index, sample, action)` as a policy-actions Parquet file, atomically.
+///
+/// # Errors
+/// [`PolicyClientError::Io`] / [`PolicyClientError::Invalid`] for encoding failures.
+pub fn write_rows(path: &Path, rows: &[(i64, i64, Vec<f32>)]) -> Result<(), PolicyClientError> {
+    let index = Int64Array::from_iter_values(rows.iter().map(|r| r.0));
+    let sample = Int64Array::from_iter_values(rows.iter().map(|r| r.1));
+    let mut list = ListBuilder::new(Float32Builder::new()).with_field(Arc::new(ArrowField::new(
+        "item",
+        DataType::Float32,
+        true,
+    )));
+    for r in rows {
+        list.values().append_slice(&r.2);
+        list.append(true);
+    }
+    let cols: Vec<ArrayRef> = vec![Arc::new(index), Arc::new(sample), Arc::new(list.finish())];
+    let schema = Schema::new(
+        ["index", "sample", "action"]
+            .iter()
+            .zip(&cols)
+            .map(|(name, a)| ArrowField::new(*name, a.data_type().clone(), false))
+            .collect::<Vec<_>>(),
+    );
+    let encode =
+        |e: String| PolicyClientError::Invalid(format!("cannot encode {}: {e}", path.display()));
+    let batch = RecordBatch::try_new(Arc::new(schema), cols).map_err(|e| encode(e.to_string()))?;
+    let mut buf = Vec::new();
+    let mut w =
+        ArrowWriter::try_new(&mut buf, batch.schema(), None).map_err(|e| encode(e.to_string()))?;
+    w.write(&batch).map_err(|e| encode(e.to_string()))?;
+    w.close().map_err(|e| encode(e.to_string()))?;
+    write_atomic(path, &buf)
+}
