@@ -5,14 +5,10 @@
 use crate::error::{Result, encode_err, io_err};
 use crate::obs::{NoiseKey, Observation, mix};
 use crate::targets::TargetPolicy;
-use arrow_array::builder::{Float32Builder, ListBuilder};
-use arrow_array::{ArrayRef, Int64Array, RecordBatch};
-use arrow_schema::{DataType, Field, Schema};
-use parquet::arrow::ArrowWriter;
 use rayon::prelude::*;
+use roboaudit_data::lerobot::policy_actions_parquet;
 use roboaudit_testbed::EpisodeRecord;
 use std::path::Path;
-use std::sync::Arc;
 
 /// Noise stream of policy-actions files: frame `g` sample `s` of a policy uses `NoiseKey { stream:
 /// dataset_stream(seed), frame: g, sample: s }`.
@@ -63,34 +59,11 @@ pub fn policy_actions(
 /// [`crate::CollectError::Io`] or [`crate::CollectError::Encode`].
 pub fn write_actions_parquet(path: &Path, actions: &[Vec<f32>], samples: usize) -> Result<()> {
     let samples = samples.max(1);
-    let n = actions.len();
-    let index = Int64Array::from_iter_values((0..n).map(|r| (r / samples) as i64));
-    let sample = Int64Array::from_iter_values((0..n).map(|r| (r % samples) as i64));
-    let mut list = ListBuilder::new(Float32Builder::new()).with_field(Arc::new(Field::new(
-        "item",
-        DataType::Float32,
-        true,
-    )));
-    for a in actions {
-        list.values().append_slice(a);
-        list.append(true);
-    }
-    let cols: Vec<ArrayRef> = vec![Arc::new(index), Arc::new(sample), Arc::new(list.finish())];
-    let schema = Schema::new(
-        ["index", "sample", "action"]
-            .iter()
-            .zip(&cols)
-            .map(|(name, a)| Field::new(*name, a.data_type().clone(), false))
-            .collect::<Vec<_>>(),
-    );
-    let what = path.display().to_string();
-    let batch = RecordBatch::try_new(Arc::new(schema), cols)
-        .map_err(|e| encode_err(&what)(e.to_string()))?;
-    let file = std::fs::File::create(path).map_err(io_err(path))?;
-    let mut w = ArrowWriter::try_new(file, batch.schema(), None)
-        .map_err(|e| encode_err(&what)(e.to_string()))?;
-    w.write(&batch)
-        .map_err(|e| encode_err(&what)(e.to_string()))?;
-    w.close().map_err(|e| encode_err(&what)(e.to_string()))?;
-    Ok(())
+    let rows = actions
+        .iter()
+        .enumerate()
+        .map(|(r, a)| ((r / samples) as i64, (r % samples) as i64, a.as_slice()));
+    let bytes = policy_actions_parquet(path, rows)
+        .map_err(|e| encode_err(&path.display().to_string())(e.to_string()))?;
+    std::fs::write(path, bytes).map_err(io_err(path))
 }

@@ -48,7 +48,7 @@ pub use info::{Feature, FeatureKind, ImageLayout, Info, LeRobotVersion, VideoInf
 pub use inspect::{FeatureSummary, InspectReport, LabelSummary, Problem};
 pub use labels::{EpisodeLabel, SuccessSource, read_labels_file};
 pub use meta::{Episode, Task, VideoLocation};
-pub use policy_actions::{PolicyActions, read_policy_actions};
+pub use policy_actions::{PolicyActions, policy_actions_parquet, read_policy_actions};
 pub use render::render_inspect;
 /// LeRobot's default tolerance between a frame's timestamp and the decoded frame, seconds.
 pub use roboaudit_video::DEFAULT_TOLERANCE_S;

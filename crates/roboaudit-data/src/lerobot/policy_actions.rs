@@ -4,12 +4,62 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::builder::{Float32Builder, ListBuilder};
+use arrow_array::{ArrayRef, Int64Array, RecordBatch};
+use arrow_schema::{DataType, Field, Schema};
+use parquet::arrow::ArrowWriter;
 
 use super::LeRobotDataset;
 use crate::DataError;
 use crate::cell;
 use crate::readers::required;
 use crate::source::{Columns, scan};
+
+/// Encodes rows `(index, sample, action)` as the bytes of a policy-actions Parquet file, the
+/// format [`read_policy_actions`] reads: columns `index` (int64), `sample` (int64) and `action`
+/// (list of float32), one row per item in the given order. `path` only names the file in errors.
+///
+/// # Errors
+/// [`DataError::Invalid`] naming `path` when Arrow or Parquet cannot encode the rows.
+pub fn policy_actions_parquet<'a>(
+    path: &Path,
+    rows: impl Iterator<Item = (i64, i64, &'a [f32])>,
+) -> Result<Vec<u8>, DataError> {
+    let (mut index, mut sample) = (Vec::new(), Vec::new());
+    let mut list = ListBuilder::new(Float32Builder::new()).with_field(Arc::new(Field::new(
+        "item",
+        DataType::Float32,
+        true,
+    )));
+    for (i, k, action) in rows {
+        index.push(i);
+        sample.push(k);
+        list.values().append_slice(action);
+        list.append(true);
+    }
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(Int64Array::from(index)),
+        Arc::new(Int64Array::from(sample)),
+        Arc::new(list.finish()),
+    ];
+    let schema = Schema::new(
+        ["index", "sample", "action"]
+            .iter()
+            .zip(&cols)
+            .map(|(name, a)| Field::new(*name, a.data_type().clone(), false))
+            .collect::<Vec<_>>(),
+    );
+    let encode = |e: String| DataError::invalid(path, None, None, format!("cannot encode: {e}"));
+    let batch = RecordBatch::try_new(Arc::new(schema), cols).map_err(|e| encode(e.to_string()))?;
+    let mut buf = Vec::new();
+    let mut w =
+        ArrowWriter::try_new(&mut buf, batch.schema(), None).map_err(|e| encode(e.to_string()))?;
+    w.write(&batch).map_err(|e| encode(e.to_string()))?;
+    w.close().map_err(|e| encode(e.to_string()))?;
+    Ok(buf)
+}
 
 /// Target-policy actions, `samples` per frame, for a set of dataset frames.
 #[derive(Debug, Clone, PartialEq)]

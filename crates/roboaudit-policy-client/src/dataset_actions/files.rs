@@ -3,12 +3,8 @@
 //! writes, so an interrupted run never leaves a half-written file.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use arrow_array::builder::{Float32Builder, ListBuilder};
-use arrow_array::{ArrayRef, Int64Array, RecordBatch};
-use arrow_schema::{DataType, Field as ArrowField, Schema};
-use parquet::arrow::ArrowWriter;
+use roboaudit_data::lerobot::policy_actions_parquet;
 
 use super::ResumeState;
 use crate::error::PolicyClientError;
@@ -97,32 +93,7 @@ pub(super) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), PolicyClient
 /// # Errors
 /// [`PolicyClientError::Io`] / [`PolicyClientError::Invalid`] for encoding failures.
 pub fn write_rows(path: &Path, rows: &[(i64, i64, Vec<f32>)]) -> Result<(), PolicyClientError> {
-    let index = Int64Array::from_iter_values(rows.iter().map(|r| r.0));
-    let sample = Int64Array::from_iter_values(rows.iter().map(|r| r.1));
-    let mut list = ListBuilder::new(Float32Builder::new()).with_field(Arc::new(ArrowField::new(
-        "item",
-        DataType::Float32,
-        true,
-    )));
-    for r in rows {
-        list.values().append_slice(&r.2);
-        list.append(true);
-    }
-    let cols: Vec<ArrayRef> = vec![Arc::new(index), Arc::new(sample), Arc::new(list.finish())];
-    let schema = Schema::new(
-        ["index", "sample", "action"]
-            .iter()
-            .zip(&cols)
-            .map(|(name, a)| ArrowField::new(*name, a.data_type().clone(), false))
-            .collect::<Vec<_>>(),
-    );
-    let encode =
-        |e: String| PolicyClientError::Invalid(format!("cannot encode {}: {e}", path.display()));
-    let batch = RecordBatch::try_new(Arc::new(schema), cols).map_err(|e| encode(e.to_string()))?;
-    let mut buf = Vec::new();
-    let mut w =
-        ArrowWriter::try_new(&mut buf, batch.schema(), None).map_err(|e| encode(e.to_string()))?;
-    w.write(&batch).map_err(|e| encode(e.to_string()))?;
-    w.close().map_err(|e| encode(e.to_string()))?;
-    write_atomic(path, &buf)
+    let bytes = policy_actions_parquet(path, rows.iter().map(|r| (r.0, r.1, r.2.as_slice())))
+        .map_err(|e| PolicyClientError::Invalid(e.to_string()))?;
+    write_atomic(path, &bytes)
 }
