@@ -385,8 +385,8 @@ impl MemoryPolicy for BuiltinPolicy {
         ))
     }
 
-    fn memory(&self) -> MemoryState {
-        self.bank.state()
+    fn memory(&mut self) -> Result<MemoryState, HarnessError> {
+        Ok(self.bank.state())
     }
 
     fn set_memory(&mut self, state: &MemoryState) -> Result<(), HarnessError> {

@@ -369,7 +369,7 @@ fn query_pair(
         for obs in &h.observations {
             policy.observe(obs)?;
         }
-        memories.push(policy.memory());
+        memories.push(policy.memory()?);
     }
     let mut rows = Vec::new();
     let mut bad_worlds = 0;

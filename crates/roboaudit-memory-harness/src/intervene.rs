@@ -187,7 +187,7 @@ fn memory_of(
     for o in obs {
         policy.observe(o)?;
     }
-    Ok(policy.memory())
+    policy.memory()
 }
 
 /// An intervention at a query boundary: (query index, policy, observations so far).
@@ -392,7 +392,7 @@ pub fn replacement_study(
                 Replacement::DonorOpposite => memory_of(policy, &r.histories[2].observations)?,
                 Replacement::Clear => {
                     policy.reset();
-                    policy.memory()
+                    policy.memory()?
                 }
             };
             let mut ep = fresh_episode(&r, &task)?;
@@ -439,6 +439,14 @@ pub fn restoration_study(
     policy: &mut dyn MemoryPolicy,
 ) -> Result<InterventionStudy, HarnessError> {
     let task = validate(cfg)?;
+    let spec = policy.memory_spec();
+    if !spec.components.iter().any(|c| c.name == ANCHOR) {
+        let names: Vec<&str> = spec.components.iter().map(|c| c.name.as_str()).collect();
+        return Err(HarnessError::InvalidConfig(format!(
+            "the restoration study's `anchor` condition restores the memory component `{ANCHOR}`, and policy `{}` declares only {names:?}",
+            policy.name()
+        )));
+    }
     let conditions = [Restoration::None, Restoration::Anchor, Restoration::Full];
     let (mut out, mut skipped) = (Vec::new(), 0);
     for i in 0..cfg.episodes {
@@ -467,7 +475,7 @@ pub fn restoration_study(
                     match cond {
                         Restoration::None => {}
                         Restoration::Anchor => {
-                            let mut m = p.memory();
+                            let mut m = p.memory()?;
                             m.splice(ANCHOR, &pre)?;
                             p.set_memory(&m)?;
                         }

@@ -238,7 +238,10 @@ pub trait MemoryPolicy {
     -> Result<ActionChunk, HarnessError>;
 
     /// A copy of the memory.
-    fn memory(&self) -> MemoryState;
+    ///
+    /// # Errors
+    /// Policy-specific (a served policy reads it over the wire); built-in policies do not fail.
+    fn memory(&mut self) -> Result<MemoryState, HarnessError>;
 
     /// Replaces the memory.
     ///

@@ -88,10 +88,10 @@ fn memory_state_round_trip_reproduces_actions_and_the_anchor_is_protected() {
     assert_eq!(spec.components[0].name, "anchor");
     assert!(spec.components[0].protected);
     assert_eq!(spec.components[0].shape, vec![1024]);
-    let state = p.memory();
+    let state = p.memory().unwrap();
     let mut q = BuiltinPolicy::new(PolicyKind::Faithful, PolicyParams::default()).unwrap();
     q.set_memory(&state).unwrap();
-    assert!(q.memory().bits_equal(&state));
+    assert!(q.memory().unwrap().bits_equal(&state));
     // Later observations move the window, never the anchor.
     let anchor = state.get("anchor").unwrap().values.clone();
     let obs = roboaudit_memory_harness::Observation {
@@ -105,9 +105,9 @@ fn memory_state_round_trip_reproduces_actions_and_the_anchor_is_protected() {
         branch_candidates: vec![],
     };
     q.observe(&obs).unwrap();
-    assert_eq!(q.memory().get("anchor").unwrap().values, anchor);
+    assert_eq!(q.memory().unwrap().get("anchor").unwrap().values, anchor);
     assert_ne!(
-        q.memory().get("window").unwrap().values,
+        q.memory().unwrap().get("window").unwrap().values,
         state.get("window").unwrap().values
     );
     let mut bad = state.clone();
@@ -168,7 +168,7 @@ impl MemoryPolicy for Counting {
         self.1 += 1;
         self.0.act(present, seed)
     }
-    fn memory(&self) -> roboaudit_memory_harness::MemoryState {
+    fn memory(&mut self) -> Result<roboaudit_memory_harness::MemoryState, HarnessError> {
         self.0.memory()
     }
     fn set_memory(

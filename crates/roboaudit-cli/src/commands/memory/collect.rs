@@ -129,6 +129,19 @@ pub fn served_spec(spec: &str) -> (String, String) {
     }
 }
 
+/// `served policy URL: N queries, latency median …, p95 …`.
+pub fn latency_line(p: &ServedPolicy) -> String {
+    let l = p.client().latency();
+    let ms = |v: Option<f64>| v.map_or("-".to_owned(), |x| format!("{x:.2} ms"));
+    format!(
+        "served policy {}: {} queries, latency median {}, p95 {}",
+        p.client().url(),
+        l.queries,
+        ms(l.median_ms),
+        ms(l.p95_ms)
+    )
+}
+
 /// Whether a `--policy` value names a served policy.
 pub fn is_served(spec: &str) -> bool {
     spec.starts_with("ws://") || served_spec(spec).1 != spec
@@ -289,14 +302,7 @@ pub fn run(args: &CollectArgs) -> Result<()> {
         println!("  excluded {}: {}", e.pair_id, e.reason);
     }
     if let Some(p) = &served {
-        let l = p.client().latency();
-        let ms = |v: Option<f64>| v.map_or("-".to_owned(), |x| format!("{x:.2} ms"));
-        println!(
-            "served policy: {} queries, latency median {}, p95 {}",
-            l.queries,
-            ms(l.median_ms),
-            ms(l.p95_ms)
-        );
+        println!("{}", latency_line(p));
     }
     println!(
         "wrote {} and {}",

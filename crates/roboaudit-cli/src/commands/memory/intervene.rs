@@ -8,7 +8,9 @@ use roboaudit_memory_harness::intervals::{BootstrapSettings, RateInterval};
 use roboaudit_memory_harness::intervene::{
     InterventionConfig, InterventionStudy, replacement_study, restoration_study,
 };
-use roboaudit_memory_harness::{BuiltinPolicy, PolicyKind, PolicyParams};
+use roboaudit_memory_harness::{
+    BuiltinPolicy, MemoryPolicy, PolicyKind, PolicyParams, ServedPolicy,
+};
 use roboaudit_testbed::TaskKind;
 use std::path::PathBuf;
 
@@ -18,9 +20,14 @@ pub struct InterveneArgs {
     /// `replacement` (own, donor same, donor opposite, clear) or `restoration` (none, anchor, full).
     #[arg(long)]
     pub study: String,
-    /// Built-in policy: faithful, blind, anti, random or bank.
+    /// Built-in policy (faithful, blind, anti, random or bank), or a served one: ws://HOST:PORT
+    /// or NAME=ws://HOST:PORT, whose server declares the roboaudit capabilities `reset`,
+    /// `memory_get` and `memory_set` (see the policy-client README).
     #[arg(long, default_value = "bank")]
     pub policy: String,
+    /// Served-policy settings.
+    #[command(flatten)]
+    pub served: super::collect::ServedArgs,
     /// Memory task: put_back or rearrange (swap is refused: no success predicate for the
     /// three-tray swap the harness crosses).
     #[arg(long, default_value = "put_back")]
@@ -51,15 +58,21 @@ pub struct InterveneArgs {
     pub out: PathBuf,
 }
 
-/// Served policies are refused (exit 2) before any work: native interventions replace and
-/// restore named memory components, which needs the server's `memory_get` and `memory_set`;
-/// and the harness does not yet drive served memories in native rollouts even when declared.
-fn refuse_served(spec: &str) -> anyhow::Error {
-    let (_, url) = super::collect::served_spec(spec);
-    Usage(format!(
-        "memory intervene cannot run the served policy at {url}: native interventions replace and restore named memory components, which needs the roboaudit capabilities memory_get and memory_set, and driving a served memory in native rollouts is not implemented yet; use memory collect / memory calibrate for served policies"
-    ))
-    .into()
+/// Connects to a served policy and refuses it (exit 2) unless its memory is native: the
+/// interventions replace and restore named memory components, which needs `memory_get` and
+/// `memory_set`.
+fn connect_served(args: &InterveneArgs, chunk_len: usize) -> Result<ServedPolicy> {
+    let policy = args.served.connect(&args.policy, chunk_len)?;
+    if !policy.has_native_memory() {
+        let c = policy.client();
+        return Err(Usage(format!(
+            "memory intervene cannot run the served policy at {}: native interventions replace and restore named memory components, which needs the roboaudit capabilities memory_get and memory_set, and the server declares only {:?}; memory collect and memory calibrate need only reset",
+            c.url(),
+            c.capabilities()
+        ))
+        .into());
+    }
+    Ok(policy)
 }
 
 /// Runs `memory intervene`.
@@ -86,28 +99,35 @@ pub fn run(args: &InterveneArgs) -> Result<()> {
         },
         ..InterventionConfig::default()
     };
-    if super::collect::is_served(&args.policy) {
-        return Err(refuse_served(&args.policy));
-    }
-    let kind = PolicyKind::parse(&args.policy).map_err(usage_or)?;
-    let mut policy = BuiltinPolicy::new(kind, params).map_err(usage_or)?;
-    let spinner = progress::spinner("running continuations");
-    let study = match args.study.as_str() {
-        "replacement" => replacement_study(&cfg, &mut policy),
-        "restoration" => restoration_study(&cfg, &mut policy),
+    let study_fn = match args.study.as_str() {
+        "replacement" => replacement_study,
+        "restoration" => restoration_study,
         other => {
             return Err(Usage(format!(
                 "unknown study `{other}`; valid: replacement, restoration"
             ))
             .into());
         }
-    }
-    .map_err(usage_or)?;
+    };
+    let mut served = None;
+    let mut builtin = None;
+    let policy: &mut dyn MemoryPolicy = if super::collect::is_served(&args.policy) {
+        served.insert(connect_served(args, params.chunk_len)?)
+    } else {
+        let kind = PolicyKind::parse(&args.policy).map_err(usage_or)?;
+        builtin.insert(BuiltinPolicy::new(kind, params).map_err(usage_or)?)
+    };
+    let name = policy.name();
+    let spinner = progress::spinner("running continuations");
+    let study = study_fn(&cfg, policy).map_err(usage_or)?;
     spinner.finish_and_clear();
+    if let Some(p) = &served {
+        println!("{}", super::collect::latency_line(p));
+    }
     println!(
         "{} study, {} on {}: {} recipients ({} skipped before any query)",
         study.study,
-        kind.name(),
+        name,
         cfg.task.name(),
         cfg.episodes - study.skipped,
         study.skipped
@@ -122,7 +142,7 @@ pub fn run(args: &InterveneArgs) -> Result<()> {
     let md_path = args.out.join("interventions.md");
     output::write_all_atomic(&[
         (&path, &json),
-        (&md_path, markdown(&study, kind.name()).as_bytes()),
+        (&md_path, markdown(&study, &name).as_bytes()),
     ])?;
     println!("wrote {} and {}", path.display(), md_path.display());
     Ok(())

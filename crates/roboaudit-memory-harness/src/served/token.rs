@@ -1,0 +1,157 @@
+//! History-token memory of a served policy that declares `reset` but not `memory_get` /
+//! `memory_set`: the harness keeps the history and replays it from a reset whenever the server
+//! may not hold it (see the parent module).
+
+use std::collections::HashMap;
+
+use super::Wire;
+use crate::error::HarnessError;
+use crate::policy::{ActionChunk, Component, ComponentSpec, MemorySpec, MemoryState, Observation};
+
+/// Name of the history-token component.
+pub const HISTORY: &str = "history";
+
+/// The history on the harness's side and what the server holds.
+#[derive(Default)]
+pub(super) struct TokenMemory {
+    pub(super) history: Vec<Observation>,
+    /// Every history a token was issued for, by hash (what `set_memory` can restore).
+    known: HashMap<u64, Vec<Observation>>,
+    /// The history the server's memory holds, by hash; `None` after a query that folded a
+    /// present (or before the first reset).
+    server: Option<u64>,
+}
+
+fn fnv(h: &mut u64, bytes: &[u8]) {
+    for &b in bytes {
+        *h ^= u64::from(b);
+        *h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+}
+
+fn history_hash(obs: &[Observation]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    fnv(&mut h, &(obs.len() as u64).to_le_bytes());
+    for o in obs {
+        let p = o.packet_bytes();
+        fnv(&mut h, &(p.len() as u64).to_le_bytes());
+        fnv(&mut h, &p);
+    }
+    h
+}
+
+/// The token's declared spec: one unprotected component of 4 values.
+pub(super) fn spec() -> MemorySpec {
+    MemorySpec {
+        components: vec![ComponentSpec {
+            name: HISTORY.into(),
+            shape: vec![4],
+            protected: false,
+        }],
+    }
+}
+
+impl TokenMemory {
+    /// Makes the server hold the current history: reset, then replay it. A replay during which
+    /// the connection was replaced is redone once from a reset.
+    fn sync(&mut self, wire: &mut Wire) -> Result<(), HarnessError> {
+        let h = history_hash(&self.history);
+        if self.server == Some(h) {
+            return Ok(());
+        }
+        for _ in 0..2 {
+            let generation = wire.client.generation();
+            wire.client.reset("memory audit (reset before a history)")?;
+            for (k, obs) in self.history.iter().enumerate() {
+                wire.fold(obs, k)?;
+            }
+            if wire.client.generation() == generation {
+                self.server = Some(h);
+                return Ok(());
+            }
+        }
+        Err(wire.contract(
+            "the connection was replaced twice while the history was replayed; the server's memory is unknown",
+        ))
+    }
+
+    pub(super) fn observe(
+        &mut self,
+        wire: &mut Wire,
+        obs: &Observation,
+    ) -> Result<(), HarnessError> {
+        self.sync(wire)?;
+        let generation = wire.client.generation();
+        wire.fold(obs, self.history.len())?;
+        self.history.push(obs.clone());
+        if wire.client.generation() == generation {
+            self.server = Some(history_hash(&self.history));
+        } else {
+            self.server = None;
+            self.sync(wire)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn query(
+        &mut self,
+        wire: &mut Wire,
+        present: &Observation,
+        seed: u64,
+    ) -> Result<ActionChunk, HarnessError> {
+        for _ in 0..2 {
+            self.sync(wire)?;
+            let generation = wire.client.generation();
+            let chunk = wire.ask(present, seed);
+            // The present was folded (or the memory lost): the next query replays.
+            self.server = None;
+            let chunk = chunk?;
+            if wire.client.generation() == generation {
+                return Ok(chunk);
+            }
+        }
+        Err(wire.contract(
+            "the connection was replaced twice while the present was queried; the answer's memory is unknown",
+        ))
+    }
+
+    /// The token of the current history (registered for [`TokenMemory::set_memory`]).
+    pub(super) fn token(&mut self) -> MemoryState {
+        let h = history_hash(&self.history);
+        self.known.entry(h).or_insert_with(|| self.history.clone());
+        MemoryState {
+            components: vec![Component {
+                name: HISTORY.into(),
+                values: (0..4).map(|k| ((h >> (16 * k)) & 0xffff) as f32).collect(),
+                filled: 4,
+            }],
+        }
+    }
+
+    pub(super) fn set_memory(
+        &mut self,
+        wire: &Wire,
+        state: &MemoryState,
+    ) -> Result<(), HarnessError> {
+        let c = state
+            .get(HISTORY)
+            .filter(|c| c.values.len() == 4)
+            .ok_or_else(|| {
+                wire.contract("a served policy's memory is a `history` token of 4 values")
+            })?;
+        let mut h = 0u64;
+        for (k, v) in c.values.iter().enumerate() {
+            if !(v.is_finite() && *v >= 0.0 && *v < 65536.0 && v.fract() == 0.0) {
+                return Err(
+                    wire.contract("the history token holds a value that is not a 16-bit integer")
+                );
+            }
+            h |= (*v as u64) << (16 * k);
+        }
+        let history = self.known.get(&h).cloned().ok_or_else(|| {
+            wire.contract("the history token names no history this policy has seen (a served policy's memory can only be set to one it produced)")
+        })?;
+        self.history = history;
+        Ok(())
+    }
+}
