@@ -13,7 +13,9 @@ each only when the policy supports it):
   function (``seed_fn``, or ``policy.seed``) before the policy acts; the key is removed from the
   observation the policy sees.
 - ``memory_get`` / ``memory_set``: ``policy.get_memory() -> {name: float32 array}`` and
-  ``policy.set_memory({name: array})``.
+  ``policy.set_memory({name: array})``; a ``policy.protected_memory`` list of component names is
+  declared as ``roboaudit.protected`` (components later observations never overwrite, such as
+  Mem-0's anchor). ``roboaudit memory intervene`` needs both commands.
 """
 
 from __future__ import annotations
@@ -87,6 +89,9 @@ class PolicyServer:
         self.metadata = dict(metadata or {})
         if extensions != PLAIN:
             self.metadata["roboaudit"] = {"version": EXTENSION_VERSION, "capabilities": caps}
+            protected = getattr(policy, "protected_memory", None)
+            if protected:
+                self.metadata["roboaudit"]["protected"] = [str(n) for n in protected]
         self._server: websockets.sync.server.Server | None = None
 
     # -- policy calls -------------------------------------------------------------------------

@@ -43,6 +43,24 @@ def test_capabilities_follow_the_policy(serve):
     assert caps == ["reset", "action_seed"]
 
 
+class AnchorMemory(StochasticPolicy):
+    """A policy with a named memory and a protected anchor."""
+
+    protected_memory = ["anchor"]
+
+    def get_memory(self):
+        return {"anchor": np.zeros(4, np.float32), "window": np.ones(2, np.float32)}
+
+    def set_memory(self, memory):
+        pass
+
+
+def test_memory_capabilities_and_protected_components_are_declared(serve):
+    ext = WebsocketClientPolicy(serve(AnchorMemory(3)).url).get_server_metadata()["roboaudit"]
+    assert ext["capabilities"] == ["reset", "action_seed", "memory_get", "memory_set"]
+    assert ext["protected"] == ["anchor"]
+
+
 def test_server_error_is_text_then_close_1011(serve):
     s = serve(Faulty(7, "raise"))
     c = WebsocketClientPolicy(s.url)
