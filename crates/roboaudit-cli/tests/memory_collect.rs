@@ -314,7 +314,8 @@ fn counts_past_their_maximum_are_usage_errors() {
 }
 
 /// records.parquet and manifest.json land together: when the manifest cannot be written,
-/// no records are left behind to block the rerun.
+/// no records are left behind to block the rerun; the finished pairs stay in records.partial
+/// and the rerun takes them.
 #[test]
 fn records_are_not_left_without_their_manifest() {
     let tmp = tempfile::tempdir().unwrap();
@@ -323,11 +324,21 @@ fn records_are_not_left_without_their_manifest() {
     let o = collect_one_faithful_pair(&out, &[]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(text(&o).contains("manifest.json"), "{}", text(&o));
-    let left: Vec<_> = std::fs::read_dir(&out).unwrap().collect();
-    assert_eq!(left.len(), 1, "only the folder in the way: {left:?}");
+    let mut left: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        ["manifest.json", "records.partial"],
+        "the folder in the way and the kept pairs"
+    );
     std::fs::remove_dir(out.join("manifest.json")).unwrap();
     let o = collect_one_faithful_pair(&out, &[]);
     assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("resumed 1 of 1 pairs"), "{}", text(&o));
+    assert!(!out.join("records.partial").exists());
     assert!(out.join("manifest.json").is_file());
     let records = roboaudit_data::read_memory_records(out.join("records.parquet")).unwrap();
     assert_eq!(records.len(), 2 * 2);

@@ -1,13 +1,17 @@
 //! Served policies at the CLI, against the in-process test server: `memory intervene` through
 //! the wire writes the built-in's study byte for byte when the server declares `memory_get` and
 //! `memory_set`, and is refused (exit 2) without them; a server that answers garbage stops
-//! `memory collect` with exit 3 and nothing written.
+//! `memory collect` with exit 3 and nothing written; one that dies mid-collection leaves its
+//! finished pairs, and the rerun gives the uninterrupted records byte for byte.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 use common::{roboaudit, text};
 use roboaudit_memory_harness::served::serve::serve_policy;
-use roboaudit_memory_harness::{BuiltinPolicy, PolicyKind, PolicyParams};
+use roboaudit_memory_harness::{
+    ActionChunk, BuiltinPolicy, HarnessError, MemoryPolicy, MemorySpec, MemoryState, Observation,
+    PolicyKind, PolicyParams,
+};
 use roboaudit_policy_client::Field;
 use roboaudit_policy_client::server::{Answer, TestServer, metadata_with};
 
@@ -108,4 +112,99 @@ fn a_server_answering_garbage_stops_collect_with_nothing_written() {
     );
     assert!(!out.join("records.parquet").exists());
     assert!(!out.join("manifest.json").exists());
+}
+
+/// The faithful policy, failing from its `fail_at`-th query on (a server whose model dies).
+struct Dying {
+    inner: BuiltinPolicy,
+    queries: usize,
+    fail_at: usize,
+}
+
+impl MemoryPolicy for Dying {
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+    fn memory_spec(&self) -> MemorySpec {
+        self.inner.memory_spec()
+    }
+    fn chunk_len(&self) -> usize {
+        self.inner.chunk_len()
+    }
+    fn reset(&mut self) {
+        self.inner.reset();
+    }
+    fn observe(&mut self, obs: &Observation) -> Result<(), HarnessError> {
+        self.inner.observe(obs)
+    }
+    fn act(&mut self, present: &Observation, seed: u64) -> Result<ActionChunk, HarnessError> {
+        // Only presents carry branch candidates; history folds are queries too on the wire.
+        if !present.branch_candidates.is_empty() {
+            self.queries += 1;
+            if self.queries >= self.fail_at {
+                return Err(HarnessError::Policy {
+                    policy: self.name(),
+                    message: "CUDA out of memory".into(),
+                });
+            }
+        }
+        self.inner.act(present, seed)
+    }
+    fn memory(&mut self) -> Result<MemoryState, HarnessError> {
+        self.inner.memory()
+    }
+    fn set_memory(&mut self, s: &MemoryState) -> Result<(), HarnessError> {
+        self.inner.set_memory(s)
+    }
+}
+
+fn collect_served(policy: &str, out: &std::path::Path) -> std::process::Output {
+    roboaudit(&[
+        "memory",
+        "collect",
+        "--policy",
+        policy,
+        "--pairs",
+        "4",
+        "--seeds",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+}
+
+#[test]
+fn a_server_dying_mid_collect_leaves_a_run_the_rerun_finishes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let faithful = || BuiltinPolicy::new(PolicyKind::Faithful, PolicyParams::default()).unwrap();
+    let caps = ["reset", "action_seed"];
+    // Two presents per pair (one per memory, one seed): dies at pair 2's first present.
+    let dying = serve_policy(
+        Dying {
+            inner: faithful(),
+            queries: 0,
+            fail_at: 5,
+        },
+        &caps,
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    let o = collect_served(&format!("mine={}", dying.url()), &out);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("CUDA out of memory"), "{}", text(&o));
+    assert!(!out.join("records.parquet").exists());
+    assert!(out.join("records.partial/pair-000001.json").exists());
+    assert!(!out.join("records.partial/pair-000002.json").exists());
+
+    let healthy = serve_policy(faithful(), &caps).unwrap();
+    let o = collect_served(&format!("mine={}", healthy.url()), &out);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("resumed 2 of 4 pairs"), "{}", text(&o));
+    assert!(!out.join("records.partial").exists());
+
+    let here = tmp.path().join("here");
+    let o = collect_served("faithful", &here);
+    assert!(o.status.success(), "{}", text(&o));
+    let read = |d: &std::path::Path| std::fs::read(d.join("records.parquet")).unwrap();
+    assert_eq!(read(&out), read(&here));
 }

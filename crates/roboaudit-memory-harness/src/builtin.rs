@@ -286,6 +286,11 @@ impl BuiltinPolicy {
         self.kind
     }
 
+    /// Its parameters.
+    pub fn params(&self) -> &PolicyParams {
+        &self.params
+    }
+
     /// The tray the anchor remembers for the block held now (`None` without an anchor): its own
     /// origin, or, when that is no branch candidate (swap), another block's origin that is.
     fn recalled(&self, present: &Observation) -> Option<usize> {

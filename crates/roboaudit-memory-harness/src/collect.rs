@@ -191,95 +191,151 @@ pub fn collect(
     on_pair: &mut dyn FnMut(usize, usize),
 ) -> Result<Collection, HarnessError> {
     let task = cfg.validate()?;
-    let mut records = Vec::new();
-    let mut excluded = Vec::new();
-    let mut mismatches = 0usize;
-    let mut max_delta = [0.0f64; 2];
+    let per_pair = cfg.routes.len().max(1);
+    let mut parts = Vec::with_capacity(cfg.pairs);
+    for i in 0..cfg.pairs {
+        parts.push(collect_pair(cfg, &task, i, policy)?);
+        on_pair((i + 1) * per_pair, cfg.pairs * per_pair);
+    }
+    Ok(assemble(cfg, policy, parts))
+}
+
+/// Everything base pair `index` contributes (one crossed pair per route): a collection is the
+/// concatenation of its pairs' parts in index order, so a pair can be collected, kept and
+/// resumed on its own.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairPart {
+    /// Base pair index (`p{index:03}`).
+    pub index: usize,
+    /// Its records: (route, memory, action seed, world) rows, as in [`Collection::records`].
+    pub records: Vec<MemoryRecord>,
+    /// Its excluded pairs (per route).
+    pub excluded: Vec<PairExclusion>,
+    /// Largest hidden-state difference at its verified presents: `[position m, joint rad]`.
+    pub max_hidden_delta: [f64; 2],
+    /// Its chunks whose two worlds' physics differed after execution.
+    pub world_physics_mismatches: usize,
+}
+
+/// Collects base pair `i` under every route of `cfg` (the loop body of [`collect`]).
+///
+/// # Errors
+/// As [`collect`].
+pub fn collect_pair(
+    cfg: &CollectConfig,
+    task: &MemoryTask,
+    i: usize,
+    policy: &mut dyn MemoryPolicy,
+) -> Result<PairPart, HarnessError> {
     let routes: Vec<Option<Route>> = if cfg.routes.is_empty() {
         vec![None]
     } else {
         cfg.routes.iter().copied().map(Some).collect()
     };
-    let total = cfg.pairs * routes.len();
-    let mut done = 0;
-    for i in 0..cfg.pairs {
-        let base_id = format!("p{i:03}");
-        let level = cfg.layout_levels[i % cfg.layout_levels.len()];
-        let stratum = format!("level{level}");
-        let scene = task.scene(&base_id, level, splitmix(cfg.seed ^ splitmix(i as u64 + 1)))?;
-        let compiled = CompiledScene::new(&scene, cfg.render_size.unwrap_or(64))?;
-        let mut renderer = match cfg.render_size {
-            Some(size) => {
-                let ep = Episode::new(&compiled, task.task(), &EpisodeConfig::default())?;
-                Some(SceneRenderer::new(&ep, size)?)
-            }
-            None => None,
+    let mut part = PairPart {
+        index: i,
+        records: Vec::new(),
+        excluded: Vec::new(),
+        max_hidden_delta: [0.0; 2],
+        world_physics_mismatches: 0,
+    };
+    let base_id = format!("p{i:03}");
+    let level = cfg.layout_levels[i % cfg.layout_levels.len()];
+    let stratum = format!("level{level}");
+    let scene = task.scene(&base_id, level, splitmix(cfg.seed ^ splitmix(i as u64 + 1)))?;
+    let compiled = CompiledScene::new(&scene, cfg.render_size.unwrap_or(64))?;
+    let mut renderer = match cfg.render_size {
+        Some(size) => {
+            let ep = Episode::new(&compiled, task.task(), &EpisodeConfig::default())?;
+            Some(SceneRenderer::new(&ep, size)?)
+        }
+        None => None,
+    };
+    let episode_seed = splitmix(cfg.seed.wrapping_add(0x51ed) ^ splitmix(i as u64));
+    for &route in &routes {
+        let pair_id = match route {
+            Some(r) => format!("{base_id}-{}", r.name()),
+            None => base_id.clone(),
         };
-        let episode_seed = splitmix(cfg.seed.wrapping_add(0x51ed) ^ splitmix(i as u64));
-        for &route in &routes {
-            let pair_id = match route {
-                Some(r) => format!("{base_id}-{}", r.name()),
-                None => base_id.clone(),
-            };
-            let origins = task.origins(i);
-            let mut hist = [None, None];
-            for m in 0..2 {
-                hist[m] = run_history(
-                    &compiled,
-                    &task,
-                    episode_seed,
-                    &origins[m],
-                    &HistoryPlan {
-                        obs_every: cfg.obs_every,
-                        expert: cfg.expert,
-                        route,
-                    },
-                    renderer.as_mut(),
-                )?;
-            }
-            let verdict = verify(
+        let origins = task.origins(i);
+        let mut hist = [None, None];
+        for m in 0..2 {
+            hist[m] = run_history(
                 &compiled,
-                &task,
-                hist,
-                origins,
-                &cfg.tolerance,
+                task,
+                episode_seed,
+                &origins[m],
+                &HistoryPlan {
+                    obs_every: cfg.obs_every,
+                    expert: cfg.expert,
+                    route,
+                },
                 renderer.as_mut(),
             )?;
-            let outcome = match verdict {
-                Ok(pair) => {
-                    max_delta = [
-                        max_delta[0].max(pair.hidden_delta[0]),
-                        max_delta[1].max(pair.hidden_delta[1]),
-                    ];
-                    query_pair(cfg, &task, &compiled, &pair, policy, i)?
-                }
-                Err(reason) => Err(reason),
-            };
-            let rows = match outcome {
-                Ok((rows, bad_worlds)) => {
-                    mismatches += bad_worlds;
-                    rows
-                }
-                Err(reason) => {
-                    excluded.push(PairExclusion {
-                        pair_id: pair_id.clone(),
-                        reason,
-                    });
-                    placeholders(cfg, policy.chunk_len())
-                }
-            };
-            for mut r in rows {
-                r.pair_id.clone_from(&pair_id);
-                r.stratum = Some(stratum.clone());
-                r.route = route.map(|x| x.name().to_owned());
-                r.plan_hash.clone_from(&cfg.plan_hash);
-                records.push(r);
+        }
+        let verdict = verify(
+            &compiled,
+            task,
+            hist,
+            origins,
+            &cfg.tolerance,
+            renderer.as_mut(),
+        )?;
+        let outcome = match verdict {
+            Ok(pair) => {
+                let d = &mut part.max_hidden_delta;
+                *d = [
+                    d[0].max(pair.hidden_delta[0]),
+                    d[1].max(pair.hidden_delta[1]),
+                ];
+                query_pair(cfg, task, &compiled, &pair, policy, i)?
             }
-            done += 1;
-            on_pair(done, total);
+            Err(reason) => Err(reason),
+        };
+        let rows = match outcome {
+            Ok((rows, bad_worlds)) => {
+                part.world_physics_mismatches += bad_worlds;
+                rows
+            }
+            Err(reason) => {
+                part.excluded.push(PairExclusion {
+                    pair_id: pair_id.clone(),
+                    reason,
+                });
+                placeholders(cfg, policy.chunk_len())
+            }
+        };
+        for mut r in rows {
+            r.pair_id.clone_from(&pair_id);
+            r.stratum = Some(stratum.clone());
+            r.route = route.map(|x| x.name().to_owned());
+            r.plan_hash.clone_from(&cfg.plan_hash);
+            part.records.push(r);
         }
     }
-    Ok(Collection {
+    Ok(part)
+}
+
+/// The collection of `parts` (every base pair of `cfg`, in index order) by `policy`.
+pub fn assemble(
+    cfg: &CollectConfig,
+    policy: &dyn MemoryPolicy,
+    parts: Vec<PairPart>,
+) -> Collection {
+    let mut records = Vec::new();
+    let mut excluded = Vec::new();
+    let mut max_delta = [0.0f64; 2];
+    let mut mismatches = 0;
+    for p in parts {
+        records.extend(p.records);
+        excluded.extend(p.excluded);
+        max_delta = [
+            max_delta[0].max(p.max_hidden_delta[0]),
+            max_delta[1].max(p.max_hidden_delta[1]),
+        ];
+        mismatches += p.world_physics_mismatches;
+    }
+    Collection {
         records,
         manifest: Manifest {
             schema: MANIFEST_SCHEMA.into(),
@@ -287,13 +343,13 @@ pub fn collect(
             memory_spec: policy.memory_spec(),
             chunk_len: policy.chunk_len(),
             config: cfg.clone(),
-            n_pairs: total,
+            n_pairs: cfg.pairs * cfg.routes.len().max(1),
             n_excluded: excluded.len(),
             excluded,
             max_hidden_delta: max_delta,
             world_physics_mismatches: mismatches,
         },
-    })
+    }
 }
 
 /// Rows of an excluded pair: never queried, zero actions, `present_equal = false`.

@@ -35,6 +35,15 @@ pub enum HarnessError {
     /// A bootstrap interval could not be computed.
     #[error(transparent)]
     Stats(#[from] StatsError),
+    /// The partial folder of a resumable collection is of another configuration, or cannot be
+    /// read or written.
+    #[error("{path}: {message}")]
+    Partial {
+        /// The folder or file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
     /// A served policy could not be reached or answered unusably.
     #[error(transparent)]
     Served(#[from] roboaudit_policy_client::PolicyClientError),

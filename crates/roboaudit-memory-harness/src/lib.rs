@@ -34,6 +34,7 @@ pub mod intervene;
 pub mod observe;
 pub mod pairs;
 mod policy;
+pub mod resume;
 pub mod served;
 pub mod tasks;
 
@@ -42,7 +43,8 @@ pub use calibrate::{
     Calibration, Calibrator, CalibratorResult, Check, calibrate, calibrate_policy,
 };
 pub use collect::{
-    CollectConfig, Collection, MANIFEST_SCHEMA, Manifest, PairExclusion, Reuse, collect,
+    CollectConfig, Collection, MANIFEST_SCHEMA, Manifest, PairExclusion, PairPart, Reuse, assemble,
+    collect, collect_pair,
 };
 pub use control::{DEFAULT_MARGIN, RouteControl, route_control};
 pub use error::HarnessError;

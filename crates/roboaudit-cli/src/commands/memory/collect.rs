@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use roboaudit_memory::Plan;
 use roboaudit_memory_harness::{
     BuiltinPolicy, CollectConfig, HarnessError, MemoryPolicy, PolicyKind, PolicyParams, Reuse,
-    Route, ServedPolicy, Tolerance, collect,
+    Route, ServedPolicy, Tolerance, collect, resume,
 };
 use roboaudit_testbed::{ExpertParams, TaskKind};
 use std::path::{Path, PathBuf};
@@ -272,23 +272,45 @@ pub fn run(args: &CollectArgs) -> Result<()> {
             .params(args.reliability.clone(), args.policy_seed);
         builtin = Some(BuiltinPolicy::new(kind, params).map_err(usage_or)?);
     }
+    // What else identifies the policy, beyond its name, spec and chunk length: a resumed
+    // collection must be of the same policy.
+    let identity = match (&builtin, &served) {
+        (Some(b), _) => serde_json::json!({ "builtin": b.params() }),
+        (None, Some(s)) => serde_json::json!({ "served": s.client().capabilities() }),
+        (None, None) => return Err(Usage("no policy".into()).into()),
+    };
     let policy: &mut dyn MemoryPolicy = match (&mut builtin, &mut served) {
         (Some(b), _) => b,
         (None, Some(s)) => s,
         (None, None) => return Err(Usage("no policy".into()).into()),
     };
 
-    let started = Instant::now();
-    let run = collect_with_progress(&cfg, policy, "crossing histories")?;
-    let seconds = started.elapsed().as_secs_f64();
-
     output::ensure_dir(&args.out)?;
+    let started = Instant::now();
+    let total = cfg.pairs.saturating_mul(cfg.routes.len().max(1));
+    let bar = progress::bar(total as u64, "");
+    bar.set_message("crossing histories: pairs");
+    let run = resume::collect_resumable(&cfg, policy, &identity, &args.out, &mut |done, _| {
+        bar.set_position(done as u64);
+    });
+    bar.finish_and_clear();
+    let (run, resumed) = run.map_err(usage_or)?;
+    let seconds = started.elapsed().as_secs_f64();
+    if resumed > 0 {
+        println!(
+            "resumed {resumed} of {} pairs kept in {}",
+            cfg.pairs,
+            args.out.join(resume::PARTIAL_DIR).display()
+        );
+    }
+
     let manifest_path = args.out.join(MANIFEST_FILE);
     let json = manifest_json(&run.manifest, served.as_ref())?;
     let parquet = records_bytes(&args.out, &run.records)?;
     // The pair lands together: records without their manifest would block every rerun (records
     // are never overwritten) while telling nobody how they were collected.
     output::write_all_atomic(&[(&records_path, &parquet), (&manifest_path, &json)])?;
+    resume::finish(&args.out)?;
     let m = &run.manifest;
     println!(
         "{} on {}: {} pairs × {} seeds, {} excluded (never replaced), in {seconds:.1} s",
