@@ -80,13 +80,8 @@ pub struct NoiseKey {
     pub sample: u64,
 }
 
-/// SplitMix64 finaliser: a well-mixed 64-bit hash step.
-pub(crate) fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+/// SplitMix64's output function: a well-mixed 64-bit hash step.
+pub(crate) use roboaudit_types::seed::splitmix64 as mix;
 
 /// A ChaCha8 generator seeded from a seed and any number of keys.
 pub(crate) fn rng_for(seed: u64, keys: &[u64]) -> ChaCha8Rng {

@@ -23,6 +23,7 @@
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use roboaudit_types::seed::Fnv1a;
 use serde::{Deserialize, Serialize};
 
 use crate::bank::Bank;
@@ -175,14 +176,11 @@ pub struct BuiltinPolicy {
 
 /// FNV-1a over `u64` words, for seeding draws from content.
 fn mix(words: impl IntoIterator<Item = u64>) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut h = Fnv1a::new();
     for w in words {
-        for b in w.to_le_bytes() {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
+        h.write_u64(w);
     }
-    h
+    h.finish()
 }
 
 fn bits(v: &[f32]) -> impl Iterator<Item = u64> + '_ {

@@ -11,6 +11,7 @@ use roboaudit_data::{MemoryLabel, MemoryRecord};
 use roboaudit_testbed::{
     CompiledScene, Episode, EpisodeConfig, ExpertParams, SceneRenderer, TaskKind,
 };
+use roboaudit_types::seed::splitmix64;
 use serde::{Deserialize, Serialize};
 
 use crate::builtin::transport_chunk;
@@ -134,13 +135,6 @@ pub struct Collection {
     pub manifest: Manifest,
 }
 
-fn splitmix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
-
 impl CollectConfig {
     /// Checks ranges.
     ///
@@ -242,7 +236,11 @@ pub fn collect_pair(
     let base_id = format!("p{i:03}");
     let level = cfg.layout_levels[i % cfg.layout_levels.len()];
     let stratum = format!("level{level}");
-    let scene = task.scene(&base_id, level, splitmix(cfg.seed ^ splitmix(i as u64 + 1)))?;
+    let scene = task.scene(
+        &base_id,
+        level,
+        splitmix64(cfg.seed ^ splitmix64(i as u64 + 1)),
+    )?;
     let compiled = CompiledScene::new(&scene, cfg.render_size.unwrap_or(64))?;
     let mut renderer = match cfg.render_size {
         Some(size) => {
@@ -251,7 +249,7 @@ pub fn collect_pair(
         }
         None => None,
     };
-    let episode_seed = splitmix(cfg.seed.wrapping_add(0x51ed) ^ splitmix(i as u64));
+    let episode_seed = splitmix64(cfg.seed.wrapping_add(0x51ed) ^ splitmix64(i as u64));
     for &route in &routes {
         let pair_id = match route {
             Some(r) => format!("{base_id}-{}", r.name()),

@@ -18,6 +18,7 @@
 //! Every rate carries a layout-stratified bootstrap interval ([`crate::intervals`]).
 
 use roboaudit_testbed::{CompiledScene, Episode, EpisodeConfig, TaskKind};
+use roboaudit_types::seed::splitmix64;
 use serde::{Deserialize, Serialize};
 
 use crate::bank::ANCHOR;
@@ -126,13 +127,6 @@ struct Recipient {
     histories: [crate::pairs::History; 3],
 }
 
-fn splitmix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
-
 /// Builds recipient `i`: own history, a same-target donor (another episode seed) and an
 /// opposite-target donor. `None` when a history does not reach the event (counted by callers).
 fn recipient(
@@ -142,7 +136,7 @@ fn recipient(
 ) -> Result<Option<Recipient>, HarnessError> {
     let id = format!("e{i:03}");
     let level = cfg.layout_levels[i % cfg.layout_levels.len().max(1)];
-    let scene = task.scene(&id, level, splitmix(cfg.seed ^ splitmix(i as u64 + 7)))?;
+    let scene = task.scene(&id, level, splitmix64(cfg.seed ^ splitmix64(i as u64 + 7)))?;
     let compiled = CompiledScene::new(&scene, 64)?;
     let origins = task.origins(i);
     let own = task.branch(&origins[0]);
@@ -152,10 +146,10 @@ fn recipient(
         expert: roboaudit_testbed::ExpertParams::default(),
         route: None,
     };
-    let seed = splitmix(cfg.seed ^ splitmix(i as u64 + 0xd0));
+    let seed = splitmix64(cfg.seed ^ splitmix64(i as u64 + 0xd0));
     let runs = [
         (seed, &origins[0]),
-        (splitmix(seed), &origins[0]),
+        (splitmix64(seed), &origins[0]),
         (seed, &origins[1]),
     ];
     let mut hs = Vec::with_capacity(3);

@@ -3,19 +3,12 @@
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use roboaudit_types::seed::{Fnv1a, GOLDEN_GAMMA, splitmix64};
 
 /// A `u64` derived from the master seed, a tag and an index (FNV-1a of the tag, SplitMix64 finaliser).
 pub fn mix(seed: u64, tag: &str, index: u64) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in tag.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    let mut z = seed ^ h ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+    let h = Fnv1a::new().write(tag.as_bytes()).finish();
+    splitmix64(seed ^ h ^ index.wrapping_mul(GOLDEN_GAMMA))
 }
 
 /// The random stream named `tag` and `index` under `seed`.

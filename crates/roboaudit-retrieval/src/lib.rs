@@ -62,16 +62,8 @@ pub use report::{
 /// mixed by SplitMix64), so each rule's draws do not depend on which other rules run or on
 /// the thread count.
 pub(crate) fn stream_seed(seed: u64, tag: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in tag.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    let mut z = seed ^ h;
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+    use roboaudit_types::seed::{Fnv1a, splitmix64};
+    splitmix64(seed ^ Fnv1a::new().write(tag.as_bytes()).finish())
 }
 
 #[cfg(test)]

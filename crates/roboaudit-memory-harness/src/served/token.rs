@@ -4,6 +4,8 @@
 
 use std::collections::HashMap;
 
+use roboaudit_types::seed::Fnv1a;
+
 use super::Wire;
 use crate::error::HarnessError;
 use crate::policy::{ActionChunk, Component, ComponentSpec, MemorySpec, MemoryState, Observation};
@@ -22,22 +24,14 @@ pub(super) struct TokenMemory {
     server: Option<u64>,
 }
 
-fn fnv(h: &mut u64, bytes: &[u8]) {
-    for &b in bytes {
-        *h ^= u64::from(b);
-        *h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-}
-
 fn history_hash(obs: &[Observation]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    fnv(&mut h, &(obs.len() as u64).to_le_bytes());
+    let mut h = Fnv1a::new();
+    h.write_u64(obs.len() as u64);
     for o in obs {
         let p = o.packet_bytes();
-        fnv(&mut h, &(p.len() as u64).to_le_bytes());
-        fnv(&mut h, &p);
+        h.write_u64(p.len() as u64).write(&p);
     }
-    h
+    h.finish()
 }
 
 /// The token's declared spec: one unprotected component of 4 values.

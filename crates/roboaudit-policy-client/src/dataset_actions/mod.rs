@@ -16,6 +16,7 @@
 
 mod files;
 
+use roboaudit_types::seed::splitmix64;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -123,15 +124,8 @@ pub struct ActionsManifest {
 
 /// The action seed of frame `index`, sample `sample`: SplitMix64 of the three, in `0..=i64::MAX`.
 pub fn action_seed(seed: u64, sample: usize, index: i64) -> i64 {
-    let h = splitmix(splitmix(seed ^ splitmix(sample as u64)) ^ index as u64);
+    let h = splitmix64(splitmix64(seed ^ splitmix64(sample as u64)) ^ index as u64);
     (h >> 1) as i64
-}
-
-fn splitmix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 /// What is resumed: settings that must agree between runs (not the address: a restarted server

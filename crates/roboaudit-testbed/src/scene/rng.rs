@@ -2,17 +2,13 @@
 
 use rand::{Rng, RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use roboaudit_types::seed::{Fnv1a, GOLDEN_GAMMA};
 
 /// A ChaCha8 stream derived from a seed and a purpose tag, so that independent draws (layout,
 /// appearance, noise) of one seed never share random numbers.
 pub fn stream(seed: u64, tag: &str, index: u64) -> ChaCha8Rng {
-    // FNV-1a over the tag keeps streams distinct without a hashing dependency.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in tag.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    let mixed = seed ^ h.rotate_left(17) ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    let h = Fnv1a::new().write(tag.as_bytes()).finish();
+    let mixed = seed ^ h.rotate_left(17) ^ index.wrapping_mul(GOLDEN_GAMMA);
     ChaCha8Rng::seed_from_u64(mixed)
 }
 
