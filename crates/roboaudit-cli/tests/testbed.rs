@@ -74,3 +74,36 @@ fn an_out_file_named_for_another_format_is_refused() {
     }
     assert!(!jpg.exists() && !parquet.exists());
 }
+
+/// Counts that would exhaust memory or run for hours are refused before any allocation.
+#[test]
+fn counts_past_their_maximum_are_usage_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let csv = tmp.path().join("s.csv");
+    let png = tmp.path().join("r.png");
+    for args in [
+        vec![
+            "testbed",
+            "scenes",
+            "--task",
+            "stack",
+            "--n-fresh",
+            "100000001",
+            "--out",
+        ],
+        vec![
+            "testbed", "scenes", "--task", "stack", "--n-base", "100001", "--out",
+        ],
+        vec![
+            "testbed", "render", "--task", "stack", "--steps", "10001", "--out",
+        ],
+    ] {
+        let out = if args[1] == "render" { &png } else { &csv };
+        let mut args = args.clone();
+        args.push(out.to_str().unwrap());
+        let o = roboaudit(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert!(text(&o).contains("is not in 0.."), "{args:?}: {}", text(&o));
+        assert!(!out.exists());
+    }
+}

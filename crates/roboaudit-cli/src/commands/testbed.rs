@@ -59,8 +59,9 @@ pub enum TestbedCommand {
         /// Render from the wrist camera instead of the scene camera.
         #[arg(long)]
         wrist: bool,
-        /// Expert steps to run before rendering (0 renders the initial state).
-        #[arg(long, default_value_t = 0)]
+        /// Expert steps to run before rendering (0 renders the initial state; at most 10,000, past
+        /// every task's step limit).
+        #[arg(long, default_value_t = 0, value_parser = count(10_000))]
         steps: usize,
         /// Output PNG path.
         #[arg(long)]
@@ -110,17 +111,17 @@ pub enum TestbedCommand {
         /// Master seed.
         #[arg(long, default_value_t = 0)]
         seed: u64,
-        /// Base (library) scenes.
-        #[arg(long, default_value_t = 10)]
+        /// Base (library) scenes (at most 100,000).
+        #[arg(long, default_value_t = 10, value_parser = count(MAX_SCENES))]
         n_base: usize,
-        /// Appearance-perturbed queries.
-        #[arg(long, default_value_t = 16)]
+        /// Appearance-perturbed queries (at most 100,000).
+        #[arg(long, default_value_t = 16, value_parser = count(MAX_SCENES))]
         n_appearance: usize,
-        /// Layout-perturbed queries.
-        #[arg(long, default_value_t = 16)]
+        /// Layout-perturbed queries (at most 100,000).
+        #[arg(long, default_value_t = 16, value_parser = count(MAX_SCENES))]
         n_layout: usize,
-        /// Fresh queries.
-        #[arg(long, default_value_t = 8)]
+        /// Fresh queries (at most 100,000).
+        #[arg(long, default_value_t = 8, value_parser = count(MAX_SCENES))]
         n_fresh: usize,
         /// Distinct non-canonical appearance draws.
         #[arg(long, default_value_t = 4)]
@@ -141,6 +142,15 @@ pub enum TestbedCommand {
 /// leaves MUJOCO_LOG.TXT behind) far beyond this.
 fn image_side() -> impl clap::builder::TypedValueParser<Value = usize> {
     clap::builder::RangedU64ValueParser::<usize>::new().range(16..=2048)
+}
+
+/// Most scenes of one kind in a scene set: far beyond any audit (seed 000 uses tens), and small
+/// enough that the set fits in memory (a scene spec is about 1 kB).
+const MAX_SCENES: u64 = 100_000;
+
+/// A count in `0..=max` (a larger one is refused before any allocation).
+fn count(max: u64) -> impl clap::builder::TypedValueParser<Value = usize> {
+    clap::builder::RangedU64ValueParser::<usize>::new().range(0..=max)
 }
 
 /// Runs a testbed subcommand.
