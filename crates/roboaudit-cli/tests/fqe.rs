@@ -269,6 +269,43 @@ fn bad_inputs_exit_with_code_3_and_usage_errors_with_2() {
     );
     // A malformed option is a usage error (2), found before the dataset is read.
     assert!(String::from_utf8_lossy(&o.stderr).contains("NAME=FILE"));
+    let o = roboaudit(&[
+        "fqe",
+        "fit",
+        "--dataset",
+        run.join("dataset").to_str().unwrap(),
+        "--policy-actions",
+        "x=a.parquet",
+        "--policy-actions",
+        "x=b.parquet",
+        "--out",
+        out.to_str().unwrap(),
+        "--no-neural",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("\"x\" is given twice"), "{}", text(&o));
+
+    // Ground truth outside [0, 1]: an input error naming the field.
+    std::fs::write(
+        run.join("ground_truth.json"),
+        br#"{"schema":"roboaudit.fqe.ground_truth.v1","gamma":0.9,"policies":[{"policy":"p","tasks":[{"task":"t","v_pi":-7.0,"success_rate":0.5}]}]}"#,
+    )
+    .unwrap();
+    let o = roboaudit(&[
+        "fqe",
+        "fit",
+        "--run",
+        run.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--no-neural",
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        text(&o).contains("ground_truth.json") && text(&o).contains("v_pi -7 is not in [0, 1]"),
+        "{}",
+        text(&o)
+    );
 
     std::fs::write(
         run.join("ground_truth.json"),

@@ -62,8 +62,8 @@ pub struct GroundTruth {
 /// Reads and checks a ground-truth file.
 ///
 /// # Errors
-/// [`FqeError::Io`]; [`FqeError::BadFile`] for malformed JSON, a wrong schema, `γ ∉ [0, 1]` or a
-/// non-finite value.
+/// [`FqeError::Io`]; [`FqeError::BadFile`] for malformed JSON, a wrong schema, `γ ∉ [0, 1]`, a
+/// `v_pi` or `success_rate` outside [0, 1] (NaN included), or `n_episodes` 0.
 pub fn read_ground_truth(path: &Path) -> Result<GroundTruth, FqeError> {
     read_ground_truth_fingerprinted(path).map(|(gt, _)| gt)
 }
@@ -95,10 +95,22 @@ pub fn read_ground_truth_fingerprinted(path: &Path) -> Result<(GroundTruth, Stri
     }
     for p in &gt.policies {
         for t in &p.tasks {
-            if !(t.v_pi.is_finite() && t.success_rate.is_finite()) {
+            // V^π = mean γ^(T−1)·success and the success rate are both means of values in [0, 1].
+            for (field, v) in [("v_pi", t.v_pi), ("success_rate", t.success_rate)] {
+                if !(0.0..=1.0).contains(&v) {
+                    return Err(FqeError::bad_file(
+                        path,
+                        format!(
+                            "policy {} task \"{}\": {field} {v} is not in [0, 1] (a mean of discounted successes)",
+                            p.policy, t.task
+                        ),
+                    ));
+                }
+            }
+            if t.n_episodes == Some(0) {
                 return Err(FqeError::bad_file(
                     path,
-                    format!("policy {} task \"{}\": non-finite value", p.policy, t.task),
+                    format!("policy {} task \"{}\": n_episodes is 0", p.policy, t.task),
                 ));
             }
         }
@@ -371,7 +383,7 @@ fn estimator_metrics(
 pub fn score(report: &mut FqeReport, truth: &GroundTruth) -> Result<(), FqeError> {
     if (truth.gamma - report.gamma).abs() > 1e-12 {
         return Err(FqeError::InvalidInputs(format!(
-            "ground truth uses gamma {}, the estimates gamma {}: pass --gamma {}",
+            "ground truth uses gamma {}, the estimates gamma {}: refit with `fqe fit --gamma {}` (`fqe evaluate` scores the estimates as they are)",
             compact(truth.gamma),
             compact(report.gamma),
             compact(truth.gamma)

@@ -384,6 +384,12 @@ fn policies(
             ))
             .into());
         }
+        if out.iter().any(|(n, _)| n == name) {
+            return Err(Usage(format!(
+                "--policy-actions: the name \"{name}\" is given twice; every target policy needs its own name"
+            ))
+            .into());
+        }
         out.push((name.to_owned(), PathBuf::from(file)));
     }
     if let (true, Some(gt), Some(dir)) = (out.is_empty(), truth, gt_dir) {
