@@ -143,6 +143,33 @@ pub fn refuse_foreign_results(out: &Path, expected: &[(&str, &[&str])]) -> Resul
     Ok(())
 }
 
+/// Header prefix every labels file starts with (`data labels`: `episode_index,success`;
+/// `data detect` adds `source,probability`).
+const LABELS_HEADER: &str = "episode_index,success";
+
+/// Refuses a labels `--out` (exit code 2, before any work) that exists and is not a labels file:
+/// a CSV whose first line does not start with `episode_index,success` is someone's data (an
+/// executions log), and replacing it with labels would destroy it. A labels file is replaced.
+pub fn refuse_foreign_labels(flag: &str, path: &Path) -> Result<()> {
+    let Ok(file) = std::fs::File::open(path) else {
+        return Ok(());
+    };
+    let mut first = String::new();
+    let read = std::io::BufRead::read_line(&mut std::io::BufReader::new(file), &mut first);
+    if read.is_ok()
+        && first
+            .trim_start_matches('\u{feff}')
+            .starts_with(LABELS_HEADER)
+    {
+        return Ok(());
+    }
+    Err(Usage(format!(
+        "{flag} {} exists and is not a labels file (its first line does not start with \"{LABELS_HEADER}\"); writing labels there would destroy it: choose another file name",
+        path.display()
+    ))
+    .into())
+}
+
 /// Creates `dir` (and parents) if missing.
 pub fn ensure_dir(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir)

@@ -89,6 +89,27 @@ fn an_out_that_is_not_csv_is_refused_and_an_fqe_result_survives() {
 }
 
 #[test]
+fn an_existing_csv_that_is_not_labels_survives_and_labels_are_replaced() {
+    let (dir, ds) = dataset();
+    let log = dir.path().join("executions.csv");
+    let body = "experience_id,query_scene_id,seed,success\ne0,s0,0,1\n";
+    std::fs::write(&log, body).unwrap();
+    let o = labels(&ds, &log, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("is not a labels file"), "{}", text(&o));
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), body);
+    // An earlier labels file is the command's own output: rewritten.
+    let mine = dir.path().join("labels.csv");
+    std::fs::write(&mine, "episode_index,success\n0,1\n").unwrap();
+    let o = labels(&ds, &mine, &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_ne!(
+        std::fs::read_to_string(&mine).unwrap(),
+        "episode_index,success\n0,1\n"
+    );
+}
+
+#[test]
 fn an_out_inside_the_dataset_is_refused_however_spelt() {
     let (_dir, ds) = dataset();
     let before = listing(&ds);

@@ -131,6 +131,7 @@ fn labels(dir: &Path, reward: String, rule: &str, threshold: f64, out: &Path) ->
         .into());
     }
     refuse_inside_dataset("--out", out, dir)?;
+    crate::output::refuse_foreign_labels("--out", out)?;
     let dataset = LeRobotDataset::open(dir)
         .with_context(|| format!("cannot open LeRobot dataset {}", dir.display()))?;
     check_reward_column(&dataset, &reward)?;

@@ -143,6 +143,7 @@ fn check_options(args: &DetectArgs) -> Result<Validation> {
         check_cache_folder(cache)?;
     }
     refuse_foreign_report(&report)?;
+    crate::output::refuse_foreign_labels("--out", &args.out)?;
     Ok(validation)
 }
 
