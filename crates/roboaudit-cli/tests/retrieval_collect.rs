@@ -160,7 +160,9 @@ fn max_chunks_stops_early_and_a_different_config_is_refused() {
     assert_eq!(audited.status.code(), Some(3));
     let err = String::from_utf8_lossy(&audited.stderr);
     assert!(
-        err.contains("unfinished `retrieval collect` (2 of 20 executions written)"),
+        err.contains(
+            "unfinished `retrieval collect` (1 of 10 part files of 20 executions written)"
+        ),
         "{err}"
     );
     assert!(
@@ -180,6 +182,23 @@ fn max_chunks_stops_early_and_a_different_config_is_refused() {
     assert_eq!(out.status.code(), Some(3));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("another config"), "{err}");
+    // A damaged part is not resumed over: exit 3, naming it and what to do.
+    let part = dir.join("executions/part-000000.parquet");
+    let bytes = std::fs::read(&part).unwrap();
+    std::fs::write(&part, &bytes[..bytes.len() / 2]).unwrap();
+    let out = collect(&dir, &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("executions/part-000000.parquet cannot be read")
+            && err.contains("delete it and rerun"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -299,9 +299,10 @@ fn check_existing(
     {
         let reason = match parts.get(k) {
             Some(&expected) if parts.contains(&p) => format!(
-                "{} exists but {} before it does not (parts are written in order)",
+                "{} exists but {} before it does not (parts are written in order); delete {} and the parts after it, then rerun the same command: they are collected again",
                 files.relative(p).display(),
-                files.relative(expected).display()
+                files.relative(expected).display(),
+                files.relative(p).display()
             ),
             _ => format!(
                 "{} does not belong to this run's parts (another shard's part, or a part beyond the run)",
@@ -312,7 +313,15 @@ fn check_existing(
     }
     for &p in &present {
         let path = dir.join(files.relative(p));
-        let rows = read_executions(&path)?;
+        let rows = read_executions(&path).map_err(|e| {
+            resume_error(
+                dir,
+                format!(
+                    "{} cannot be read ({e}); delete it and rerun the same command: its executions are collected again",
+                    files.relative(p).display()
+                ),
+            )
+        })?;
         let range = part_range(config, p);
         if rows.len() != range.len() {
             return Err(resume_error(

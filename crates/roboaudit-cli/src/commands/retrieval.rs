@@ -308,17 +308,20 @@ fn with_unfinished_collect_hint(
     else {
         return err;
     };
-    // Read again only on this error path: how far the collection got decides the note.
-    let written = roboaudit_data::read_executions(&paths.executions).map_or(0, |v| v.len());
-    if written >= manifest.total_executions {
+    // Count the part files, not their rows: a part that does not read is not unfinished work,
+    // and the error already names it.
+    let c = &manifest.config;
+    let parts = roboaudit_retrieval_collect::shard::part_files();
+    let total = roboaudit_retrieval_collect::shard::part_count(c);
+    let written = parts.present(run).map_or(0, |p| p.len());
+    if written >= total {
         return err;
     }
-    let c = &manifest.config;
     let mechanism = match c.mechanism {
         Mechanism::Replay => "replay",
     };
     err.context(format!(
-        "{} holds an unfinished `retrieval collect` ({written} of {} executions written); resume it with `roboaudit retrieval collect --task {} --mechanism {mechanism} --library {} --scenes {} --seeds {} --seed {} --chunk {} --out {}` (without --max-chunks), then audit again",
+        "{} holds an unfinished `retrieval collect` ({written} of {total} part files of {} executions written); resume it with `roboaudit retrieval collect --task {} --mechanism {mechanism} --library {} --scenes {} --seeds {} --seed {} --chunk {} --out {}` (without --max-chunks), then audit again",
         run.display(),
         manifest.total_executions,
         c.task.name(),
