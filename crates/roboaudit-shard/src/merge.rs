@@ -114,6 +114,9 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeOutcome> {
         check_shards_and_jobs(&shards, &reference, &mut problems);
     }
     if problems.is_empty() {
+        check_intact(&shards, &reference, &mut problems)?;
+    }
+    if problems.is_empty() {
         check_shared(&shards, &reference, &mut problems)?;
     }
     if !problems.is_empty() {
@@ -135,6 +138,62 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeOutcome> {
         shared: reference.shared_files.len(),
         shards,
     })
+}
+
+/// Parquet's magic bytes, at the start and at the very end of every complete file.
+const PARQUET_MAGIC: &[u8; 4] = b"PAR1";
+
+/// Why a job file cannot be a complete one, from its size and, for Parquet, its first and last
+/// four bytes (a truncated copy loses the footer): `None` when it looks whole. Decoding the
+/// file is the collector's job; this catches the damage a copy or a full disk leaves.
+fn damage(path: &Path) -> Result<Option<&'static str>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(path).map_err(ShardError::io("open", path))?;
+    let len = f.metadata().map_err(ShardError::io("inspect", path))?.len();
+    if len == 0 {
+        return Ok(Some("is empty"));
+    }
+    if path.extension().is_none_or(|e| e != "parquet") {
+        return Ok(None);
+    }
+    if len < 8 {
+        return Ok(Some("is too short to be Parquet"));
+    }
+    let (mut head, mut tail) = ([0u8; 4], [0u8; 4]);
+    f.read_exact(&mut head)
+        .map_err(ShardError::io("read", path))?;
+    f.seek(SeekFrom::End(-4))
+        .map_err(ShardError::io("read", path))?;
+    f.read_exact(&mut tail)
+        .map_err(ShardError::io("read", path))?;
+    Ok(if &head != PARQUET_MAGIC {
+        Some("is not Parquet (no PAR1 header)")
+    } else if &tail != PARQUET_MAGIC {
+        Some("is truncated (no PAR1 footer)")
+    } else {
+        None
+    })
+}
+
+fn check_intact(
+    shards: &[ShardStatus],
+    reference: &ShardManifest,
+    problems: &mut Vec<String>,
+) -> Result<()> {
+    for s in shards {
+        for &j in &s.done_jobs {
+            let file = reference.job_files.relative(j);
+            if let Some(why) = damage(&s.dir.join(&file))? {
+                problems.push(format!(
+                    "{} in {} {why}: delete it and rerun --shard {} (it resumes and collects that job again)",
+                    file.display(),
+                    s.dir.display(),
+                    s.manifest.shard
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn check_configuration(shards: &[ShardStatus], problems: &mut Vec<String>) {

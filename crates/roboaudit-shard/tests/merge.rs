@@ -133,3 +133,49 @@ fn the_configuration_hash_changes_with_the_configuration_and_the_collection() {
         "sha256:fad02bcd5ce2d070eb4483b6f48f20e0dcfd98faab53e7c1d078dc81a029560e"
     );
 }
+
+#[test]
+fn empty_and_truncated_job_files_are_named_and_nothing_is_written() {
+    let root = tempfile::tempdir().unwrap();
+    let dirs: Vec<PathBuf> = (0..2)
+        .map(|i| {
+            shard_dir(
+                root.path(),
+                &format!("s{i}"),
+                Shard::new(i, 2).unwrap(),
+                0,
+                JOBS,
+            )
+        })
+        .collect();
+    let out = root.path().join("out");
+    // An empty job file, whatever its format.
+    std::fs::write(dirs[1].join("parts/part-0003.txt"), b"").unwrap();
+    let text = merge(&dirs, &out).unwrap_err().to_string();
+    assert!(
+        text.contains("parts/part-0003.txt in")
+            && text.contains("is empty: delete it and rerun --shard 1/2"),
+        "{text}"
+    );
+    assert!(!out.exists());
+
+    // Parquet job files: a truncated copy has lost its footer.
+    let mut m = manifest(Shard::new(0, 1).unwrap(), 0);
+    m.job_files.suffix = ".parquet".into();
+    m.total_jobs = 2;
+    let dir = root.path().join("pq");
+    std::fs::create_dir_all(dir.join("parts")).unwrap();
+    ShardManifest::claim(&dir, Some(&m)).unwrap();
+    std::fs::write(dir.join("run.json"), "seed 0").unwrap();
+    std::fs::write(dir.join("parts/part-0000.parquet"), b"PAR1 whole file PAR1").unwrap();
+    std::fs::write(dir.join("parts/part-0001.parquet"), b"PAR1 cut off he").unwrap();
+    let text = merge(std::slice::from_ref(&dir), &out)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        text.contains("part-0001.parquet in") && text.contains("is truncated (no PAR1 footer)"),
+        "{text}"
+    );
+    assert!(!text.contains("part-0000"), "{text}");
+    assert!(!out.exists());
+}
