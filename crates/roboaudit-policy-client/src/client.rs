@@ -222,7 +222,15 @@ impl PolicyClient {
             .max_frame_size(None);
         let (mut ws, _) =
             tungstenite::client::client_with_config(self.url.as_str(), stream, Some(ws_config))
-                .map_err(|e| err(format!("websocket handshake failed: {e}")))?;
+                .map_err(|e| match e {
+                    // The read timed out: something listens but never speaks websocket.
+                    tungstenite::HandshakeError::Interrupted(_) => PolicyClientError::Timeout {
+                        url: self.url.clone(),
+                        step: "connect (websocket handshake)".into(),
+                        seconds: self.config.timeout.as_secs_f64(),
+                    },
+                    other => err(format!("websocket handshake failed: {other}")),
+                })?;
         let first = read_binary(
             &mut ws,
             &self.url,

@@ -164,6 +164,17 @@ fn silent_server_times_out_naming_the_step() {
 }
 
 #[test]
+fn a_listener_that_never_speaks_websocket_times_out_at_the_handshake() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("ws://{}", listener.local_addr().unwrap());
+    // Accepts (the kernel does) but never answers the upgrade request.
+    let e = PolicyClient::connect(&url, cfg(300)).unwrap_err();
+    assert!(matches!(e, PolicyClientError::Timeout { .. }), "{e}");
+    assert!(e.to_string().contains("websocket handshake"), "{e}");
+    drop(listener);
+}
+
+#[test]
 fn one_dropped_connection_is_reconnected() {
     let n = Arc::new(Mutex::new(0usize));
     let k = n.clone();
