@@ -204,6 +204,16 @@ fn max_chunks_stops_early_and_a_different_config_is_refused() {
 #[test]
 fn bad_settings_are_usage_errors() {
     let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("afile");
+    std::fs::write(&file, b"x").unwrap();
+    let out = collect(&file, &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is a file, not a folder"));
     for (args, needle) in [
         (vec!["--task", "push"], "valid: stack, door"),
         (vec!["--mechanism", "policy"], "valid: replay"),

@@ -352,6 +352,7 @@ pub(crate) fn audit_paths(
 }
 
 fn collect(args: &CollectArgs) -> Result<()> {
+    output::refuse_out_file(&args.out)?;
     let usage = |e: CollectError| crate::exit::Usage(e.to_string());
     let config = CollectConfig {
         task: AuditTask::parse(&args.task).map_err(usage)?,
