@@ -22,6 +22,11 @@ pub fn code_for(err: &anyhow::Error) -> i32 {
                         | roboaudit_testbed::TestbedError::InvalidParameter(_)
                 )
             )
+            // An --out folder holding another kind of result: the wrong folder was named.
+            || matches!(
+                cause.downcast_ref::<roboaudit_memory::MemoryError>(),
+                Some(roboaudit_memory::MemoryError::ExistingOutput { .. })
+            )
     });
     if usage {
         return USAGE;

@@ -362,3 +362,30 @@ fn an_out_file_is_a_usage_error() {
     assert!(text(&o).contains("is a file, not a folder"), "{}", text(&o));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
 }
+
+/// An --out holding another kind of audit is the wrong folder: exit 2, and it survives.
+#[test]
+fn an_out_holding_another_audit_is_a_usage_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("m");
+    let o = collect_one_faithful_pair(&run, &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    let other = tmp.path().join("retrieval-audit");
+    std::fs::create_dir(&other).unwrap();
+    let body = "{\"schema\": \"roboaudit.retrieval_audit.v1\"}";
+    std::fs::write(other.join("audit.json"), body).unwrap();
+    let o = roboaudit(&[
+        "memory",
+        "audit",
+        "--records",
+        run.join("records.parquet").to_str().unwrap(),
+        "--out",
+        other.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("not a memory audit"), "{}", text(&o));
+    assert_eq!(
+        std::fs::read_to_string(other.join("audit.json")).unwrap(),
+        body
+    );
+}
