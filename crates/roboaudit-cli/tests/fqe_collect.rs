@@ -8,6 +8,10 @@ use common::roboaudit;
 fn small_collect_writes_the_layout_and_refuses_to_overwrite() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("gt");
+    // What a killed run into the same --out leaves behind: removed by this run.
+    let stale = tmp.path().join(".fqe-collect-gt.partial");
+    std::fs::create_dir(&stale).unwrap();
+    std::fs::write(stale.join("half.parquet"), b"PAR1").unwrap();
     let o = roboaudit(&["fqe", "collect", "--small", "--out", out.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(
@@ -38,7 +42,7 @@ fn small_collect_writes_the_layout_and_refuses_to_overwrite() {
         assert_eq!(p["actions_file"], format!("policies/{name}.parquet"));
         assert_eq!(p["tasks"].as_array().unwrap().len(), 4);
     }
-    // No temporary folder is left beside the output.
+    // No temporary folder is left beside the output, the interrupted run's included.
     let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
     assert_eq!(left.len(), 1);
 

@@ -131,8 +131,22 @@ pub fn run(args: &CollectArgs) -> anyhow::Result<()> {
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     crate::output::ensure_dir(parent)?;
+    // One work folder per --out, named after it: an interrupted run's (a killed process leaves
+    // it) is removed by the next run into the same --out instead of piling up beside it.
+    let name = args
+        .out
+        .file_name()
+        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+    let prefix = format!(".fqe-collect-{name}");
+    let stale = parent.join(format!("{prefix}.partial"));
+    if stale.exists() {
+        std::fs::remove_dir_all(&stale)
+            .with_context(|| format!("cannot remove the interrupted run's {}", stale.display()))?;
+    }
     let tmp = tempfile::Builder::new()
-        .prefix(".fqe-collect-")
+        .prefix(&prefix)
+        .suffix(".partial")
+        .rand_bytes(0)
         .tempdir_in(parent)
         .with_context(|| format!("cannot create a temporary folder in {}", parent.display()))?;
     let started = Instant::now();
