@@ -1,8 +1,9 @@
 //! Cameras stored as video through the CLI: `fqe fit --features image:KEY` (and `auto`) on a
-//! LeRobot `video` feature, and bad video files (missing, truncated) as input errors (exit 3)
-//! naming file and episode, with nothing written. The dataset is roboaudit-data's v2.1 fixture
-//! with both episodes' MP4 replaced by roboaudit-video's `synthetic_av1.mp4` (AV1 written by
-//! PyAV as LeRobot writes it).
+//! LeRobot `video` feature, `data frame` exporting the frame LeRobot's reader picks, and bad
+//! video files (missing, truncated) as input errors (exit 3) naming file and episode, with
+//! nothing written. The dataset is roboaudit-data's v2.1 fixture with both episodes' MP4
+//! replaced by roboaudit-video's `synthetic_av1.mp4`, whose frames PyAV decoded into
+//! `synthetic_av1.rgb.png`: frame `i` of either episode must be PyAV's frame `i`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -52,6 +53,30 @@ fn dataset(dir: &Path) -> PathBuf {
     root
 }
 
+/// Decodes an 8-bit RGB PNG: (width, height, pixels).
+fn decode_png(path: &Path) -> (u32, u32, Vec<u8>) {
+    let file = std::fs::File::open(path).unwrap();
+    let mut reader = png::Decoder::new(std::io::BufReader::new(file))
+        .read_info()
+        .unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!(info.color_type, png::ColorType::Rgb);
+    assert_eq!(info.bit_depth, png::BitDepth::Eight);
+    buf.truncate(info.buffer_size());
+    (info.width, info.height, buf)
+}
+
+/// PyAV's frame `i` of `synthetic_av1.mp4` (64×48, RGB24).
+fn pyav_frame(i: usize) -> Vec<u8> {
+    let (w, h, pixels) = decode_png(&repo_fixture(
+        "roboaudit-video/tests/fixtures/synthetic_av1.rgb.png",
+    ));
+    assert_eq!((w, h), (64, 960));
+    let size = 64 * 48 * 3;
+    pixels[i * size..(i + 1) * size].to_vec()
+}
+
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
@@ -96,6 +121,152 @@ fn fqe_fit_reads_frame_features_from_a_video_key_and_auto_picks_it() {
             "{parts:?}"
         );
     }
+}
+
+#[test]
+fn data_frame_exports_the_frame_pyav_decodes() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dataset(dir.path());
+    let out = dir.path().join("frames/ep1-f5.png");
+    let o = roboaudit(&[
+        "data",
+        "frame",
+        s(&data),
+        "--key",
+        KEY,
+        "--episode",
+        "1",
+        "--frame",
+        "5",
+        "--out",
+        s(&out),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let (w, h, pixels) = decode_png(&out);
+    assert_eq!((w, h), (64, 48));
+    assert!(
+        pixels == pyav_frame(5),
+        "episode 1 frame 5 is not PyAV's frame 5"
+    );
+    assert!(
+        pixels != pyav_frame(4),
+        "frames 4 and 5 must differ for this to mean anything"
+    );
+}
+
+#[test]
+fn data_frame_exports_an_image_feature_frame_and_refuses_bad_out_paths() {
+    use roboaudit_fqe::detector::synthetic::{GoalRun, write_goal_dataset};
+    let dir = tempfile::tempdir().unwrap();
+    write_goal_dataset(
+        dir.path(),
+        &GoalRun {
+            episodes: 3,
+            ..GoalRun::default()
+        },
+    )
+    .unwrap();
+    let data = dir.path().join("dataset");
+    let out = dir.path().join("img.png");
+    let args = |out: &Path| {
+        roboaudit(&[
+            "data",
+            "frame",
+            s(&data),
+            "--key",
+            "observation.image",
+            "--episode",
+            "2",
+            "--frame",
+            "1",
+            "--out",
+            s(out),
+        ])
+    };
+    let o = args(&out);
+    assert!(o.status.success(), "{}", text(&o));
+    let want = roboaudit_data::lerobot::LeRobotDataset::open(&data)
+        .unwrap()
+        .read_image(2, 1, "observation.image")
+        .unwrap();
+    let (w, h, pixels) = decode_png(&out);
+    assert_eq!((w, h), (want.width, want.height));
+    assert!(pixels == want.pixels);
+    // Inside the dataset, or not a .png: usage errors before anything is read or written.
+    for bad in [data.join("f.png"), dir.path().join("f.jpg")] {
+        let o = args(&bad);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(!bad.exists());
+    }
+}
+
+#[test]
+fn a_frame_past_the_episode_is_an_input_error_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dataset(dir.path());
+    let out = dir.path().join("f.png");
+    let o = roboaudit(&[
+        "data",
+        "frame",
+        s(&data),
+        "--key",
+        KEY,
+        "--episode",
+        "1",
+        "--frame",
+        "9",
+        "--out",
+        s(&out),
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        text(&o).contains("episode 1 has no frame 9"),
+        "{}",
+        text(&o)
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn data_frame_of_a_truncated_or_missing_video_is_an_input_error_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dataset(dir.path());
+    let ep1 = episode_video(&data, 1);
+    let bytes = std::fs::read(&ep1).unwrap();
+    std::fs::write(&ep1, &bytes[..bytes.len() / 2]).unwrap();
+    let out = dir.path().join("f.png");
+    let frame = |out: &Path| {
+        roboaudit(&[
+            "data",
+            "frame",
+            s(&data),
+            "--key",
+            KEY,
+            "--episode",
+            "1",
+            "--frame",
+            "8",
+            "--out",
+            s(out),
+        ])
+    };
+    let o = frame(&out);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let msg = text(&o);
+    assert!(
+        msg.contains("episode 1") && msg.contains("episode_000001.mp4"),
+        "{msg}"
+    );
+    assert!(!out.exists());
+    std::fs::remove_file(&ep1).unwrap();
+    let o = frame(&out);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let msg = text(&o);
+    assert!(
+        msg.contains("episode 1") && msg.contains("episode_000001.mp4"),
+        "{msg}"
+    );
+    assert!(!out.exists());
 }
 
 #[test]
