@@ -394,7 +394,8 @@ fn inconsistent_files_are_reported_with_file_row_and_column() {
         e.contains("actions (float32[34])") && e.contains("state (float32[34])"),
         "{e}"
     );
-    // A video feature asked for as the frame features (FQE reads images only): said so.
+    // A video feature asked for as the frame features: the trimmed copy has no MP4 files, so
+    // the first one is named with its episode.
     let o = fit(
         &data,
         &labels,
@@ -402,7 +403,13 @@ fn inconsistent_files_are_reported_with_file_row_and_column() {
         &["--no-neural", "--features", "observation.image"],
     );
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
-    assert!(stderr(&o).contains("is a video"), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("episode 0, video feature \"observation.image\"")
+            && e.contains("videos/observation.image/chunk-000/file-000.mp4"),
+        "{e}"
+    );
+    assert!(!out.join("fqe.json").exists());
 
     // A vector column of the wrong width: info.json says 3, the Parquet rows hold 2.
     let copy = dir.path().join("pusht");

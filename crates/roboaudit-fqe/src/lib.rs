@@ -35,6 +35,7 @@ use serde::Serialize;
 
 mod bounded;
 pub mod cache;
+mod camera;
 pub mod coverage;
 pub mod detector;
 pub mod dinov2;

@@ -1,9 +1,11 @@
 //! Builds [`FqeInputs`] from a LeRobot dataset: numeric columns through the data crate; frame
-//! features either from an `image` feature (streamed, encoded by a frozen [`Encoder`], cached on
-//! disk ([`FeatureCache`])) or from a numeric vector column (standardized), reduced to principal
-//! components in both cases; target actions from policy-actions files aligned on the global
-//! `index`, or the dataset's own actions (the behaviour policy, on-policy evaluation).
+//! features either from a camera, an `image` or `video` feature (streamed, encoded by a frozen
+//! [`Encoder`], cached on disk ([`FeatureCache`])) or from a numeric vector column
+//! (standardized), reduced to principal components in both cases; target actions from
+//! policy-actions files aligned on the global `index`, or the dataset's own actions (the
+//! behaviour policy, on-policy evaluation).
 
+use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
@@ -11,7 +13,8 @@ use roboaudit_data::lerobot::{LeRobotDataset, PolicyActions, Rgb8Image, SuccessS
 use serde::Serialize;
 
 use crate::FqeError;
-use crate::cache::{FeatureCache, fnv1a64};
+use crate::cache::FeatureCache;
+use crate::camera::for_each_camera_frame;
 use crate::encoder::Encoder;
 use crate::inputs::{EpisodeSpan, FqeInputs, InputPart, TargetActions};
 use crate::pca::CovarianceAccumulator;
@@ -36,11 +39,12 @@ pub fn component_rows(frames: usize, component_frames: usize) -> usize {
 /// Where the frame features — the first part of the policy input `x_t` — come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FrameFeatures {
-    /// An `image` feature (PNG in Parquet), encoded by [`LoadOptions::encoder`] through the
-    /// feature cache, then reduced to principal components.
+    /// A camera: an `image` feature (PNG in Parquet) or a `video` feature (MP4 frames picked
+    /// for each frame's timestamp with LeRobot's rule and tolerance), encoded by
+    /// [`LoadOptions::encoder`] through the feature cache, then reduced to principal components.
     Image(String),
-    /// A numeric vector column (e.g. `observation.state` when the images are videos that
-    /// roboaudit does not decode), standardized per column, then reduced to principal components.
+    /// A numeric vector column (e.g. `observation.state` of a dataset without a usable
+    /// camera), standardized per column, then reduced to principal components.
     /// A [`LoadOptions::state_feature`] naming the same column is not added a second time.
     Vector(String),
     /// No frame-feature part: the input is the state feature alone.
@@ -138,7 +142,9 @@ pub struct LoadedDataset {
 ///
 /// # Errors
 /// [`FqeError::Data`] from the reader naming file, row and column (unknown features — the
-/// message lists the declared ones —, video features, a vector of the wrong width, bad labels);
+/// message lists the declared ones —, a vector of the wrong width, bad labels) and, for a
+/// `video` feature, [`roboaudit_data::DataError::Video`] naming the MP4 file, episode and frame
+/// (a missing, truncated or undecodable file, a timestamp with no frame within the tolerance);
 /// [`FqeError::InvalidInputs`] for frames without an image, an episode without a task, or a
 /// non-finite value (naming data file, episode, frame and column); cache and PNG errors.
 pub fn load_lerobot(ds: &LeRobotDataset, opts: &LoadOptions) -> Result<LoadedDataset, FqeError> {
@@ -332,7 +338,9 @@ const ENCODE_BATCH: usize = 32;
 /// Decoded frames not yet in the cache, with their keys.
 #[derive(Default)]
 struct Pending {
+    /// Decoded, not yet encoded.
     frames: Vec<(u64, Rgb8Image)>,
+    /// Keys of the frames wanted and not yet encoded (decoded or still to be decoded).
     keys: HashSet<u64>,
 }
 
@@ -340,7 +348,11 @@ impl Pending {
     /// Encodes the waiting frames into `cache`; returns how many there were.
     fn encode_into(&mut self, enc: &Encoder, cache: &mut FeatureCache) -> Result<usize, FqeError> {
         let (keys, images): (Vec<u64>, Vec<Rgb8Image>) = self.frames.drain(..).unzip();
-        self.keys.clear();
+        // Only the encoded keys leave: a video pass marks a whole file's frames waiting before
+        // the first is decoded, and those still undecoded must keep counting as waiting.
+        for key in &keys {
+            self.keys.remove(key);
+        }
         for (key, values) in keys.iter().zip(enc.encode_batch(&images)?) {
             cache.put(*key, &values)?;
         }
@@ -366,40 +378,55 @@ fn image_part(
         }
     };
     let enc = &opts.encoder;
-    let mut cache = FeatureCache::open(&dir, &enc.id(), &enc.weights_hash(), enc.dim())?;
-    let mut key_of_row = vec![None; rows.len()];
-    let (mut hits, mut encoded, mut done) = (0, 0, 0);
+    let cache = FeatureCache::open(&dir, &enc.id(), &enc.weights_hash(), enc.dim())?;
+    let key_of_row = RefCell::new(vec![None; rows.len()]);
+    let (hits, encoded, done) = (Cell::new(0), Cell::new(0), Cell::new(0));
     // Frames missing from the cache wait here and are encoded ENCODE_BATCH at a time; a frame
-    // whose PNG is already waiting counts as a hit, as it would once cached.
-    let mut pending = Pending::default();
-    ds.for_each_image::<FqeError>(feature, &mut |f| {
-        let Some(&row) = rows.get(&f.index) else {
-            return Ok(());
-        };
-        let key = fnv1a64(f.bytes);
-        key_of_row[row] = Some(key);
-        if cache.contains(key) || pending.keys.contains(&key) {
-            hits += 1;
-            done += 1;
-            progress(done, rows.len());
-            return Ok(());
-        }
-        pending.keys.insert(key);
-        pending.frames.push((key, f.decode()?));
-        if pending.frames.len() >= ENCODE_BATCH {
-            let n = pending.encode_into(enc, &mut cache)?;
-            encoded += n;
-            done += n;
-            progress(done, rows.len());
-        }
-        Ok(())
-    })?;
-    let n = pending.encode_into(enc, &mut cache)?;
-    encoded += n;
+    // whose content is already waiting counts as a hit, as it would once cached. `wanted` and
+    // the frame callback share the cache, the queue and the progress (RefCell: the video path
+    // calls them in turns, never nested).
+    let cache = RefCell::new(cache);
+    let pending = RefCell::new(Pending::default());
+    let progress = RefCell::new(progress);
+    let step = |n: usize| {
+        done.set(done.get() + n);
+        (progress.borrow_mut())(done.get(), rows.len());
+    };
+    for_each_camera_frame(
+        ds,
+        feature,
+        &mut |r| {
+            let Some(&row) = rows.get(&r.index) else {
+                return false;
+            };
+            key_of_row.borrow_mut()[row] = Some(r.key);
+            if cache.borrow().contains(r.key) || !pending.borrow_mut().keys.insert(r.key) {
+                hits.set(hits.get() + 1);
+                step(1);
+                return false;
+            }
+            true
+        },
+        &mut |r, image| {
+            let mut queue = pending.borrow_mut();
+            queue.frames.push((r.key, image));
+            if queue.frames.len() >= ENCODE_BATCH {
+                let n = queue.encode_into(enc, &mut cache.borrow_mut())?;
+                encoded.set(encoded.get() + n);
+                step(n);
+            }
+            Ok(())
+        },
+    )?;
+    let n = pending
+        .borrow_mut()
+        .encode_into(enc, &mut cache.borrow_mut())?;
+    encoded.set(encoded.get() + n);
     if n > 0 {
-        done += n;
-        progress(done, rows.len());
+        step(n);
     }
+    let mut cache = cache.into_inner();
+    let (key_of_row, hits, encoded) = (key_of_row.into_inner(), hits.get(), encoded.get());
     cache.commit()?;
     let keys: Vec<u64> = key_of_row
         .iter()

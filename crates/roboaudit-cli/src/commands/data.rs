@@ -61,6 +61,33 @@ pub enum DataCommand {
     /// labels, report its accuracy on held-out labelled episodes, and write a full labels file
     /// (given labels kept, the rest predicted) for `fqe fit --labels`.
     Detect(Box<super::detect::DetectArgs>),
+    /// Export one decoded frame of a camera as an 8-bit RGB PNG: a `video` feature's frame
+    /// picked for the frame's timestamp as LeRobot's reader picks it, or an `image` feature's
+    /// stored PNG decoded and re-encoded (what to look at first when a number looks wrong).
+    /// A missing, truncated or undecodable video, or an unknown episode or frame, exits with
+    /// code 3 naming file and episode; nothing is written then.
+    Frame {
+        /// Dataset folder (the one holding meta/info.json).
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+        /// Camera feature key (`video` or `image` dtype).
+        #[arg(long)]
+        key: String,
+        /// Episode index.
+        #[arg(long)]
+        episode: i64,
+        /// Frame index within the episode.
+        #[arg(long)]
+        frame: i64,
+        /// Largest distance between the frame's timestamp and the decoded frame, seconds
+        /// (LeRobot's `tolerance_s`).
+        #[arg(long, default_value_t = roboaudit_data::lerobot::DEFAULT_TOLERANCE_S)]
+        tolerance_s: f64,
+        /// PNG file to write (must end in .png; not inside the dataset folder; a missing
+        /// parent folder is created).
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+    },
 }
 
 /// Runs a `data` subcommand.
@@ -107,7 +134,53 @@ pub fn run(cmd: DataCommand) -> Result<()> {
             out,
         } => labels(&dir, reward, &rule, threshold, &out),
         DataCommand::Detect(args) => super::detect::run(&args),
+        DataCommand::Frame {
+            dir,
+            key,
+            episode,
+            frame,
+            tolerance_s,
+            out,
+        } => export_frame(&dir, &key, episode, frame, tolerance_s, &out),
     }
+}
+
+/// `data frame`: options checked before the dataset is read (exit 2), the frame decoded, then
+/// the PNG written atomically, so a failing decode leaves nothing at `out`.
+fn export_frame(
+    dir: &Path,
+    key: &str,
+    episode: i64,
+    frame: i64,
+    tolerance_s: f64,
+    out: &Path,
+) -> Result<()> {
+    if !(tolerance_s.is_finite() && tolerance_s > 0.0) {
+        return Err(Usage(format!(
+            "--tolerance-s {tolerance_s} must be a positive number"
+        ))
+        .into());
+    }
+    require_extension("--out", out, "png", "the frame")?;
+    if out.is_dir() {
+        return Err(Usage(format!(
+            "--out {} is a folder; give a file name",
+            out.display()
+        ))
+        .into());
+    }
+    refuse_inside_dataset("--out", out, dir)?;
+    let dataset = LeRobotDataset::open(dir)
+        .with_context(|| format!("cannot open LeRobot dataset {}", dir.display()))?;
+    let image = dataset.read_frame(episode, frame, key, tolerance_s)?;
+    let png = image.to_png().map_err(anyhow::Error::msg)?;
+    write_atomic(out, &png)?;
+    write_stdout(&format!(
+        "episode {episode}, frame {frame} of \"{key}\": {}x{} → {}\n",
+        image.width,
+        image.height,
+        out.display()
+    ))
 }
 
 /// `data labels`: one row per episode of the metadata, in episode order.

@@ -41,9 +41,11 @@ pub struct DetectArgs {
     /// there is replaced only if it is a detector report (anything else: exit code 2).
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
-    /// Terminal-frame features: `image:KEY` (an `image` feature through the raw 32×32 pixel
-    /// encoder), `state:COLUMN` (a numeric vector column, standardized), a bare KEY (by its
-    /// declared kind), or `auto`: the first `image` feature by name, else `observation.state`.
+    /// Terminal-frame features: `image:KEY` (a camera, `image` or `video` feature, through the
+    /// raw 32×32 pixel encoder; a video is decoded at the terminal frames only), `state:COLUMN`
+    /// (a numeric vector column, standardized), a bare KEY (by its declared kind), or `auto`:
+    /// the first `image` feature by name, else the first decodable `video` feature, else
+    /// `observation.state`.
     #[arg(long, alias = "image-feature", default_value = "auto")]
     pub features: String,
     /// Measure accuracy on one seeded stratified holdout instead: this share of each class of

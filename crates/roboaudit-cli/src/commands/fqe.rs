@@ -6,11 +6,12 @@
 //! `--ground-truth`) it also scores the estimates. `evaluate` (re)scores an existing `fqe.json`
 //! against ground truth without refitting.
 //!
-//! Frame features come from an `image` feature when the dataset has one (`--features auto`),
-//! else from a numeric vector column such as `observation.state` (standardized, then the same
-//! principal-component step): the real LeRobot datasets users hand us store their cameras as
-//! AV1 videos, which roboaudit does not decode. Without `--policy-actions` or a run folder the
-//! target is the behaviour policy itself (the dataset's actions, on-policy evaluation).
+//! Frame features come from a camera when the dataset has one (`--features auto`: an `image`
+//! feature, else a `video` feature whose MP4 files are all present and open, decoded with
+//! LeRobot's frame-for-timestamp rule), else from a numeric vector column such as
+//! `observation.state` (standardized, then the same principal-component step). Without
+//! `--policy-actions` or a run folder the target is the behaviour policy itself (the dataset's
+//! actions, on-policy evaluation).
 //!
 //! `--encoder` picks the frozen image encoder: `raw32` (raw pixels 32×32) or
 //! `dinov2:PATH[,side=N][,heads=N]`, a DINOv2 ViT/14 checkpoint read from a local safetensors
@@ -123,10 +124,11 @@ pub struct FitArgs {
     /// Linear FQE action terms: `linear` ([1, z(a)]) or `quadratic` ([1, z(a), z(a)²]).
     #[arg(long, default_value = "quadratic", value_parser = ["linear", "quadratic"])]
     pub action_terms: String,
-    /// Frame features: `image:KEY` (an `image` feature, encoded and reduced to components),
-    /// `state:COLUMN` (a numeric vector column, standardized and reduced to components), a bare
-    /// KEY (by its declared kind), `none`, or `auto`: the first `image` feature by name, else
-    /// `state:` the --state-feature column (videos are not decoded).
+    /// Frame features: `image:KEY` (a camera, `image` or `video` feature, encoded and reduced to
+    /// components), `state:COLUMN` (a numeric vector column, standardized and reduced to
+    /// components), a bare KEY (by its declared kind), `none`, or `auto`: the first `image`
+    /// feature by name, else the first `video` feature whose MP4 files are all present and
+    /// open, else `state:` the --state-feature column.
     #[arg(long, alias = "image-feature", default_value = "auto")]
     pub features: String,
     /// Proprioception feature, added raw beside the frame features unless they are this same
@@ -321,7 +323,7 @@ pub(crate) fn frame_features(
         key => {
             return match ds.feature(key).map(|f| f.kind) {
                 Some(FeatureKind::Numeric) => Ok(FrameFeatures::Vector(key.to_owned())),
-                // Images, and videos (whose reader error says they need decoding).
+                // Images and videos (cameras).
                 Some(_) => Ok(FrameFeatures::Image(key.to_owned())),
                 None => Err(undeclared(key)),
             };
@@ -337,6 +339,9 @@ pub(crate) fn frame_features(
     if let Some(first) = images.first() {
         return Ok(FrameFeatures::Image((*first).to_owned()));
     }
+    if let Some(first) = ds.decodable_video_features().first() {
+        return Ok(FrameFeatures::Image(first.clone()));
+    }
     match state_feature {
         Some(s)
             if ds
@@ -346,9 +351,10 @@ pub(crate) fn frame_features(
             Ok(FrameFeatures::Vector(s.to_owned()))
         }
         _ => Err(InvalidInput(format!(
-            "--features auto: {} has no `image` feature (videos are not decoded) and no numeric \
-             state feature \"{}\"; pass --features state:COLUMN (and --state-feature, \
-             --action-feature for non-standard keys); declared features: {}",
+            "--features auto: {} has no `image` feature, no `video` feature whose files are all \
+             present and open, and no numeric state feature \"{}\"; pass --features \
+             state:COLUMN (and --state-feature, --action-feature for non-standard keys); \
+             declared features: {}",
             ds.root().display(),
             state_feature.unwrap_or("none"),
             ds.describe_features()

@@ -10,6 +10,7 @@
 //! (labelled, held-out and unlabelled alike) leaks nothing into the held-out scores, and the
 //! detector scored on held-out episodes is the one that labels the rest.
 
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -17,7 +18,8 @@ use roboaudit_data::lerobot::LeRobotDataset;
 
 use super::DetectorError;
 use crate::FqeError;
-use crate::cache::{FeatureCache, fnv1a64};
+use crate::cache::FeatureCache;
+use crate::camera::for_each_camera_frame;
 use crate::encoder::Encoder;
 use crate::load::{FrameFeatures, PCA_ITERATIONS};
 use crate::pca::CovarianceAccumulator;
@@ -51,8 +53,10 @@ pub struct TerminalFeatures {
 /// # Errors
 /// [`DetectorError::MissingFeature`] when `features` names an undeclared feature;
 /// [`DetectorError::InvalidConfig`] for [`FrameFeatures::None`] or zero components;
-/// [`DetectorError::Data`] from the reader (a video or non-image feature read as an image,
-/// a non-numeric vector column, an undecodable PNG — naming file, row and column);
+/// [`DetectorError::Data`] from the reader (a non-camera feature read as an image, a
+/// non-numeric vector column, an undecodable PNG — naming file, row and column; a `video`
+/// feature's missing, truncated or undecodable MP4 or a timestamp outside it — naming file,
+/// episode and frame);
 /// [`DetectorError::InvalidFeature`] for a terminal frame without an image or value, or with a
 /// non-finite value (naming column, episode, frame and data file); [`DetectorError::Fqe`] for
 /// cache and component errors.
@@ -216,32 +220,52 @@ fn image_features(
             tmp.path().to_path_buf()
         }
     };
-    let mut cache =
-        FeatureCache::open(&dir, &encoder.id(), &encoder.weights_hash(), encoder.dim())?;
-    let mut keys: Vec<Option<u64>> = vec![None; terminal_index.len()];
-    let (mut hits, mut encoded, mut done) = (0, 0, 0);
-    let total = keys.len();
-    // Every stored image is streamed (the data files are read once), but only terminal frames
-    // are decoded and encoded.
-    ds.for_each_image::<FqeError>(feature, &mut |f| {
-        let Some(&row) = row_of.get(&f.index) else {
-            return Ok(());
-        };
-        if f.episode_index != episode_index[row] {
-            return Ok(());
-        }
-        let key = fnv1a64(f.bytes);
-        if cache.contains(key) {
-            hits += 1;
-        } else {
-            cache.put(key, &encoder.encode(&f.decode()?)?)?;
-            encoded += 1;
-        }
-        keys[row] = Some(key);
-        done += 1;
-        progress(done, total);
-        Ok(())
-    })?;
+    let cache = FeatureCache::open(&dir, &encoder.id(), &encoder.weights_hash(), encoder.dim())?;
+    let total = terminal_index.len();
+    let keys: RefCell<Vec<Option<u64>>> = RefCell::new(vec![None; total]);
+    let (hits, encoded, done) = (Cell::new(0), Cell::new(0), Cell::new(0));
+    let cache = RefCell::new(cache);
+    let progress = RefCell::new(progress);
+    let step = || {
+        done.set(done.get() + 1);
+        (progress.borrow_mut())(done.get(), total);
+    };
+    // Only terminal frames are decoded and encoded (a PNG dataset's data files are streamed
+    // once; a video file is decoded only around its terminal times, seeking across gaps
+    // longer than `roboaudit_video::SEEK_GAP_S` rather than decoding every frame).
+    for_each_camera_frame(
+        ds,
+        feature,
+        &mut |r| {
+            let Some(&row) = row_of.get(&r.index) else {
+                return false;
+            };
+            if r.episode_index != episode_index[row] {
+                return false;
+            }
+            keys.borrow_mut()[row] = Some(r.key);
+            if cache.borrow().contains(r.key) {
+                hits.set(hits.get() + 1);
+                step();
+                return false;
+            }
+            true
+        },
+        &mut |r, image| {
+            let mut cache = cache.borrow_mut();
+            // Two terminal frames of one content: encoded once.
+            if !cache.contains(r.key) {
+                cache.put(r.key, &encoder.encode(&image)?)?;
+                encoded.set(encoded.get() + 1);
+            } else {
+                hits.set(hits.get() + 1);
+            }
+            step();
+            Ok(())
+        },
+    )?;
+    let mut cache = cache.into_inner();
+    let (keys, hits, encoded) = (keys.into_inner(), hits.get(), encoded.get());
     cache.commit()?;
     let keys: Vec<u64> = keys
         .iter()
