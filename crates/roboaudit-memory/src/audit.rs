@@ -215,7 +215,7 @@ pub fn analyze(records: &[MemoryRecord], plan: &Plan) -> Result<MemoryAudit, Mem
         // bootstrap seed of `memory audit --seed`), and the note must not contradict the header.
         let b = &plan.bootstrap;
         notes.push(format!(
-            "no plan file given: the defaults of SPEC.md §2 apply (delta {}, the records' action seeds, L2 distance, {} pair-bootstrap resamples at {}%, seed {})",
+            "no plan file given: the defaults of docs/methods.md §2 apply (delta {}, the records' action seeds, L2 distance, {} pair-bootstrap resamples at {}%, seed {})",
             plan.delta,
             b.resamples,
             b.level * 100.0,

@@ -52,7 +52,7 @@ pub fn render_summary_markdown(a: &MemoryAudit) -> String {
     let _ = writeln!(out, "# Counterfactual memory audit\n");
     let source = match a.plan_source {
         PlanSource::File => "plan file",
-        PlanSource::Defaults => "defaults of SPEC.md §2 (no plan file)",
+        PlanSource::Defaults => "defaults of docs/methods.md §2 (no plan file)",
     };
     let _ = writeln!(
         out,

@@ -308,7 +308,7 @@ pub fn render_summary_markdown(report: &AuditReport) -> String {
 
 /// How to read the numbers (SPEC.md §1), appended to every summary so the file stands alone.
 const GLOSSARY: &str = "
-## How to read these numbers (SPEC §1)
+## How to read these numbers (docs/methods.md §1)
 
 - **P[e,s]**: success rate of experience e executed in query scene s (mean over seeds); the transfer matrix.
 - **random / oracle / best-fixed**: mean success of a uniformly random pick, of the best experience per scene,

@@ -281,7 +281,7 @@ impl MemoryPolicy for ServedPolicy {
                     .all(|(a, b)| a.to_bits() == b.to_bits());
             if !same {
                 return Err(self.wire.contract(
-                    "non-deterministic: the same present from the same memory gave two different chunks, and the server does not declare `action_seed`, so the two memories cannot share common randomness (SPEC §2); declare action_seed or serve a deterministic policy",
+                    "non-deterministic: the same present from the same memory gave two different chunks, and the server does not declare `action_seed`, so the two memories cannot share common randomness (docs/methods.md §2); declare action_seed or serve a deterministic policy",
                 ));
             }
         }

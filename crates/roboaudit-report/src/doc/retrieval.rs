@@ -103,7 +103,7 @@ fn tied_scenes(s: &RetrievalSection) -> Option<(usize, usize)> {
 fn concentration_note(s: &RetrievalSection) -> String {
     let a = &s.audit;
     let mut note = format!(
-        "T_O, the oracle's top-pick share with tied maxima split equally (SPEC.md §1), is {} on this library (reference.oracle_top_pick_share); C > 1 means a rule concentrates its picks more than the oracle does.",
+        "T_O, the oracle's top-pick share with tied maxima split equally (docs/methods.md §1), is {} on this library (reference.oracle_top_pick_share); C > 1 means a rule concentrates its picks more than the oracle does.",
         pct(a.reference.oracle_top_pick_share)
     );
     if let Some(o) = a.rules.iter().find(|r| r.name == "oracle") {
@@ -129,7 +129,7 @@ pub(super) fn blocks(report: &Report, s: &RetrievalSection) -> Vec<Block> {
     let mut out = vec![
         heading(2, &s.id, format!("Retrieval audit: {}", s.name)),
         Block::Para(format!(
-            "{} library experiences, {} query scenes, {} executions in the library × query matrix (SPEC.md §1). Audit: {}; transfer matrix: {}.",
+            "{} library experiences, {} query scenes, {} executions in the library × query matrix (docs/methods.md §1). Audit: {}; transfer matrix: {}.",
             a.n_experiences,
             a.n_scenes,
             a.n_executions,

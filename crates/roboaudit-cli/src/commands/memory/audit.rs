@@ -35,7 +35,7 @@ pub fn run(
     let summary_path = out.join("summary.md");
     println!("{}", roboaudit_memory::render_compact_table(&audit));
     if audit.plan_source == PlanSource::Defaults {
-        println!("note: no --plan given; the defaults of SPEC §2 apply (plan {hash})");
+        println!("note: no --plan given; the defaults of docs/methods.md §2 apply (plan {hash})");
     }
     println!(
         "wrote {} and {}",
