@@ -23,14 +23,7 @@ const MAGIC: &[u8; 6] = b"RAFQC1";
 const HEADER: u64 = 10;
 
 /// 64-bit FNV-1a hash (stable across platforms and Rust versions).
-pub fn fnv1a64(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h
-}
+pub use roboaudit_types::seed::fnv1a64;
 
 /// The uncommitted copy of the cache file: the committed records, then this run's.
 struct Pending {

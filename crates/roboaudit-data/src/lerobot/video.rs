@@ -6,6 +6,7 @@
 //! A pass decodes each MP4 file once, in time order, for all the episodes it holds (v3.0 keeps
 //! many per file), and skips files none of whose frames are wanted (all cached).
 
+use roboaudit_types::seed::Fnv1a;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -34,34 +35,25 @@ pub struct VideoFrameId {
     pub key: u64,
 }
 
-/// 64-bit FNV-1a, continued from `h`.
-fn fnv1a64_from(mut h: u64, bytes: &[u8]) -> u64 {
-    for b in bytes {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h
-}
-
-const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-
 /// FNV-1a 64 of a file's bytes, read in 1 MiB blocks.
 fn file_hash(path: &Path) -> Result<u64, std::io::Error> {
     let mut file = std::fs::File::open(path)?;
     let mut buf = vec![0; 1 << 20];
-    let mut h = FNV_OFFSET;
+    let mut h = Fnv1a::new();
     loop {
         let n = file.read(&mut buf)?;
         if n == 0 {
-            return Ok(h);
+            return Ok(h.finish());
         }
-        h = fnv1a64_from(h, &buf[..n]);
+        h.write(&buf[..n]);
     }
 }
 
 fn frame_key(file_hash: u64, time_s: f64) -> u64 {
-    let h = fnv1a64_from(FNV_OFFSET, &file_hash.to_le_bytes());
-    fnv1a64_from(h, &time_s.to_bits().to_le_bytes())
+    Fnv1a::new()
+        .write_u64(file_hash)
+        .write_u64(time_s.to_bits())
+        .finish()
 }
 
 /// Rows of one episode in a data file: (frame_index, index, timestamp).
