@@ -475,14 +475,20 @@ impl PolicyClient {
 }
 
 fn capabilities_of(metadata: &Field) -> Vec<String> {
+    extension_names(metadata, "capabilities")
+}
+
+/// The text items of the list `key` in the metadata's `roboaudit` extension map (e.g.
+/// `capabilities`, `protected`); empty when absent, not a list, or declared for another
+/// extension version (a future version may change what the names mean: use none of them).
+pub fn extension_names(metadata: &Field, key: &str) -> Vec<String> {
     let Some(ext) = metadata.get("roboaudit") else {
         return Vec::new();
     };
-    // A future version may change the meaning of a capability: use none of them.
     if ext.get("version").and_then(Field::as_f64) != Some(EXTENSION_VERSION as f64) {
         return Vec::new();
     }
-    match ext.get("capabilities") {
+    match ext.get(key) {
         Some(Field::List(l)) => l
             .iter()
             .filter_map(Field::as_text)

@@ -1,7 +1,7 @@
 //! Native memory of a served policy that declares `memory_get` and `memory_set`: the memory is
 //! the server's named float32 components (see the parent module).
 
-use roboaudit_policy_client::Field;
+use roboaudit_policy_client::client::extension_names;
 
 use super::{PROTECTED_KEY, Wire};
 use crate::error::HarnessError;
@@ -33,18 +33,7 @@ impl NativeMemory {
                 message: "memory_get answered no memory component; a server that declares memory_get and memory_set must name its components".into(),
             });
         }
-        let protected: Vec<String> = match client
-            .metadata()
-            .get("roboaudit")
-            .and_then(|r| r.get(PROTECTED_KEY))
-        {
-            Some(Field::List(l)) => l
-                .iter()
-                .filter_map(Field::as_text)
-                .map(str::to_owned)
-                .collect(),
-            _ => Vec::new(),
-        };
+        let protected = extension_names(client.metadata(), PROTECTED_KEY);
         let spec = MemorySpec {
             components: raw
                 .iter()
