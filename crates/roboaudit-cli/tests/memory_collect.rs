@@ -389,3 +389,22 @@ fn an_out_holding_another_audit_is_a_usage_error() {
         body
     );
 }
+
+/// Pairs kept from another configuration are the wrong input for this run: exit 3 (as for a
+/// retrieval run's parts), and they survive for the run they belong to.
+#[test]
+fn kept_pairs_of_another_configuration_are_invalid_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("m");
+    std::fs::create_dir_all(out.join("manifest.json")).unwrap();
+    let o = collect_one_faithful_pair(&out, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    std::fs::remove_dir(out.join("manifest.json")).unwrap();
+    let o = collect_one_faithful_pair(&out, &["--seed", "7"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(text(&o).contains("another configuration"), "{}", text(&o));
+    assert!(out.join("records.partial").join("run.json").is_file());
+    let o = collect_one_faithful_pair(&out, &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("resumed 1 of 1 pairs"), "{}", text(&o));
+}

@@ -35,8 +35,16 @@ pub enum HarnessError {
     /// A bootstrap interval could not be computed.
     #[error(transparent)]
     Stats(#[from] StatsError),
-    /// The partial folder of a resumable collection is of another configuration, or cannot be
-    /// read or written.
+    /// The partial folder of a resumable collection holds another configuration's pairs, or a
+    /// file in it is not what this run wrote (invalid input: the user named that folder).
+    #[error("{path}: {message}")]
+    ForeignPartial {
+        /// The folder or file.
+        path: String,
+        /// What is wrong, and the remedy.
+        message: String,
+    },
+    /// The partial folder of a resumable collection cannot be read or written.
     #[error("{path}: {message}")]
     Partial {
         /// The folder or file.

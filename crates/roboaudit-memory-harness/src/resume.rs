@@ -48,6 +48,13 @@ fn job_files(suffix: &str) -> JobFiles {
     }
 }
 
+fn foreign(path: &Path, message: String) -> HarnessError {
+    HarnessError::ForeignPartial {
+        path: path.display().to_string(),
+        message,
+    }
+}
+
 fn io_error(path: &Path, what: &str, e: impl std::fmt::Display) -> HarnessError {
     HarnessError::Partial {
         path: path.display().to_string(),
@@ -77,15 +84,20 @@ fn claim(out: &Path, hash: &str) -> Result<PathBuf, HarnessError> {
     match std::fs::read(&path) {
         Ok(bytes) => {
             let have: PartialRun = serde_json::from_slice(&bytes)
-                .map_err(|e| io_error(&path, "read it as a partial memory collection", e))?;
+                .map_err(|e| {
+                    foreign(
+                        &path,
+                        format!("it is not a partial memory collection ({e}); delete it or choose a new --out"),
+                    )
+                })?;
             if have != want {
-                return Err(HarnessError::Partial {
-                    path: path.display().to_string(),
-                    message: format!(
+                return Err(foreign(
+                    &path,
+                    format!(
                         "it holds a partial collection of another configuration ({}; this run {hash}); rerun with the same settings and policy to resume it, or choose a new --out",
                         have.config_hash
                     ),
-                });
+                ));
             }
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -101,13 +113,19 @@ fn claim(out: &Path, hash: &str) -> Result<PathBuf, HarnessError> {
 fn load(out: &Path, index: usize) -> Result<PairPart, HarnessError> {
     let meta_path = out.join(job_files(".json").relative(index));
     let bytes = std::fs::read(&meta_path).map_err(|e| io_error(&meta_path, "read", e))?;
-    let meta: PartMeta =
-        serde_json::from_slice(&bytes).map_err(|e| io_error(&meta_path, "parse", e))?;
-    if meta.index != index {
-        return Err(io_error(
+    let meta: PartMeta = serde_json::from_slice(&bytes).map_err(|e| {
+        foreign(
             &meta_path,
-            "use it",
-            format!("it holds pair {}", meta.index),
+            format!("it is not a finished pair ({e}); delete it to collect the pair again"),
+        )
+    })?;
+    if meta.index != index {
+        return Err(foreign(
+            &meta_path,
+            format!(
+                "it holds pair {}, not pair {index}; delete it to collect the pair again",
+                meta.index
+            ),
         ));
     }
     let records_path = out.join(job_files(".parquet").relative(index));

@@ -102,7 +102,7 @@ fn a_partial_folder_of_another_configuration_is_refused() {
     let other = common::small(TaskKind::PutBack, 1, &[0, 1]);
     let e =
         collect_resumable(&other, &mut bank(), &identity, tmp.path(), &mut |_, _| {}).unwrap_err();
-    assert!(matches!(e, HarnessError::Partial { .. }), "{e}");
+    assert!(matches!(e, HarnessError::ForeignPartial { .. }), "{e}");
     assert!(e.to_string().contains("another configuration"), "{e}");
     // Another policy identity is another configuration too.
     let e = collect_resumable(

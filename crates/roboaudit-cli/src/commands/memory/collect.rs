@@ -1,6 +1,6 @@
 //! `roboaudit memory collect`: crossed pairs on the testbed with a built-in policy.
 
-use crate::exit::Usage;
+use crate::exit::{InvalidInput, Usage};
 use crate::{output, progress};
 use anyhow::{Context, Result};
 use roboaudit_memory::Plan;
@@ -218,6 +218,7 @@ pub fn usage_or(err: HarnessError) -> anyhow::Error {
             Usage(err.to_string()).into()
         }
         HarnessError::Memory(e) => e.into(),
+        HarnessError::ForeignPartial { .. } => InvalidInput(err.to_string()).into(),
         HarnessError::Served(e) => crate::commands::fqe_actions::classify(e),
         other => other.into(),
     }
