@@ -92,9 +92,18 @@ fn configure_threads() {
         .build_global();
 }
 
+/// Lets every subcommand take `-1` as an option's value, so `--seed -1` is reported as an
+/// invalid value of `--seed` rather than as an unknown argument `-1`.
+fn allow_negative_numbers(cmd: clap::Command) -> clap::Command {
+    cmd.allow_negative_numbers(true)
+        .mut_subcommands(allow_negative_numbers)
+}
+
 fn main() {
     configure_threads();
-    let cli = Cli::parse();
+    let matches = allow_negative_numbers(<Cli as clap::CommandFactory>::command()).get_matches();
+    let cli =
+        <Cli as clap::FromArgMatches>::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     // `println!` panics when standard output is gone (`roboaudit … | head`) or full: that is
     // the reader's or the disk's doing, not a bug, so it ends the run with exit code 1 and one
     // line (none for a closed pipe, whose reader asked for no more) instead of a panic message

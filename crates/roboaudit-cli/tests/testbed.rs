@@ -107,3 +107,29 @@ fn counts_past_their_maximum_are_usage_errors() {
         assert!(!out.exists());
     }
 }
+
+/// A negative number is an invalid value of the option it follows, not an unknown argument.
+#[test]
+fn negative_numbers_are_named_as_invalid_values() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("x");
+    for (args, option) in [
+        (vec!["fqe", "collect", "--seed", "-1"], "--seed <SEED>"),
+        (
+            vec!["memory", "collect", "--pairs", "-3"],
+            "--pairs <PAIRS>",
+        ),
+        (
+            vec!["testbed", "scenes", "--n-fresh", "-2"],
+            "--n-fresh <N_FRESH>",
+        ),
+    ] {
+        let mut all = args.clone();
+        all.extend(["--out", out.to_str().unwrap()]);
+        let o = roboaudit(&all);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        let want = format!("invalid value '{}' for '{option}'", args[3]);
+        assert!(text(&o).contains(&want), "{args:?}: {}", text(&o));
+        assert!(!out.exists());
+    }
+}
