@@ -22,6 +22,11 @@ pub fn code_for(err: &anyhow::Error) -> i32 {
                         | roboaudit_testbed::TestbedError::InvalidParameter(_)
                 )
             )
+            // A representation name the embeddings lack is a wrong --structural value.
+            || matches!(
+                cause.downcast_ref::<roboaudit_retrieval::RetrievalError>(),
+                Some(roboaudit_retrieval::RetrievalError::UnknownRepresentation { .. })
+            )
             // An --out folder holding another kind of result: the wrong folder was named.
             || matches!(
                 cause.downcast_ref::<roboaudit_memory::MemoryError>(),

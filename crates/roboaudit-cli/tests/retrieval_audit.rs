@@ -109,6 +109,20 @@ fn a_repeated_library_size_is_a_usage_error() {
     assert!(!tmp.path().join("out").exists());
 }
 
+/// A --structural name the embeddings lack is a wrong option value: exit 2, naming what they hold.
+#[test]
+fn an_unknown_structural_representation_is_a_usage_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let o = audit(&example(), &out, &["--structural", "nope"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("no representation \"nope\"") && text(&o).contains("they hold: "),
+        "{}",
+        text(&o)
+    );
+}
+
 /// A --run folder that does not exist, or one whose file has an unreadable extension, is named
 /// as such (exit 3, nothing in --out), not as the standard file name the reader could not open;
 /// a --library-size the library cannot hold is said on the terminal, not only in the files.

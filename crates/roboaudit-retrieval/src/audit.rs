@@ -58,7 +58,10 @@ pub fn run_prepared(
     if let Some(name) = &cfg.structural
         && !reps.contains(&name.as_str())
     {
-        return Err(RetrievalError::UnknownRepresentation(name.clone()));
+        return Err(RetrievalError::UnknownRepresentation {
+            name: name.clone(),
+            available: reps.iter().map(|r| (*r).to_owned()).collect(),
+        });
     }
     let boot_seed = stream_seed(cfg.seed, "bootstrap");
     // The shared draws need only the transfer matrix: drawn while the geometry is built, so that

@@ -72,9 +72,18 @@ pub enum RetrievalError {
         /// What is wrong.
         message: String,
     },
-    /// The configuration names a representation the embeddings do not contain.
-    #[error("unknown representation {0:?} (named as the structural representation)")]
-    UnknownRepresentation(String),
+    /// The configuration names, as the structural representation, a representation the
+    /// embeddings do not contain.
+    #[error(
+        "the embeddings hold no representation {name:?} (named as the structural representation); they hold: {}",
+        available.join(", ")
+    )]
+    UnknownRepresentation {
+        /// The name asked for.
+        name: String,
+        /// The representations the embeddings hold, in their order.
+        available: Vec<String>,
+    },
     /// The user selection log does not give exactly one known experience per query scene.
     #[error("invalid user selection log: {0}")]
     InvalidSelection(String),

@@ -2,7 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use roboaudit_retrieval::synthetic::{CaseEmbedding, from_matrix};
-use roboaudit_retrieval::{AuditConfig, AuditReport, RuleReport, run_audit};
+use roboaudit_retrieval::{AuditConfig, AuditReport, RetrievalError, RuleReport, run_audit};
 use roboaudit_types::Perturbation;
 
 const TOL: f64 = 1e-12;
@@ -330,7 +330,12 @@ fn structural_user_log_and_skipped_recency() {
         structural: Some("nope".into()),
         ..config
     };
-    assert!(run_audit(&inputs, &missing.check().unwrap()).is_err());
+    let e = run_audit(&inputs, &missing.check().unwrap()).unwrap_err();
+    assert!(
+        matches!(&e, RetrievalError::UnknownRepresentation { name, available }
+            if name == "nope" && available.iter().any(|r| r == "state")),
+        "{e}"
+    );
 }
 
 /// Reference points per scene set include the fresh scenes (SPEC.md §1 "per scene set").
