@@ -403,6 +403,20 @@ fn bad_options_exit_2_before_encoding_and_write_nothing() {
             vec!["is inside the dataset folder"],
         ),
         (
+            vec!["--out", out_s, "--state-feature", "observation.velocity"],
+            vec![
+                "--state-feature observation.velocity: the dataset",
+                "(or none)",
+            ],
+        ),
+        (
+            vec!["--out", out_s, "--action-feature", "next.action"],
+            vec![
+                "--action-feature next.action: the dataset",
+                "declared features: ",
+            ],
+        ),
+        (
             vec![
                 "--out",
                 out_s,

@@ -288,6 +288,20 @@ fn labels_source(file: Option<&PathBuf>, ds: &LeRobotDataset) -> Result<SuccessS
     Ok(source)
 }
 
+/// Refuses a feature `key` named by `option` that the dataset does not declare: a wrong option
+/// (exit 2, as for `--features`), listing the declared features and any other accepted `extra`.
+fn declared(ds: &LeRobotDataset, option: &str, key: &str, extra: &str) -> Result<()> {
+    if ds.feature(key).is_some() {
+        return Ok(());
+    }
+    Err(Usage(format!(
+        "{option} {key}: the dataset {} declares no feature \"{key}\"; declared features: {}{extra}",
+        ds.root().display(),
+        ds.describe_features()
+    ))
+    .into())
+}
+
 /// The frame-feature source named by `--features` (see [`FitArgs::features`]; `data detect`
 /// spells its features the same way).
 pub(crate) fn frame_features(
@@ -468,6 +482,17 @@ fn fit(args: &FitArgs) -> Result<()> {
     let labels = labels_source(args.labels.as_ref(), &ds)?;
     let (labels_described, predicted) = describe_labels(&labels);
     let state_feature = optional(&args.state_feature);
+    // A key the user typed is checked as an option; the LeRobot defaults missing from a dataset
+    // with non-standard keys stay the dataset's problem (exit 3, with the keys listed).
+    if let Some(key) = state_feature
+        .as_deref()
+        .filter(|k| *k != "observation.state")
+    {
+        declared(&ds, "--state-feature", key, " (or none)")?;
+    }
+    if args.action_feature != "action" {
+        declared(&ds, "--action-feature", &args.action_feature, "")?;
+    }
     let features = frame_features(&args.features, &ds, state_feature.as_deref())?;
     if encoder_spec != EncoderSpec::Raw32 && !matches!(features, FrameFeatures::Image(_)) {
         eprintln!(
