@@ -26,6 +26,7 @@ pub fn part_files() -> JobFiles {
         prefix: "part-".into(),
         width: 6,
         suffix: ".parquet".into(),
+        companions: Vec::new(),
     }
 }
 

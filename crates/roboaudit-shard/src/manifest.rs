@@ -45,12 +45,28 @@ pub struct JobFiles {
     pub width: usize,
     /// File name after the job number.
     pub suffix: String,
+    /// Suffixes of further files of each job, beside its job file under the same name stem
+    /// (e.g. `.parquet` beside `pair-000003.json`). A collector writes them before the job file,
+    /// which marks the job finished; the merge checks and copies them with it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub companions: Vec<String>,
 }
 
 impl JobFiles {
     /// Path of job `job`'s file relative to the run folder.
     pub fn relative(&self, job: usize) -> PathBuf {
         Path::new(&self.dir).join(self.file_name(job))
+    }
+
+    /// Paths of all of job `job`'s files relative to the run folder: its companions, in their
+    /// order, then its job file.
+    pub fn all_relative(&self, job: usize) -> Vec<PathBuf> {
+        let stem = format!("{}{:0width$}", self.prefix, job, width = self.width);
+        self.companions
+            .iter()
+            .map(|c| Path::new(&self.dir).join(format!("{stem}{c}")))
+            .chain(std::iter::once(self.relative(job)))
+            .collect()
     }
 
     fn file_name(&self, job: usize) -> String {

@@ -182,14 +182,27 @@ fn check_intact(
 ) -> Result<()> {
     for s in shards {
         for &j in &s.done_jobs {
-            let file = reference.job_files.relative(j);
-            if let Some(why) = damage(&s.dir.join(&file))? {
-                problems.push(format!(
-                    "{} in {} {why}: delete it and rerun --shard {} (it resumes and collects that job again)",
-                    file.display(),
-                    s.dir.display(),
-                    s.manifest.shard
-                ));
+            let marker = reference.job_files.relative(j);
+            for file in reference.job_files.all_relative(j) {
+                let path = s.dir.join(&file);
+                let why = if path.is_file() {
+                    damage(&path)?
+                } else {
+                    Some("is missing")
+                };
+                if let Some(why) = why {
+                    let delete = if file == marker {
+                        "it".to_owned()
+                    } else {
+                        marker.display().to_string()
+                    };
+                    problems.push(format!(
+                        "{} in {} {why}: delete {delete} and rerun --shard {} (it resumes and collects that job again)",
+                        file.display(),
+                        s.dir.display(),
+                        s.manifest.shard
+                    ));
+                }
             }
         }
     }
@@ -404,8 +417,9 @@ fn write_merged(shards: &[ShardStatus], reference: &ShardManifest, out: &Path) -
     }
     for s in shards {
         for &j in &s.done_jobs {
-            let rel = reference.job_files.relative(j);
-            copy(&s.dir.join(&rel), &rel)?;
+            for rel in reference.job_files.all_relative(j) {
+                copy(&s.dir.join(&rel), &rel)?;
+            }
         }
     }
     if out_exists {

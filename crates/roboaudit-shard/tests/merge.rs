@@ -22,6 +22,7 @@ fn manifest(shard: Shard, seed: u64) -> ShardManifest {
             prefix: "part-".into(),
             width: 4,
             suffix: ".txt".into(),
+            companions: Vec::new(),
         },
         shared_files: vec!["run.json".into()],
         unit: "rows".into(),
@@ -178,4 +179,62 @@ fn empty_and_truncated_job_files_are_named_and_nothing_is_written() {
     );
     assert!(!text.contains("part-0000"), "{text}");
     assert!(!out.exists());
+}
+
+/// A job of several files (a companion written before its job file): the merge copies both and
+/// names a finished job whose companion is gone.
+#[test]
+fn companions_travel_with_their_job_and_a_missing_one_is_named() {
+    let root = tempfile::tempdir().unwrap();
+    let with_companion = |shard: Shard| {
+        let mut m = manifest(shard, 0);
+        m.job_files.companions = vec![".dat".into()];
+        m
+    };
+    let dirs: Vec<PathBuf> = (0..2)
+        .map(|i| {
+            let shard = Shard::new(i, 2).unwrap();
+            let dir = root.path().join(format!("s{i}"));
+            std::fs::create_dir_all(dir.join("parts")).unwrap();
+            let m = with_companion(shard);
+            ShardManifest::claim(&dir, Some(&m)).unwrap();
+            std::fs::write(dir.join("run.json"), "seed 0").unwrap();
+            for j in shard.jobs(JOBS) {
+                let files = m.job_files.all_relative(j);
+                assert_eq!(files.len(), 2);
+                std::fs::write(dir.join(&files[0]), format!("data {j}")).unwrap();
+                std::fs::write(dir.join(&files[1]), format!("job {j}")).unwrap();
+            }
+            dir
+        })
+        .collect();
+    assert_eq!(
+        with_companion(Shard::new(0, 2).unwrap())
+            .job_files
+            .all_relative(3),
+        [
+            PathBuf::from("parts/part-0003.dat"),
+            PathBuf::from("parts/part-0003.txt")
+        ]
+    );
+    let removed = dirs[1].join("parts/part-0005.dat");
+    std::fs::rename(&removed, root.path().join("aside")).unwrap();
+    let out = root.path().join("merged");
+    let text = merge(&dirs, &out).unwrap_err().to_string();
+    assert!(
+        text.contains("parts/part-0005.dat in")
+            && text.contains("is missing: delete parts/part-0005.txt and rerun --shard 1/2"),
+        "{text}"
+    );
+    assert!(!out.exists());
+    std::fs::rename(root.path().join("aside"), &removed).unwrap();
+    merge(&dirs, &out).unwrap();
+    for j in 0..JOBS {
+        let data = std::fs::read_to_string(out.join(format!("parts/part-{j:04}.dat"))).unwrap();
+        assert_eq!(data, format!("data {j}"));
+    }
+    assert_eq!(
+        std::fs::read_dir(out.join("parts")).unwrap().count(),
+        2 * JOBS
+    );
 }
