@@ -320,6 +320,24 @@ pub fn assemble(
     policy: &dyn MemoryPolicy,
     parts: Vec<PairPart>,
 ) -> Collection {
+    assemble_parts(
+        cfg,
+        policy.name(),
+        policy.memory_spec(),
+        policy.chunk_len(),
+        parts,
+    )
+}
+
+/// [`assemble`] from the policy's name, memory spec and chunk length (what its manifest records)
+/// instead of the policy itself.
+pub fn assemble_parts(
+    cfg: &CollectConfig,
+    policy: String,
+    memory_spec: crate::policy::MemorySpec,
+    chunk_len: usize,
+    parts: Vec<PairPart>,
+) -> Collection {
     let mut records = Vec::new();
     let mut excluded = Vec::new();
     let mut max_delta = [0.0f64; 2];
@@ -337,9 +355,9 @@ pub fn assemble(
         records,
         manifest: Manifest {
             schema: MANIFEST_SCHEMA.into(),
-            policy: policy.name(),
-            memory_spec: policy.memory_spec(),
-            chunk_len: policy.chunk_len(),
+            policy,
+            memory_spec,
+            chunk_len,
             config: cfg.clone(),
             n_pairs: cfg.pairs * cfg.routes.len().max(1),
             n_excluded: excluded.len(),

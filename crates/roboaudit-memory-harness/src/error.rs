@@ -52,6 +52,10 @@ pub enum HarnessError {
         /// What is wrong.
         message: String,
     },
+    /// The output folder belongs to another shard or configuration of a sharded collection, or
+    /// to an unsharded one.
+    #[error(transparent)]
+    Shard(#[from] roboaudit_shard::ShardError),
     /// A served policy could not be reached or answered unusably.
     #[error(transparent)]
     Served(#[from] roboaudit_policy_client::PolicyClientError),

@@ -6,22 +6,43 @@
 //! [`CollectConfig`], the policy's name, memory spec and chunk length, and the caller's policy
 //! identity) and, per finished base pair `i`, `pair-{i:06}.parquet` (its records) then
 //! `pair-{i:06}.json` (exclusions, hidden deltas, mismatches), both written atomically; a pair
-//! counts as finished when its JSON exists. A partial folder of another configuration is
-//! refused, never mixed.
+//! counts as finished when its JSON exists; `collect.json` (the configuration and the policy's
+//! name, memory spec and chunk length) lets the pairs be assembled without the policy
+//! ([`assemble_kept`]). A partial folder of another configuration is refused, never mixed.
+//!
+//! Sharded (`--shard I/N`, [`collect_shard`]): the folder also holds `shard.json`
+//! ([`roboaudit_shard::ShardManifest`]) and only the pairs `i` with `i mod N = I`; each pair's
+//! bytes do not depend on `N`. `roboaudit merge` copies the shards' pairs into one folder, and
+//! [`assemble_kept`] turns it into the records and manifest an unsharded run writes, byte for
+//! byte.
 
 use std::path::{Path, PathBuf};
 
-use roboaudit_shard::{JobFiles, config_hash, write_atomic};
+use roboaudit_shard::{JobFiles, Shard, ShardManifest, config_hash, write_atomic};
 use serde::{Deserialize, Serialize};
 
-use crate::collect::{CollectConfig, Collection, PairExclusion, PairPart, assemble, collect_pair};
+use crate::collect::{
+    CollectConfig, Collection, PairExclusion, PairPart, assemble, assemble_parts, collect_pair,
+};
 use crate::error::HarnessError;
 use crate::policy::MemoryPolicy;
 
 /// Name of the partial folder inside the output folder.
 pub const PARTIAL_DIR: &str = "records.partial";
 const RUN_FILE: &str = "run.json";
+const COLLECT_FILE: &str = "collect.json";
 const SCHEMA: &str = "roboaudit.memory_collect_partial.v1";
+/// The collection's name in configuration hashes and shard manifests.
+pub const COLLECTION: &str = "memory-collect";
+
+/// What assembling the kept pairs needs besides them (`records.partial/collect.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct CollectFile {
+    config: CollectConfig,
+    policy: String,
+    memory_spec: crate::policy::MemorySpec,
+    chunk_len: usize,
+}
 
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
 struct PartialRun {
@@ -39,13 +60,19 @@ struct PartMeta {
     world_physics_mismatches: usize,
 }
 
-fn job_files(suffix: &str) -> JobFiles {
+/// Pair `i`'s files: `pair-{i:06}.json`, the finished marker, after its `.parquet` records.
+fn pair_files() -> JobFiles {
     JobFiles {
         dir: PARTIAL_DIR.into(),
         prefix: "pair-".into(),
         width: 6,
-        suffix: suffix.into(),
+        suffix: ".json".into(),
+        companions: vec![".parquet".into()],
     }
+}
+
+fn records_file(index: usize) -> PathBuf {
+    Path::new(PARTIAL_DIR).join(format!("pair-{index:06}.parquet"))
 }
 
 fn foreign(path: &Path, message: String) -> HarnessError {
@@ -111,7 +138,7 @@ fn claim(out: &Path, hash: &str) -> Result<PathBuf, HarnessError> {
 }
 
 fn load(out: &Path, index: usize) -> Result<PairPart, HarnessError> {
-    let meta_path = out.join(job_files(".json").relative(index));
+    let meta_path = out.join(pair_files().relative(index));
     let bytes = std::fs::read(&meta_path).map_err(|e| io_error(&meta_path, "read", e))?;
     let meta: PartMeta = serde_json::from_slice(&bytes).map_err(|e| {
         foreign(
@@ -128,7 +155,7 @@ fn load(out: &Path, index: usize) -> Result<PairPart, HarnessError> {
             ),
         ));
     }
-    let records_path = out.join(job_files(".parquet").relative(index));
+    let records_path = out.join(records_file(index));
     let records = roboaudit_data::read_memory_records(&records_path)?;
     Ok(PairPart {
         index,
@@ -140,7 +167,7 @@ fn load(out: &Path, index: usize) -> Result<PairPart, HarnessError> {
 }
 
 fn keep(out: &Path, part: &PairPart) -> Result<(), HarnessError> {
-    let records_path = out.join(job_files(".parquet").relative(part.index));
+    let records_path = out.join(records_file(part.index));
     roboaudit_data::write_memory_records(&records_path, &part.records)?;
     let meta = PartMeta {
         index: part.index,
@@ -148,30 +175,19 @@ fn keep(out: &Path, part: &PairPart) -> Result<(), HarnessError> {
         max_hidden_delta_bits: part.max_hidden_delta.map(f64::to_bits),
         world_physics_mismatches: part.world_physics_mismatches,
     };
-    let meta_path = out.join(job_files(".json").relative(part.index));
+    let meta_path = out.join(pair_files().relative(part.index));
     let bytes =
         serde_json::to_vec_pretty(&meta).map_err(|e| io_error(&meta_path, "serialize", e))?;
     write_atomic(&meta_path, &bytes).map_err(|(what, e)| io_error(&meta_path, what, e))
 }
 
-/// [`crate::collect`], keeping every finished pair in `out/records.partial/` and taking the
-/// pairs already there (see the module docs). `policy_identity` is what else identifies the
-/// policy (a built-in's parameters, a served policy's address), hashed with the
-/// configuration. `on_pair(done, total)` counts resumed pairs too. The caller writes the
-/// result and then removes the partial folder ([`finish`]).
-///
-/// # Errors
-/// As [`crate::collect`]; [`HarnessError::Partial`] for a partial folder of another
-/// configuration or one that cannot be read or written; [`HarnessError::Data`] for a kept
-/// records file that no longer reads.
-pub fn collect_resumable(
+/// The configuration hash of a collection and what assembling its pairs needs.
+fn identify(
     cfg: &CollectConfig,
-    policy: &mut dyn MemoryPolicy,
+    policy: &dyn MemoryPolicy,
     policy_identity: &impl Serialize,
     out: &Path,
-    on_pair: &mut dyn FnMut(usize, usize),
-) -> Result<(Collection, usize), HarnessError> {
-    let task = cfg.validate()?;
+) -> Result<(String, CollectFile), HarnessError> {
     let identity = Identity {
         config: cfg,
         policy: policy.name(),
@@ -179,18 +195,50 @@ pub fn collect_resumable(
         chunk_len: policy.chunk_len(),
         policy_identity,
     };
-    let hash = config_hash("memory-collect", &identity).map_err(|e| HarnessError::Partial {
+    let hash = config_hash(COLLECTION, &identity).map_err(|e| HarnessError::Partial {
         path: out.join(PARTIAL_DIR).display().to_string(),
         message: e.to_string(),
     })?;
-    let dir = claim(out, &hash)?;
-    let done: Vec<usize> = job_files(".json")
+    let info = CollectFile {
+        config: cfg.clone(),
+        policy: policy.name(),
+        memory_spec: policy.memory_spec(),
+        chunk_len: policy.chunk_len(),
+    };
+    Ok((hash, info))
+}
+
+/// Writes `collect.json` into the claimed partial folder unless it is there (its content is
+/// covered by the configuration hash `run.json` already checked).
+fn write_collect_file(dir: &Path, info: &CollectFile) -> Result<(), HarnessError> {
+    let path = dir.join(COLLECT_FILE);
+    if path.is_file() {
+        return Ok(());
+    }
+    let mut bytes = serde_json::to_vec_pretty(info).map_err(|e| io_error(&path, "serialize", e))?;
+    bytes.push(b'\n');
+    write_atomic(&path, &bytes).map_err(|(what, e)| io_error(&path, what, e))
+}
+
+/// Collects the pairs `owns` accepts that are not kept yet, keeping each as it finishes, and
+/// returns every accepted pair (kept ones loaded) in index order with the number resumed.
+fn run_pairs(
+    cfg: &CollectConfig,
+    policy: &mut dyn MemoryPolicy,
+    out: &Path,
+    owns: &dyn Fn(usize) -> bool,
+    on_pair: &mut dyn FnMut(usize, usize),
+) -> Result<(Vec<PairPart>, usize), HarnessError> {
+    let task = cfg.validate()?;
+    let dir = out.join(PARTIAL_DIR);
+    let done: Vec<usize> = pair_files()
         .present(out)
         .map_err(|e| io_error(&dir, "list", e))?;
     let per_pair = cfg.routes.len().max(1);
-    let mut parts = Vec::with_capacity(cfg.pairs);
+    let owned = (0..cfg.pairs).filter(|&i| owns(i)).count();
+    let mut parts = Vec::with_capacity(owned);
     let mut resumed = 0;
-    for i in 0..cfg.pairs {
+    for i in (0..cfg.pairs).filter(|&i| owns(i)) {
         let part = if done.binary_search(&i).is_ok() {
             resumed += 1;
             load(out, i)?
@@ -200,9 +248,147 @@ pub fn collect_resumable(
             part
         };
         parts.push(part);
-        on_pair((i + 1) * per_pair, cfg.pairs * per_pair);
+        on_pair(parts.len() * per_pair, owned * per_pair);
     }
+    Ok((parts, resumed))
+}
+
+/// [`crate::collect`], keeping every finished pair in `out/records.partial/` and taking the
+/// pairs already there (see the module docs). `policy_identity` is what else identifies the
+/// policy (a built-in's parameters, a served policy's address), hashed with the
+/// configuration. `on_pair(done, total)` counts resumed pairs too. The caller writes the
+/// result and then removes the partial folder ([`finish`]).
+///
+/// # Errors
+/// As [`crate::collect`]; [`HarnessError::ForeignPartial`] for a partial folder of another
+/// configuration; [`HarnessError::Shard`] when `out` is a shard's folder;
+/// [`HarnessError::Partial`] when the folder cannot be read or written;
+/// [`HarnessError::Data`] for a kept records file that no longer reads.
+pub fn collect_resumable(
+    cfg: &CollectConfig,
+    policy: &mut dyn MemoryPolicy,
+    policy_identity: &impl Serialize,
+    out: &Path,
+    on_pair: &mut dyn FnMut(usize, usize),
+) -> Result<(Collection, usize), HarnessError> {
+    cfg.validate()?;
+    let (hash, info) = identify(cfg, policy, policy_identity, out)?;
+    ShardManifest::claim(out, None)?;
+    let dir = claim(out, &hash)?;
+    write_collect_file(&dir, &info)?;
+    let (parts, resumed) = run_pairs(cfg, policy, out, &|_| true, on_pair)?;
     Ok((assemble(cfg, policy, parts), resumed))
+}
+
+/// What one shard of a collection holds after [`collect_shard`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShardRun {
+    /// Base pairs the shard owns (`i mod N = I` of `0..pairs`).
+    pub owned: usize,
+    /// Of them, pairs kept by an earlier, interrupted run of this shard.
+    pub resumed: usize,
+}
+
+/// The shard manifest of shard `shard` of the collection `cfg` with configuration hash `hash`:
+/// one job per base pair, counted in routed pairs.
+fn shard_manifest(cfg: &CollectConfig, hash: &str, shard: Shard) -> ShardManifest {
+    let per_pair = cfg.routes.len().max(1);
+    ShardManifest {
+        schema: roboaudit_shard::SHARD_SCHEMA.into(),
+        collection: COLLECTION.into(),
+        config_hash: hash.to_owned(),
+        shard,
+        total_jobs: cfg.pairs,
+        job_files: pair_files(),
+        shared_files: vec![
+            format!("{PARTIAL_DIR}/{RUN_FILE}"),
+            format!("{PARTIAL_DIR}/{COLLECT_FILE}"),
+        ],
+        unit: "pairs".into(),
+        total_units: cfg.pairs * per_pair,
+        units_per_job: per_pair,
+    }
+}
+
+/// Shard `shard` of [`collect_resumable`]: collects only the base pairs `i` with
+/// `i mod N = I` into `out/records.partial/` beside a `shard.json`, resumably; nothing is
+/// assembled (`roboaudit merge` joins the shards, then [`assemble_kept`]). Each pair's files
+/// are the bytes an unsharded run keeps for it.
+///
+/// # Errors
+/// As [`collect_resumable`]; [`HarnessError::Shard`] when `out` holds another shard, another
+/// configuration's shard or an unsharded run's pairs.
+pub fn collect_shard(
+    cfg: &CollectConfig,
+    policy: &mut dyn MemoryPolicy,
+    policy_identity: &impl Serialize,
+    out: &Path,
+    shard: Shard,
+    on_pair: &mut dyn FnMut(usize, usize),
+) -> Result<ShardRun, HarnessError> {
+    cfg.validate()?;
+    let (hash, info) = identify(cfg, policy, policy_identity, out)?;
+    std::fs::create_dir_all(out).map_err(|e| io_error(out, "create the folder", e))?;
+    ShardManifest::claim(out, Some(&shard_manifest(cfg, &hash, shard)))?;
+    let dir = claim(out, &hash)?;
+    write_collect_file(&dir, &info)?;
+    let (parts, resumed) = run_pairs(cfg, policy, out, &|i| shard.owns(i), on_pair)?;
+    Ok(ShardRun {
+        owned: parts.len(),
+        resumed,
+    })
+}
+
+/// The collection of every pair kept in `out/records.partial/` (a merged sharded run, or an
+/// unsharded run whose pairs are all kept), without the policy: its name, memory spec and
+/// chunk length come from `collect.json`. Equal to what [`collect_resumable`] returns for the
+/// same configuration.
+///
+/// # Errors
+/// [`HarnessError::ForeignPartial`] when `collect.json` is missing or unreadable or a pair is
+/// missing (named); [`HarnessError::Data`] for a records file that does not read.
+pub fn assemble_kept(out: &Path) -> Result<Collection, HarnessError> {
+    let dir = out.join(PARTIAL_DIR);
+    let path = dir.join(COLLECT_FILE);
+    let bytes = std::fs::read(&path).map_err(|e| {
+        foreign(
+            &path,
+            format!("cannot read it ({e}): not a memory collection's kept pairs"),
+        )
+    })?;
+    let info: CollectFile = serde_json::from_slice(&bytes).map_err(|e| {
+        foreign(
+            &path,
+            format!("it is not a memory collection's description ({e})"),
+        )
+    })?;
+    let done = pair_files()
+        .present(out)
+        .map_err(|e| io_error(&dir, "list", e))?;
+    let missing: Vec<usize> = (0..info.config.pairs)
+        .filter(|i| done.binary_search(i).is_err())
+        .collect();
+    if let Some(first) = missing.first() {
+        return Err(foreign(
+            &dir,
+            format!(
+                "{} of {} pairs are missing (first: {}); finish the collection (or the shard that owns them) first",
+                missing.len(),
+                info.config.pairs,
+                pair_files().relative(*first).display()
+            ),
+        ));
+    }
+    let parts = (0..info.config.pairs)
+        .map(|i| load(out, i))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(assemble_parts(
+        &info.config,
+        info.policy,
+        info.memory_spec,
+        info.chunk_len,
+        parts,
+    ))
 }
 
 /// Removes `out/records.partial/` once the collection's result is written.

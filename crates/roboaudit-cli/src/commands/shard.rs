@@ -30,6 +30,15 @@ pub struct StatusArgs {
 pub fn merge(args: &MergeArgs) -> Result<()> {
     let outcome = roboaudit_shard::merge(&args.shards, &args.out).map_err(exit_error)?;
     print_status(&outcome.shards);
+    // A memory collection's merged pairs become the records and manifest it would have written.
+    if outcome
+        .shards
+        .first()
+        .is_some_and(|s| s.manifest.collection == roboaudit_memory_harness::resume::COLLECTION)
+    {
+        let records = super::memory::collect::finish_merged(&outcome.out)?;
+        println!("assembled {}", records.display());
+    }
     println!(
         "merged {} shards ({} job files, {} shared files) into {}",
         outcome.shards.len(),
@@ -82,7 +91,7 @@ fn short_hash(hash: &str) -> &str {
     hash.get(..19).unwrap_or(hash)
 }
 
-fn exit_error(e: ShardError) -> anyhow::Error {
+pub(crate) fn exit_error(e: ShardError) -> anyhow::Error {
     match e {
         ShardError::OutputExists(_) | ShardError::InvalidSpec { .. } => {
             anyhow::Error::new(Usage(e.to_string()))

@@ -204,6 +204,12 @@ pub struct CollectArgs {
     /// Output folder (created if missing); an existing records file is never overwritten.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
+    /// Collect only shard I of N (0-based; base pairs p with p mod N = I) into --out with a
+    /// shard.json, e.g. a Slurm array task's `--shard $SLURM_ARRAY_TASK_ID/N`; `roboaudit merge`
+    /// joins the shards into the records and manifest an unsharded run writes. Built-in
+    /// policies only.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<roboaudit_shard::Shard>,
     /// Harness settings.
     #[command(flatten)]
     pub harness: HarnessArgs,
@@ -220,6 +226,7 @@ pub fn usage_or(err: HarnessError) -> anyhow::Error {
         HarnessError::Memory(e) => e.into(),
         HarnessError::ForeignPartial { .. } => InvalidInput(err.to_string()).into(),
         HarnessError::Served(e) => crate::commands::fqe_actions::classify(e),
+        HarnessError::Shard(e) => crate::commands::shard::exit_error(e),
         other => other.into(),
     }
 }
@@ -264,6 +271,12 @@ pub fn run(args: &CollectArgs) -> Result<()> {
     refuse_existing(&records_path)?;
     let mut builtin = None;
     let mut served = None;
+    if is_served(&args.policy) && args.shard.is_some() {
+        return Err(Usage(
+            "--shard takes built-in policies only: a served policy's manifest records its server's latency, which differs per shard, so the merge could not equal an unsharded run; collect it unsharded (it resumes)".into(),
+        )
+        .into());
+    }
     if is_served(&args.policy) {
         served = Some(args.served.connect(&args.policy, args.harness.chunk_len)?);
     } else {
@@ -291,6 +304,23 @@ pub fn run(args: &CollectArgs) -> Result<()> {
     let total = cfg.pairs.saturating_mul(cfg.routes.len().max(1));
     let bar = progress::bar(total as u64, "");
     bar.set_message("crossing histories: pairs");
+    if let Some(shard) = args.shard {
+        let run = resume::collect_shard(&cfg, policy, &identity, &args.out, shard, &mut |d, n| {
+            bar.set_length(n as u64);
+            bar.set_position(d as u64);
+        });
+        bar.finish_and_clear();
+        let run = run.map_err(usage_or)?;
+        println!(
+            "shard {shard}: {} of {} pairs in {} ({} resumed) in {:.1} s; when every shard is done: roboaudit merge SHARD_DIR… --out DIR",
+            run.owned,
+            cfg.pairs,
+            args.out.display(),
+            run.resumed,
+            started.elapsed().as_secs_f64()
+        );
+        return Ok(());
+    }
     let run = resume::collect_resumable(&cfg, policy, &identity, &args.out, &mut |done, _| {
         bar.set_position(done as u64);
     });
@@ -305,13 +335,7 @@ pub fn run(args: &CollectArgs) -> Result<()> {
         );
     }
 
-    let manifest_path = args.out.join(MANIFEST_FILE);
-    let json = manifest_json(&run.manifest, served.as_ref())?;
-    let parquet = records_bytes(&args.out, &run.records)?;
-    // The pair lands together: records without their manifest would block every rerun (records
-    // are never overwritten) while telling nobody how they were collected.
-    output::write_all_atomic(&[(&records_path, &parquet), (&manifest_path, &json)])?;
-    resume::finish(&args.out)?;
+    let manifest_path = write_result(&args.out, &run, served.as_ref())?;
     let m = &run.manifest;
     println!(
         "{} on {}: {} pairs × {} seeds, {} excluded (never replaced), in {seconds:.1} s",
@@ -333,6 +357,32 @@ pub fn run(args: &CollectArgs) -> Result<()> {
         manifest_path.display()
     );
     Ok(())
+}
+
+/// Writes `records.parquet` and `manifest.json` of `run` into `out` together, then removes the
+/// kept pairs; returns the manifest's path.
+fn write_result(
+    out: &Path,
+    run: &roboaudit_memory_harness::Collection,
+    served: Option<&ServedPolicy>,
+) -> Result<PathBuf> {
+    let records_path = out.join(RECORDS_FILE);
+    let manifest_path = out.join(MANIFEST_FILE);
+    let json = manifest_json(&run.manifest, served)?;
+    let parquet = records_bytes(out, &run.records)?;
+    // The pair lands together: records without their manifest would block every rerun (records
+    // are never overwritten) while telling nobody how they were collected.
+    output::write_all_atomic(&[(&records_path, &parquet), (&manifest_path, &json)])?;
+    resume::finish(out)?;
+    Ok(manifest_path)
+}
+
+/// Turns a merged sharded collection in `out` (its kept pairs) into the records and manifest
+/// an unsharded run writes; returns the records' path.
+pub(crate) fn finish_merged(out: &Path) -> Result<PathBuf> {
+    let run = resume::assemble_kept(out).map_err(usage_or)?;
+    write_result(out, &run, None)?;
+    Ok(out.join(RECORDS_FILE))
 }
 
 /// Runs the harness with a progress bar over pairs (rate and ETA; hidden in pipes and CI) whose
