@@ -134,7 +134,10 @@ fn a_server_dying_mid_run_leaves_a_run_the_rerun_finishes_identically() {
         stderr.contains("continuing the interrupted run"),
         "{stderr}"
     );
-    assert!(stderr.contains("3 served rollouts"), "{stderr}");
+    assert!(
+        stderr.contains("dataset kept") && stderr.contains("3 served rollouts"),
+        "{stderr}"
+    );
     assert!(!work.exists());
     assert_eq!(
         truth_without_run_details(&out),
@@ -180,6 +183,27 @@ fn actions_of_the_wrong_width_stop_the_run_before_anything_is_written() {
         .join(".fqe-collect-gt.partial/.resume/served/narrow");
     let written = std::fs::read_dir(&served).map_or(0, Iterator::count);
     assert_eq!(written, 0, "rollouts written before the check");
+
+    // Another configuration does not continue that run: its folder is removed, and said so.
+    let mut args = vec![
+        "fqe",
+        "collect",
+        "--small",
+        "--episodes",
+        "4",
+        "--rollouts",
+        "1",
+    ];
+    let policy = format!("narrow={}", server.url());
+    args.extend(["--served-only", "--policy", &policy, "--out"]);
+    args.push(out.to_str().unwrap());
+    let o = roboaudit(&args);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("an interrupted run with other settings"),
+        "{}",
+        text(&o)
+    );
 }
 
 #[test]
