@@ -115,6 +115,22 @@ fn a_server_dying_mid_run_leaves_a_run_the_rerun_finishes_identically() {
         "{}",
         text(&o)
     );
+    // fqe fit reads the served policy's ground truth and actions like a built-in's.
+    let res = tmp.path().join("res");
+    let fit = roboaudit(&[
+        "fqe",
+        "fit",
+        "--run",
+        whole.to_str().unwrap(),
+        "--out",
+        res.to_str().unwrap(),
+        "--no-neural",
+        "--components",
+        "8",
+    ]);
+    assert!(fit.status.success(), "{}", text(&fit));
+    let report = std::fs::read_to_string(res.join("fqe.json")).unwrap();
+    assert!(report.contains("\"wire\""), "{report}");
 
     let out = tmp.path().join("gt");
     let work = tmp.path().join(".fqe-collect-gt.partial");
