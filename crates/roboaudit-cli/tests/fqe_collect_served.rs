@@ -142,6 +142,21 @@ fn a_server_dying_mid_run_leaves_a_run_the_rerun_finishes_identically() {
     assert!(work.is_dir());
     drop(dying);
 
+    // A server declaring other capabilities is not the interrupted run's policy.
+    let other = TestServer::start(
+        metadata_with(&["reset", "action_seed"]),
+        Box::new(|_| Answer::Error("not to be queried".into())),
+    )
+    .unwrap();
+    let o = collect(&out, &format!("wire={}", other.url()));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("declares other capabilities"),
+        "{}",
+        text(&o)
+    );
+    assert!(work.is_dir() && !out.exists());
+
     let healthy = serve_expert(None);
     let o = collect(&out, &format!("wire={}", healthy.url()));
     assert!(o.status.success(), "{}", text(&o));
@@ -197,7 +212,13 @@ fn actions_of_the_wrong_width_stop_the_run_before_anything_is_written() {
     let served = tmp
         .path()
         .join(".fqe-collect-gt.partial/.resume/served/narrow");
-    let written = std::fs::read_dir(&served).map_or(0, Iterator::count);
+    let written = std::fs::read_dir(&served).map_or(0, |d| {
+        d.filter(|e| {
+            let name = e.as_ref().unwrap().file_name();
+            name.to_string_lossy().starts_with("rollout-")
+        })
+        .count()
+    });
     assert_eq!(written, 0, "rollouts written before the check");
 
     // Another configuration does not continue that run: its folder is removed, and said so.

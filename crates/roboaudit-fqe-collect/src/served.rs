@@ -242,6 +242,42 @@ fn play(
     })
 }
 
+/// What a resumed served target must still declare: the interrupted run's rollouts were played
+/// with these capabilities and keys.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct ServerIdentity {
+    capabilities: Vec<String>,
+    keys: ServedKeys,
+}
+
+/// Records the server's capabilities and keys in `dir`, or checks them against an interrupted
+/// run's: rollouts played under other ones would mix two policies' outcomes.
+fn check_server(dir: &Path, target: &ServedTarget, keys: &ServedKeys) -> Result<()> {
+    let now = ServerIdentity {
+        capabilities: target.client.capabilities().to_vec(),
+        keys: keys.clone(),
+    };
+    let path = dir.join("server.json");
+    if path.exists() {
+        let bytes = std::fs::read(&path).map_err(io_err(&path))?;
+        let before: Option<ServerIdentity> = serde_json::from_slice(&bytes).ok();
+        if before.as_ref() != Some(&now) {
+            return Err(CollectError::Resume(format!(
+                "served policy {}: the server at {} declares other capabilities or observation keys \
+                 ({}) than in the interrupted run kept in {}; serve the same policy, or remove \
+                 that folder to start over",
+                target.name,
+                target.client.url(),
+                serde_json::to_string(&now).unwrap_or_default(),
+                dir.display()
+            )));
+        }
+        return Ok(());
+    }
+    let json = serde_json::to_vec(&now).map_err(|e| encode_err("server.json")(e.to_string()))?;
+    write_atomic(&path, &json)
+}
+
 /// Rolls `target` out `rollouts` times per push task, sequentially, keeping each finished
 /// rollout in `dir` and skipping those already there. A rollout whose connection was replaced
 /// mid-way is played again once from its `reset` (the server lost its history). Returns the
@@ -256,6 +292,7 @@ pub(crate) fn served_rollouts(
 ) -> Result<(Vec<RolloutRecord>, usize)> {
     std::fs::create_dir_all(dir).map_err(io_err(dir))?;
     let keys = ServedKeys::of(&target.client);
+    check_server(dir, target, &keys)?;
     let tasks = push_tasks();
     let total = tasks.len() * cfg.config.rollouts;
     let mut records = Vec::with_capacity(total);

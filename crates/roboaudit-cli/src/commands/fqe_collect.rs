@@ -247,6 +247,7 @@ pub fn run(args: &CollectArgs) -> anyhow::Result<()> {
             CollectError::Served { policy, source } => classify(*source)
                 .context(format!("served policy {policy}"))
                 .context(kept),
+            CollectError::Resume(m) => Usage(m).into(),
             other => anyhow::Error::new(other).context(kept),
         }
     })?;
