@@ -276,3 +276,44 @@ fn served_names_and_served_only_are_checked() {
         assert!(!out.exists());
     }
 }
+
+#[test]
+fn a_server_dying_at_the_dataset_frames_keeps_its_rollouts_and_episodes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let whole = tmp.path().join("whole");
+    let server = serve_expert(None);
+    let o = collect(&whole, &format!("wire={}", server.url()));
+    assert!(o.status.success(), "{}", text(&o));
+
+    // 8 rollouts (4 tasks × 2) reset 8 times, then each of the 4 dataset episodes is played
+    // once per sample (2) after a reset: dying from the 12th reset on leaves one episode done.
+    let out = tmp.path().join("gt");
+    let dying = serve_expert(Some(11));
+    let o = collect(&out, &format!("wire={}", dying.url()));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(!out.exists());
+    let partial = tmp
+        .path()
+        .join(".fqe-collect-gt.partial/.resume/served/wire/actions.parquet.partial");
+    let episodes = std::fs::read_dir(&partial)
+        .unwrap()
+        .filter(|e| {
+            let name = e.as_ref().unwrap().file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("episode-") && name.ends_with(".parquet")
+        })
+        .count();
+    assert_eq!(episodes, 1, "finished episodes kept");
+    drop(dying);
+
+    let healthy = serve_expert(None);
+    let o = collect(&out, &format!("wire={}", healthy.url()));
+    assert!(o.status.success(), "{}", text(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("8 served rollouts"), "{stderr}");
+    assert_eq!(
+        truth_without_run_details(&out),
+        truth_without_run_details(&whole)
+    );
+    assert_eq!(files(&out, "policies"), files(&whole, "policies"));
+}
