@@ -1,5 +1,6 @@
 //! The whole collection into one folder: `dataset/` (LeRobot v3.0), `policies/<name>.parquet`,
-//! `ground_truth.json` and `README.md`.
+//! `ground_truth.json` and `README.md`; while it runs, `.resume/` holds what a rerun of the same
+//! identity ([`RunIdentity`]) needs to continue it.
 
 use crate::actions_file::{dataset_stream, policy_actions, write_actions_parquet};
 use crate::config::CheckedConfig;
