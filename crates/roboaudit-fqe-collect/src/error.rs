@@ -2,7 +2,8 @@
 
 use roboaudit_testbed::TestbedError;
 
-/// Errors of collection: bad configuration, testbed failures, output failures.
+/// Errors of collection: bad configuration, testbed failures, served-policy failures, output
+/// failures.
 #[derive(Debug, thiserror::Error)]
 pub enum CollectError {
     /// A configuration value is out of range (the message names it and the valid range).
@@ -19,6 +20,21 @@ pub enum CollectError {
         /// The file or folder.
         path: String,
     },
+    /// A served target policy failed: unreachable, timed out, died, or answered unusable actions
+    /// (the source names its address and the step: task, rollout and step, or dataset frame).
+    #[error("served policy {policy}: {source}")]
+    Served {
+        /// The policy's name.
+        policy: String,
+        /// What went wrong (boxed: it is large, and rare).
+        source: Box<roboaudit_policy_client::PolicyClientError>,
+    },
+    /// Reading back the written dataset failed (for a served policy's actions).
+    #[error("reading the dataset: {0}")]
+    Dataset(#[from] roboaudit_data::DataError),
+    /// The work folder of an interrupted run cannot be resumed (the message says why).
+    #[error("{0}")]
+    Resume(String),
     /// Encoding a Parquet or JSON output failed.
     #[error("encoding {what}: {message}")]
     Encode {

@@ -6,9 +6,10 @@ use crate::config::CheckedConfig;
 use crate::error::Result;
 use crate::obs::{NoiseKey, Observation, mix};
 use crate::scenes::{InitialState, Stream, push_tasks};
+use crate::served::ServedInfo;
 use crate::targets::TargetPolicy;
 use rayon::prelude::*;
-use roboaudit_testbed::TaskKind;
+use roboaudit_testbed::{Action, Episode, TaskKind};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -28,8 +29,36 @@ pub fn policy_seed(seed: u64, name: &str) -> u64 {
         .fold(mix(seed ^ 0x504f_4c49_4359), |h, b| mix(h ^ u64::from(b)))
 }
 
-/// Runs `policy` on `task` from `initial` until done. Its noise at step `t` is keyed by
-/// `(episode seed, t, sample 0)`.
+/// Compile-time render size of the scenes built-in rollouts run in (they render nothing; the size
+/// only bounds the offscreen buffer, not the physics).
+pub const ROLLOUT_RENDER_SIZE: usize = 64;
+
+/// Drives one episode of `task` from `initial` until done: at every step `actor(episode, t)`
+/// (with `t` = actions taken so far) returns the action to execute. The scene is compiled for
+/// renders of up to `render_size` pixels, so an actor may render the episode's camera.
+///
+/// # Errors
+/// Testbed errors, and the first error of `actor` (the rollout stops there).
+pub fn rollout_with(
+    task: TaskKind,
+    initial: &InitialState,
+    render_size: usize,
+    actor: &mut dyn FnMut(&mut Episode, usize) -> Result<Action>,
+) -> Result<RolloutOutcome> {
+    let mut ep = initial.start(task, render_size)?;
+    while !ep.done() {
+        let t = ep.steps();
+        let a = actor(&mut ep, t)?;
+        ep.step(&a)?;
+    }
+    Ok(RolloutOutcome {
+        success: ep.success(),
+        steps: ep.steps(),
+    })
+}
+
+/// Runs `policy` on `task` from `initial` until done (through [`rollout_with`]). Its noise at
+/// step `t` is keyed by `(episode seed, t, sample 0)`.
 ///
 /// # Errors
 /// Testbed errors.
@@ -39,20 +68,30 @@ pub fn rollout(
     initial: &InitialState,
     seed: u64,
 ) -> Result<RolloutOutcome> {
-    let mut ep = initial.start(task, 64)?;
-    while !ep.done() {
+    rollout_with(task, initial, ROLLOUT_RENDER_SIZE, &mut |ep, t| {
         let key = NoiseKey {
             stream: initial.episode_seed,
-            frame: ep.steps() as u64,
+            frame: t as u64,
             sample: 0,
         };
-        let a = policy.act(task, &Observation::of_episode(&ep), seed, key);
-        ep.step(&a)?;
-    }
-    Ok(RolloutOutcome {
-        success: ep.success(),
-        steps: ep.steps(),
+        Ok(policy.act(task, &Observation::of_episode(ep), seed, key))
     })
+}
+
+/// The initial state of rollout `rollout` of push task `task` (its position in
+/// [`crate::scenes::push_tasks`]): the same for every target policy, built-in or served.
+///
+/// # Errors
+/// Testbed errors from [`InitialState::draw`].
+pub fn rollout_initial(cfg: &CheckedConfig, task: usize, rollout: usize) -> Result<InitialState> {
+    InitialState::draw(
+        cfg.config.seed,
+        cfg.config.layout_level,
+        Stream::Rollout {
+            task: task as u64,
+            rollout: rollout as u64,
+        },
+    )
 }
 
 /// Ground truth of one policy on one task.
@@ -87,10 +126,16 @@ pub struct PolicyTruth {
     pub actions_file: String,
     /// Action samples per frame in that file.
     pub samples: usize,
-    /// Whether the policy draws noise.
+    /// Whether the policy draws noise: a built-in's noise σ > 0; a served policy's declared
+    /// `action_seed` capability (a served policy that samples without declaring it is reported
+    /// deterministic, as nothing on the wire tells).
     pub stochastic: bool,
-    /// Controller parameters.
-    pub params: crate::policy::PushParams,
+    /// Controller parameters of a built-in target (absent for a served one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<crate::policy::PushParams>,
+    /// How a served target was queried (absent for a built-in one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served: Option<ServedInfo>,
     /// Mean over tasks of `v_pi` (tasks weigh equally).
     pub suite_v_pi: f64,
     /// Mean over tasks of `success_rate`.
@@ -99,7 +144,13 @@ pub struct PolicyTruth {
     pub tasks: Vec<TaskTruth>,
 }
 
-fn task_truth(task: TaskKind, k: usize, outcomes: &[RolloutOutcome], gamma: f64) -> TaskTruth {
+/// Ground truth of one task from its rollouts' outcomes (task `k` of [`push_tasks`]).
+pub(crate) fn task_truth(
+    task: TaskKind,
+    k: usize,
+    outcomes: &[RolloutOutcome],
+    gamma: f64,
+) -> TaskTruth {
     let n = outcomes.len();
     let v: Vec<f64> = outcomes
         .iter()
@@ -139,6 +190,17 @@ pub fn ground_truth(
     cfg: &CheckedConfig,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Vec<PolicyTruth>> {
+    Ok(builtin_truth(cfg, &builtin_outcomes(cfg, progress)?))
+}
+
+/// The outcomes of [`ground_truth`]'s rollouts, policy-major, then task, then rollout.
+///
+/// # Errors
+/// The first testbed error.
+pub fn builtin_outcomes(
+    cfg: &CheckedConfig,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Vec<RolloutOutcome>> {
     let c = &cfg.config;
     let tasks = push_tasks();
     let mut jobs = Vec::new();
@@ -150,26 +212,24 @@ pub fn ground_truth(
         }
     }
     let done = AtomicUsize::new(0);
-    let outcomes: Vec<RolloutOutcome> = jobs
-        .par_iter()
+    jobs.par_iter()
         .map(|&(pi, k, r)| {
-            let initial = InitialState::draw(
-                c.seed,
-                c.layout_level,
-                Stream::Rollout {
-                    task: k as u64,
-                    rollout: r as u64,
-                },
-            )?;
+            let initial = rollout_initial(cfg, k, r)?;
             let t = &cfg.targets[pi];
             let o = rollout(t, tasks[k], &initial, policy_seed(c.seed, &t.name));
             progress(done.fetch_add(1, Ordering::Relaxed) + 1, jobs.len());
             o
         })
-        .collect::<Result<_>>()?;
+        .collect()
+}
+
+/// The built-in targets' ground truth from their rollouts' `outcomes` (as [`builtin_outcomes`]
+/// orders them).
+pub fn builtin_truth(cfg: &CheckedConfig, outcomes: &[RolloutOutcome]) -> Vec<PolicyTruth> {
+    let c = &cfg.config;
+    let tasks = push_tasks();
     let per_task = c.rollouts;
-    Ok(cfg
-        .targets
+    cfg.targets
         .iter()
         .enumerate()
         .map(|(pi, t)| {
@@ -188,13 +248,14 @@ pub fn ground_truth(
                 actions_file: format!("policies/{}.parquet", t.name),
                 samples: cfg.samples_for(t),
                 stochastic: t.is_stochastic(),
-                params: t.params,
+                params: Some(t.params),
+                served: None,
                 suite_v_pi: tt.iter().map(|x| x.v_pi).sum::<f64>() / nt,
                 suite_success_rate: tt.iter().map(|x| x.success_rate).sum::<f64>() / nt,
                 tasks: tt,
             }
         })
-        .collect())
+        .collect()
 }
 
 #[cfg(test)]

@@ -6,6 +6,10 @@
 //! (proprioception and block poses) plus noise keyed by `(seed, stream, frame, sample)`: their action
 //! at a dataset frame is exactly what they would do there when driving.
 //!
+//! Target policies may also be served over openpi's websocket protocol ([`served`],
+//! [`collect_with`]): rolled out from the same initial states and queried at every dataset frame
+//! with the same observation. A collection is resumable ([`open_work`]).
+//!
 //! ```no_run
 //! use roboaudit_fqe_collect::{CollectConfig, collect::collect};
 //! let cfg = CollectConfig::small().check()?;
@@ -26,11 +30,16 @@ pub mod ground_truth;
 pub mod obs;
 pub mod policy;
 pub mod scenes;
+pub mod served;
 pub mod targets;
 
-pub use collect::{CollectSummary, GroundTruthFile, Stage, collect};
+pub use collect::{
+    CollectSummary, GroundTruthFile, Resumed, RunIdentity, Stage, WorkState, collect, collect_with,
+    open_work,
+};
 pub use config::{CheckedConfig, CollectConfig};
 pub use error::{CollectError, Result};
 pub use obs::{NoiseKey, Observation};
 pub use policy::{PushParams, noisy_push_action, push_action};
+pub use served::{ServedInfo, ServedTarget};
 pub use targets::{TargetPolicy, standard_targets};

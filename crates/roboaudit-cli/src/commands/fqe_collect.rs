@@ -1,14 +1,23 @@
 //! `roboaudit fqe collect`: a push-suite dataset with ground truth from the testbed (SPEC.md §3).
 //!
 //! Writes `OUT/dataset/` (LeRobot v3.0), `OUT/policies/<name>.parquet` (policy-actions files),
-//! `OUT/ground_truth.json` and `OUT/README.md`. Everything is written into a temporary sibling folder
-//! that is renamed to `OUT` at the end, so a failed or killed run leaves nothing half-written.
+//! `OUT/ground_truth.json` and `OUT/README.md`. Everything is written into a work folder beside
+//! `OUT` (`.fqe-collect-<name>.partial`) that is renamed to `OUT` at the end, so a failed or
+//! killed run leaves nothing half-written. A failed run keeps its work folder: a rerun with the
+//! same settings and target names continues it; a rerun with others removes it.
+//!
+//! `--policy NAME=ws://HOST:PORT` adds served target policies (`roboaudit_fqe_collect::served`).
 
+use crate::commands::fqe_actions::{classify, client_config, split_policy};
+use crate::commands::memory::collect::ServedArgs;
 use crate::exit::Usage;
 use anyhow::Context;
+use roboaudit_fqe_collect::served::ServedTarget;
 use roboaudit_fqe_collect::{
-    CheckedConfig, CollectConfig, CollectError, CollectSummary, Stage, collect,
+    CheckedConfig, CollectConfig, CollectError, CollectSummary, RunIdentity, Stage, WorkState,
+    collect_with, open_work,
 };
+use roboaudit_policy_client::PolicyClient;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -40,6 +49,17 @@ pub struct CollectArgs {
     /// A few-second preset for tests and demos; explicit flags override it.
     #[arg(long)]
     pub small: bool,
+    /// A served target policy as NAME=ws://HOST:PORT (openpi's websocket protocol; repeatable):
+    /// rolled out like the built-in targets and queried at every dataset frame (see the
+    /// fqe-collect README for the observation it receives and the actions it must answer).
+    #[arg(long = "policy", value_name = "NAME=URL")]
+    pub policies: Vec<String>,
+    /// Only the served policies: no built-in targets (needs at least one --policy).
+    #[arg(long)]
+    pub served_only: bool,
+    /// Served-policy settings.
+    #[command(flatten)]
+    pub served: ServedArgs,
 }
 
 impl CollectArgs {
@@ -67,6 +87,8 @@ fn stage_name(s: Stage) -> &'static str {
         Stage::Writing => "writing the LeRobot dataset",
         Stage::Actions => "computing policy-actions files",
         Stage::GroundTruth => "ground-truth rollouts",
+        Stage::ServedGroundTruth => "served policy rollouts",
+        Stage::ServedActions => "served policy actions at dataset frames: episodes",
     }
 }
 
@@ -89,17 +111,19 @@ fn check_out(out: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs the collection into `dir` with a progress bar per stage (episodes, then ground-truth
-/// rollouts; rate and ETA, hidden in pipes and CI) whose message starts with `label`.
+/// Runs the collection (built-in targets of `cfg`, then `served`) into `dir` with a progress bar
+/// per stage (episodes, then ground-truth rollouts; rate and ETA, hidden in pipes and CI) whose
+/// message starts with `label`.
 pub(crate) fn collect_with_progress(
     cfg: &CheckedConfig,
+    served: &mut [ServedTarget],
     dir: &Path,
     label: &str,
 ) -> Result<CollectSummary, CollectError> {
     let pb = crate::progress::bar(0, "");
     // Progress arrives from worker threads; the lock keeps the stage switches and positions ordered.
     let last = Mutex::new((None::<Stage>, 0usize));
-    let summary = collect(cfg, dir, &|stage, done, total| {
+    let summary = collect_with(cfg, served, dir, &|stage, done, total| {
         if let Ok(mut l) = last.lock() {
             if l.0 != Some(stage) {
                 *l = (Some(stage), 0);
@@ -118,47 +142,131 @@ pub(crate) fn collect_with_progress(
     summary
 }
 
+/// `(name, url)` of every `--policy`, checked: NAME=URL form, names usable as file stems, unique
+/// and not a built-in target's name (usage errors).
+fn served_specs(args: &CollectArgs) -> anyhow::Result<Vec<(String, String)>> {
+    if args.served_only && args.policies.is_empty() {
+        return Err(
+            Usage("--served-only needs at least one --policy NAME=ws://HOST:PORT".into()).into(),
+        );
+    }
+    let builtin: Vec<String> = roboaudit_fqe_collect::standard_targets()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    let mut specs: Vec<(String, String)> = Vec::new();
+    for p in &args.policies {
+        let (name, url) = split_policy(p)?;
+        let stem_ok = !name.starts_with('.')
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+        if !stem_ok {
+            return Err(Usage(format!(
+                "--policy name `{name}`: use letters, digits, `_`, `-` and `.` (it names policies/{name}.parquet)"
+            ))
+            .into());
+        }
+        if builtin.contains(&name) {
+            return Err(Usage(format!(
+                "--policy name `{name}` is a built-in target's name ({}); choose another",
+                builtin.join(", ")
+            ))
+            .into());
+        }
+        if specs.iter().any(|(n, _)| *n == name) {
+            return Err(Usage(format!("--policy name `{name}` is given twice")).into());
+        }
+        specs.push((name, url));
+    }
+    Ok(specs)
+}
+
 /// Runs the collection.
 pub fn run(args: &CollectArgs) -> anyhow::Result<()> {
-    let cfg = args.config().check().map_err(|e| match e {
+    let mut cfg = args.config().check().map_err(|e| match e {
         CollectError::InvalidConfig(m) => anyhow::Error::new(Usage(m)),
         other => anyhow::Error::new(other),
     })?;
+    let specs = served_specs(args)?;
+    if args.served_only {
+        cfg.targets.clear();
+    }
     check_out(&args.out)?;
+    let client_cfg = client_config(args.served.timeout, args.served.allow_remote_policy)?;
+    let mut served = Vec::with_capacity(specs.len());
+    for (name, url) in &specs {
+        let client = PolicyClient::connect(url, client_cfg)
+            .map_err(|e| classify(e).context(format!("served policy {name}")))?;
+        let caps = client.capabilities();
+        println!(
+            "policy {name} at {url}: {}",
+            if caps.is_empty() {
+                "a plain openpi server (no roboaudit extensions: no reset between rollouts, no action seeds)".to_owned()
+            } else {
+                format!("roboaudit capabilities {}", caps.join(", "))
+            }
+        );
+        served.push(ServedTarget {
+            name: name.clone(),
+            client,
+        });
+    }
     let parent = args
         .out
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     crate::output::ensure_dir(parent)?;
-    // One work folder per --out, named after it: an interrupted run's (a killed process leaves
-    // it) is removed by the next run into the same --out instead of piling up beside it.
+    // One work folder per --out, named after it: an interrupted run's is continued by a rerun
+    // with the same settings, and replaced otherwise, instead of piling up beside it.
     let name = args
         .out
         .file_name()
         .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-    let prefix = format!(".fqe-collect-{name}");
-    let stale = parent.join(format!("{prefix}.partial"));
-    if stale.exists() {
-        std::fs::remove_dir_all(&stale)
-            .with_context(|| format!("cannot remove the interrupted run's {}", stale.display()))?;
+    let work = parent.join(format!(".fqe-collect-{name}.partial"));
+    let names: Vec<String> = specs.iter().map(|(n, _)| n.clone()).collect();
+    match open_work(&work, &RunIdentity::of(&cfg, &names))? {
+        WorkState::Fresh => {}
+        WorkState::Resumed => eprintln!(
+            "continuing the interrupted run in {} (same settings and targets)",
+            work.display()
+        ),
+        WorkState::Replaced => eprintln!(
+            "removed {}: an interrupted run with other settings or targets",
+            work.display()
+        ),
     }
-    let tmp = tempfile::Builder::new()
-        .prefix(&prefix)
-        .suffix(".partial")
-        .rand_bytes(0)
-        .tempdir_in(parent)
-        .with_context(|| format!("cannot create a temporary folder in {}", parent.display()))?;
     let started = Instant::now();
-    let summary = collect_with_progress(&cfg, tmp.path(), "fqe collect")?;
+    let summary = collect_with_progress(&cfg, &mut served, &work, "fqe collect").map_err(|e| {
+        let kept = format!(
+            "fqe collect stopped; {} is kept: rerun the same command to continue",
+            work.display()
+        );
+        match e {
+            CollectError::Served { policy, source } => classify(*source)
+                .context(format!("served policy {policy}"))
+                .context(kept),
+            CollectError::Resume(m) => Usage(m).into(),
+            other => anyhow::Error::new(other).context(kept),
+        }
+    })?;
+    let r = summary.resumed;
+    if r.dataset || r.builtin_rollouts || r.served_rollouts > 0 {
+        eprintln!(
+            "resumed from the interrupted run: dataset {}, built-in rollouts {}, {} served rollouts",
+            if r.dataset { "kept" } else { "redone" },
+            if r.builtin_rollouts { "kept" } else { "redone" },
+            r.served_rollouts
+        );
+    }
     let elapsed = started.elapsed().as_secs_f64();
     // An empty existing folder is replaced by the finished one in one rename.
     if args.out.exists() {
         std::fs::remove_dir(&args.out)
             .with_context(|| format!("cannot replace {}", args.out.display()))?;
     }
-    let tmp_path = tmp.keep();
-    std::fs::rename(&tmp_path, &args.out)
+    std::fs::rename(&work, &args.out)
         .with_context(|| format!("cannot move the results to {}", args.out.display()))?;
     #[cfg(unix)]
     {
@@ -198,6 +306,23 @@ pub fn run(args: &CollectArgs) -> anyhow::Result<()> {
             p.suite_success_rate,
             per.join("  ")
         );
+    }
+    let ms = |v: Option<f64>| v.map_or("-".to_owned(), |x| format!("{x:.2} ms"));
+    for p in &t.policies {
+        if let Some(s) = &p.served {
+            println!(
+                "served policy {} at {}: rollouts {} queries (median {}, p95 {}), dataset frames {} queries (median {}, p95 {}), {} reconnections",
+                p.policy,
+                s.url,
+                s.latency.rollouts.queries,
+                ms(s.latency.rollouts.median_ms),
+                ms(s.latency.rollouts.p95_ms),
+                s.latency.actions.queries,
+                ms(s.latency.actions.median_ms),
+                ms(s.latency.actions.p95_ms),
+                s.latency.reconnections
+            );
+        }
     }
     println!("wrote {}", args.out.display());
     Ok(())

@@ -1,6 +1,10 @@
 //! `fqe actions`: a served policy's actions at every frame of a LeRobot dataset, written as the
 //! policy-actions file `fqe fit` reads (`index`, `sample`, `action`; SPEC.md §3).
 //!
+//! Sent per frame: the camera image, the state, `observation.environment_state` (the object
+//! state, when the dataset declares it numeric), the task text and, with `action_seed`, the seed;
+//! keys as [`KeyMap`] records them.
+//!
 //! Episodes are played one at a time as the camera's files stream them (image rows or video
 //! frames; the state alone without a camera), frames in `frame_index` order, so memory holds
 //! one episode's frames. Each of the `M` samples of an episode is one pass over its frames
@@ -39,6 +43,10 @@ pub const DEFAULT_IMAGE_KEY: &str = "observation/image";
 pub const DEFAULT_STATE_KEY: &str = "observation/state";
 /// Default observation key of the task text.
 pub const DEFAULT_PROMPT_KEY: &str = "prompt";
+/// Default observation key of the object state (float32 vector; role `environment_state`).
+pub const DEFAULT_ENVIRONMENT_STATE_KEY: &str = "observation/environment_state";
+/// The dataset feature sent as the object state when it is numeric (LeRobot's name for it).
+pub const ENVIRONMENT_STATE_FEATURE: &str = "observation.environment_state";
 
 /// Settings of an `fqe actions` run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -82,6 +90,12 @@ pub struct KeyMap {
     pub state: Option<(String, String)>,
     /// Observation key of the episode's task text.
     pub prompt: String,
+    /// `(dataset feature, observation key)` of the object state: `observation.environment_state`
+    /// whenever the dataset declares it numeric, under the metadata's `environment_state` key
+    /// (default [`DEFAULT_ENVIRONMENT_STATE_KEY`]). Absent from manifests written before it was
+    /// sent, which read as `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment_state: Option<(String, String)>,
 }
 
 /// Provenance of a policy-actions file (written as `<out stem>.manifest.json`).
@@ -145,11 +159,12 @@ struct PartTiming {
     horizon: usize,
 }
 
-/// One episode's frames: global indices, frame indices, state rows, prompt.
+/// One episode's frames: global indices, state and object-state rows, prompt.
 struct EpisodeInput {
     episode: i64,
     index: Vec<i64>,
     state: Option<Vec<Vec<f32>>>,
+    environment_state: Option<Vec<Vec<f32>>>,
     prompt: Option<String>,
 }
 
@@ -198,6 +213,10 @@ pub fn collect_actions(
             .filter(|f| f.kind == FeatureKind::Numeric)
             .map(|f| f.name.clone()),
     };
+    let env_feature = dataset
+        .feature(ENVIRONMENT_STATE_FEATURE)
+        .filter(|f| f.kind == FeatureKind::Numeric)
+        .map(|f| f.name.clone());
     let key = |role: &str, default: &str| {
         client
             .observation_key(role)
@@ -211,6 +230,9 @@ pub fn collect_actions(
             .clone()
             .map(|f| (f, key("state", DEFAULT_STATE_KEY))),
         prompt: key("prompt", DEFAULT_PROMPT_KEY),
+        environment_state: env_feature
+            .clone()
+            .map(|f| (f, key("environment_state", DEFAULT_ENVIRONMENT_STATE_KEY))),
     };
     let state = ResumeState {
         config: cfg.clone(),
@@ -220,7 +242,12 @@ pub fn collect_actions(
     let partial = partial_dir(out);
     prepare_partial(&partial, &state)?;
 
-    let columns: Vec<&str> = state_feature.iter().map(String::as_str).collect();
+    let mut columns: Vec<&str> = state_feature
+        .iter()
+        .chain(&env_feature)
+        .map(String::as_str)
+        .collect();
+    columns.dedup();
     let frames = dataset.read_frames(&columns)?;
     let inputs: Vec<EpisodeInput> = frames
         .into_iter()
@@ -231,6 +258,9 @@ pub fn collect_actions(
             EpisodeInput {
                 episode: e.episode_index,
                 state: state_feature
+                    .as_ref()
+                    .and_then(|s| e.column(s).map(<[_]>::to_vec)),
+                environment_state: env_feature
                     .as_ref()
                     .and_then(|s| e.column(s).map(<[_]>::to_vec)),
                 index: e.index,
@@ -464,6 +494,14 @@ impl Runner<'_> {
                     Field::Array(NdArray::from_f32(vec![state[t].len()], &state[t])),
                 ));
             }
+            if let (Some(env), Some((_, key))) =
+                (&e.environment_state, &self.keys.environment_state)
+            {
+                obs.push((
+                    key.clone(),
+                    Field::Array(NdArray::from_f32(vec![env[t].len()], &env[t])),
+                ));
+            }
             if let Some(p) = &e.prompt {
                 obs.push((self.keys.prompt.clone(), Field::Text(p.clone())));
             }
@@ -566,4 +604,21 @@ fn finish(
     write_rows(out, &rows)?;
     std::fs::remove_dir_all(partial).map_err(io("cannot remove", partial))?;
     Ok(manifest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::KeyMap;
+
+    #[test]
+    fn a_key_map_without_environment_state_still_parses() {
+        let old = r#"{"image": null, "state": ["observation.state", "observation/state"], "prompt": "prompt"}"#;
+        let k: KeyMap = serde_json::from_str(old).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(k.environment_state, None);
+        assert!(
+            !serde_json::to_string(&k)
+                .unwrap_or_default()
+                .contains("environment_state")
+        );
+    }
 }

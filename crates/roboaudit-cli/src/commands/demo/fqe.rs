@@ -164,7 +164,7 @@ fn collect_run(run_dir: &Path, cfg: &CollectConfig) -> Result<()> {
         .prefix(".run-")
         .tempdir_in(parent)
         .with_context(|| format!("cannot create a temporary folder in {}", parent.display()))?;
-    collect_with_progress(&checked, tmp.path(), "fqe collect")?;
+    collect_with_progress(&checked, &mut [], tmp.path(), "fqe collect")?;
     mark_done(tmp.path(), &settings, RUN_OUTPUTS)?;
     // A stale collection (other settings, or interrupted) is replaced as a whole.
     if run_dir.exists() {
