@@ -76,6 +76,26 @@ def test_actions_equal_what_the_policy_returns_and_fit_accepts_them(roboaudit, p
     assert "mine" in json.dumps(report)
 
 
+def test_fqe_collect_rolls_out_and_queries_a_served_target(roboaudit, server_process, tmp_path):
+    """``fqe collect --served-only``: ground truth by rollouts of the served policy, and its
+    actions at every frame of the collected dataset equal what the Python policy returns there."""
+    url = server_process("--policy", "state", "--action-dim", "7")
+    out = tmp_path / "run"
+    r = subprocess.run([str(roboaudit), "fqe", "collect", "--small", "--rollouts", "2", "--served-only",
+                        "--policy", f"mine={url}", "--out", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    truth = json.loads((out / "ground_truth.json").read_text())
+    [p] = truth["policies"]
+    assert p["policy"] == "mine" and p["served"]["url"] == url
+    assert [t["n_episodes"] for t in p["tasks"]] == [2, 2, 2, 2]
+    assert p["served"]["latency"]["rollouts"]["queries"] > 0
+    got = actions(out / p["actions_file"])
+    fr = frames(out / "dataset")
+    assert len(got) == len(fr) * p["samples"]
+    for index, _, _, obs in fr:
+        np.testing.assert_array_equal(got[(index, 0)], state_action(obs, 7))
+
+
 def test_stochastic_policy_honours_action_seeds_and_resets(roboaudit, push_dataset, server_process, tmp_path):
     ds = push_dataset / "dataset"
     url = server_process("--policy", "stochastic", "--action-dim", "7")
