@@ -17,8 +17,8 @@ pub enum TestbedError {
         name: String,
     },
     /// An unknown task name was given.
-    #[error("unknown task `{0}`; valid tasks: {valid}", valid = crate::task::TaskKind::all_names().join(", "))]
-    UnknownTask(String),
+    #[error(transparent)]
+    UnknownTask(#[from] roboaudit_types::task::UnknownTask),
     /// A parameter is out of its documented range.
     #[error("invalid parameter: {0}")]
     InvalidParameter(String),

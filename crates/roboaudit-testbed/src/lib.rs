@@ -30,7 +30,6 @@ pub mod record;
 pub mod render;
 pub mod replay;
 pub mod scene;
-pub mod task;
 pub mod world;
 
 pub use episode::{Episode, EpisodeConfig, Privileged, Proprio, Snapshot, StepOutcome};
@@ -39,6 +38,6 @@ pub use expert::{Anchor, Expert, ExpertParams};
 pub use record::{EpisodeRecord, Frame, record_episode, record_expert_episode, write_lerobot_v3};
 pub use render::{CameraKind, Image, SceneRenderer};
 pub use replay::{Experience, ReplayPolicy, Retarget, Waypoint, execute};
+pub use roboaudit_types::task::{self, Color, Family, PushDir, TaskKind, UnknownTask};
 pub use scene::{Appearance, Layout, Perturbation, Scene, SceneSet, SceneSetSpec};
-pub use task::{Color, Family, PushDir, TaskKind};
 pub use world::{Action, CompiledScene, Pose, World};

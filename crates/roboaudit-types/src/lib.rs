@@ -2,10 +2,12 @@
 //!
 //! These are the rows of the retrieval-audit input contract (issue "Retrieval audit engine",
 //! SPEC.md §1) after parsing. `roboaudit-data` reads and validates them; the audits consume them.
-//! [`seed`] holds the hashing primitives of every seeded stream.
+//! [`seed`] holds the hashing primitives of every seeded stream; [`task`] the testbed's task
+//! identities, which result files of every audit name.
 
 mod retrieval;
 pub mod seed;
+pub mod task;
 
 pub use retrieval::{
     EmbeddingKind, EmbeddingRecord, ExecutionRecord, ExperienceRecord, Perturbation, RecordedAt,

@@ -1,7 +1,14 @@
-//! Task identities, names and language instructions.
+//! Task identities, names and language instructions of the testbed (seeds 000 §II, 002 §IV-A).
+//!
+//! Pure data: the testbed (`roboaudit-testbed`) builds scenes and success predicates for them,
+//! and the audits' result files name them without depending on the simulator.
 
-use crate::error::{Result, TestbedError};
 use serde::{Deserialize, Serialize};
+
+/// An unknown task name (the string as given); the message lists the valid names.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown task `{0}`; valid tasks: {valid}", valid = TaskKind::all_names().join(", "))]
+pub struct UnknownTask(pub String);
 
 /// Colour names of blocks and trays (the language suite refers to objects by these).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -101,7 +108,7 @@ impl PushDir {
     }
 }
 
-/// A task of the testbed. Success predicates are documented in [`crate::predicates`].
+/// A task of the testbed. Success predicates are documented in `roboaudit_testbed::predicates`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum TaskKind {
     /// Put the red block on the blue block.
@@ -204,11 +211,11 @@ impl TaskKind {
     /// Parses a name produced by [`TaskKind::name`] (also accepts `-` for `_`).
     ///
     /// # Errors
-    /// [`TestbedError::UnknownTask`] for any other string, and for pick-place into the yellow tray
-    /// (the language scene has red, green and blue trays only).
-    pub fn parse(s: &str) -> Result<TaskKind> {
+    /// [`UnknownTask`] for any other string, and for pick-place into the yellow tray (the
+    /// language scene has red, green and blue trays only).
+    pub fn parse(s: &str) -> Result<TaskKind, UnknownTask> {
         let norm = s.trim().to_ascii_lowercase().replace('-', "_");
-        let unknown = || TestbedError::UnknownTask(s.to_string());
+        let unknown = || UnknownTask(s.to_string());
         let parts: Vec<&str> = norm.split(':').collect();
         match parts.as_slice() {
             ["stack"] => Ok(TaskKind::Stack),
@@ -265,7 +272,8 @@ impl TaskKind {
         }
     }
 
-    /// Episode step limit (one step = one action = [`crate::world::SUBSTEPS`] physics steps).
+    /// Episode step limit (one step = one action = `roboaudit_testbed::world::SUBSTEPS` physics
+    /// steps).
     pub fn max_steps(self) -> usize {
         match self {
             TaskKind::Stack | TaskKind::Door | TaskKind::PickPlace { .. } => 220,
