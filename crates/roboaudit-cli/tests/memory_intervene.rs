@@ -152,3 +152,45 @@ fn bad_episodes_and_an_out_file_are_refused_before_any_rollout() {
         assert!(!out.exists());
     }
 }
+
+/// A study written beside a memory audit reaches the report as a typed table: each condition's
+/// continuations and its success rate with the interval of `interventions.json`.
+#[test]
+fn the_report_shows_a_study_beside_its_audit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    let o = common::collect_one_faithful_pair(&run, &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    let audit = tmp.path().join("audit");
+    let o = roboaudit(&[
+        "memory",
+        "audit",
+        "--records",
+        run.join("records.parquet").to_str().unwrap(),
+        "--out",
+        audit.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let study = restoration(&audit, "5");
+    let out = tmp.path().join("report");
+    let o = roboaudit(&[
+        "report",
+        audit.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("Native interventions"), "{md}");
+    assert!(
+        md.contains("History restoration study on put_back: 4 recipients"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| anchor | 4 | 1.000 [1.000, 1.000] | – | – |"),
+        "{md}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["memory"][0]["interventions"], study);
+}

@@ -11,58 +11,10 @@
 use std::collections::BTreeMap;
 
 use roboaudit_stats::{BootstrapConfig, IntervalMethod, ResampleDesign, bootstrap};
-use serde::{Deserialize, Serialize};
 
 use crate::error::HarnessError;
-use crate::intervene::Continuation;
-
-/// Bootstrap settings of the study intervals.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct BootstrapSettings {
-    /// Resamples (≥ 1; default 10,000).
-    pub resamples: usize,
-    /// Two-sided confidence level in (0, 1) (default 0.95).
-    pub level: f64,
-    /// Seed of the resampling (ChaCha8; default 0).
-    pub seed: u64,
-}
-
-impl Default for BootstrapSettings {
-    /// 10,000 resamples, 95 %, seed 0 (SPEC.md §0 defaults).
-    fn default() -> Self {
-        BootstrapSettings {
-            resamples: 10_000,
-            level: 0.95,
-            seed: 0,
-        }
-    }
-}
-
-/// A rate in `[0, 1]` with its stratified bootstrap interval.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct RateInterval {
-    /// The rate on the study's own recipients.
-    pub estimate: f64,
-    /// Percentile interval `[lo, hi]`, `lo ≤ hi`, both in `[0, 1]`; `None` when fewer than two
-    /// resamples gave a defined rate (never for a condition with continuations).
-    pub ci: Option<[f64; 2]>,
-    /// Confidence level of `ci`.
-    pub level: f64,
-}
-
-/// The intervals of one condition.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ConditionIntervals {
-    /// Condition name (as in [`crate::intervene::ConditionSummary`]).
-    pub condition: String,
-    /// Official success rate.
-    pub success: Option<RateInterval>,
-    /// Rate of committing to the recipient's own target (replacement study only).
-    pub committed_own: Option<RateInterval>,
-    /// Rate of committing to the donor's target, for conditions whose donor has another target
-    /// (`donor_opposite`); `None` elsewhere.
-    pub committed_donor: Option<RateInterval>,
-}
+use roboaudit_memory::interventions::Continuation;
+pub use roboaudit_memory::interventions::{BootstrapSettings, ConditionIntervals, RateInterval};
 
 /// Which 0/1 outcome a rate averages.
 type Outcome = fn(&Continuation) -> bool;

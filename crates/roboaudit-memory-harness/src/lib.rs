@@ -26,7 +26,6 @@ pub mod bank;
 pub mod builtin;
 mod calibrate;
 mod collect;
-mod control;
 mod error;
 pub mod execute;
 pub mod intervals;
@@ -46,7 +45,6 @@ pub use collect::{
     CollectConfig, Collection, MANIFEST_SCHEMA, Manifest, PairExclusion, PairPart, Reuse, assemble,
     collect, collect_pair,
 };
-pub use control::{DEFAULT_MARGIN, RouteControl, route_control};
 pub use error::HarnessError;
 pub use observe::Tolerance;
 pub use pairs::Route;
@@ -54,4 +52,5 @@ pub use policy::{
     ACTION_DIM, ActionChunk, Component, ComponentSpec, FeatureLayout, Frame, MemoryPolicy,
     MemorySpec, MemoryState, Observation, check_chunk,
 };
+pub use roboaudit_memory::{DEFAULT_MARGIN, RouteControl, route_control};
 pub use served::ServedPolicy;

@@ -8,12 +8,11 @@
 use std::collections::BTreeMap;
 
 use roboaudit_data::{MemoryLabel, MemoryRecord};
-use roboaudit_memory::{
-    Choice, Equivalence, Plan, SubsetSummary, analyze, branch_choice, equivalence_test,
-};
 use serde::{Deserialize, Serialize};
 
-use crate::error::HarnessError;
+use crate::{
+    Choice, Equivalence, MemoryError, Plan, SubsetSummary, analyze, branch_choice, equivalence_test,
+};
 
 /// Margin used when the plan registers none under `nuisance` / `interaction`.
 pub const DEFAULT_MARGIN: f64 = 0.1;
@@ -53,18 +52,17 @@ fn signed(choice: Choice, memory: MemoryLabel) -> f64 {
 /// Base pairs excluded under either route are left out of the effects.
 ///
 /// # Errors
-/// [`MemoryError::InvalidRecords`](roboaudit_memory::MemoryError::InvalidRecords) (as
-/// [`HarnessError::Memory`]) for a record without a route or records without exactly two
-/// routes: the records are wrong, not the configuration; [`HarnessError::InvalidConfig`]
-/// unless at least one base pair is eligible under both routes; errors of the audit.
-pub fn route_control(records: &[MemoryRecord], plan: &Plan) -> Result<RouteControl, HarnessError> {
+/// [`MemoryError::InvalidRecords`] for a record without a route, records without exactly two
+/// routes, or records in which no base pair is eligible under both routes: the records are
+/// wrong, not the configuration; errors of the audit.
+pub fn route_control(records: &[MemoryRecord], plan: &Plan) -> Result<RouteControl, MemoryError> {
     let audit = analyze(records, plan)?;
     // s̄[base][route][memory]
     let mut sums: BTreeMap<String, BTreeMap<String, [(f64, usize); 2]>> = BTreeMap::new();
     let mut excluded: Vec<String> = Vec::new();
     for r in records {
         let Some(route) = &r.route else {
-            return Err(roboaudit_memory::MemoryError::InvalidRecords(format!(
+            return Err(MemoryError::InvalidRecords(format!(
                 "pair {} has no route; the control needs records collected with two routes (memory collect --routes left,right)",
                 r.pair_id
             ))
@@ -97,7 +95,7 @@ pub fn route_control(records: &[MemoryRecord], plan: &Plan) -> Result<RouteContr
         v
     };
     let [r1, r2] = <[String; 2]>::try_from(routes).map_err(|v| {
-        roboaudit_memory::MemoryError::InvalidRecords(format!(
+        MemoryError::InvalidRecords(format!(
             "the control needs records of exactly two routes, got {v:?} (memory collect --routes left,right)"
         ))
     })?;
@@ -115,8 +113,8 @@ pub fn route_control(records: &[MemoryRecord], plan: &Plan) -> Result<RouteContr
         interaction.push(0.5 * (d[0] + d[1]));
     }
     if nuisance.is_empty() {
-        return Err(HarnessError::InvalidConfig(
-            "no base pair is eligible under both routes".into(),
+        return Err(MemoryError::InvalidRecords(
+            "no base pair is eligible under both routes: every base pair was excluded (present not verified identical) under at least one route".into(),
         ));
     }
     let margin = |name: &str| plan.margins.get(name).copied();

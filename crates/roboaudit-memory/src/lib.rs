@@ -34,15 +34,18 @@
 //! ```
 
 mod audit;
+mod control;
 mod equivalence;
 mod error;
 mod guard;
+pub mod interventions;
 mod pairs;
 mod plan;
 mod render;
 mod report;
 
 pub use audit::analyze;
+pub use control::{DEFAULT_MARGIN, RouteControl, route_control};
 pub use equivalence::{Equivalence, equivalence_test};
 pub use error::MemoryError;
 pub use guard::{AUDIT_FILE, check_output_plan, check_records_plan};

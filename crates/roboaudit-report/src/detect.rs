@@ -266,24 +266,25 @@ fn read_audit_json(
         }
         _ => {
             let audit: MemoryAudit = parse(path, &text)?;
-            let optional = |file: &str| -> Result<Option<serde_json::Value>, ReportError> {
-                let p = dir.join(file);
-                if p.is_file() {
-                    parse(&p, &read_text(&p)?).map(Some)
-                } else {
-                    Ok(None)
-                }
-            };
             report.memory.push(MemorySection {
                 id: unique_id("memory", &name, ids),
                 name,
                 audit_file: path.to_path_buf(),
-                control: optional("control.json")?,
-                interventions: optional("interventions.json")?,
+                control: optional(&dir.join("control.json"))?,
+                interventions: optional(&dir.join("interventions.json"))?,
                 audit,
             });
             Ok(Read::Kind(SourceKind::MemoryAudit))
         }
+    }
+}
+
+/// The side file at `path` as a `T`, or `None` when there is no such file.
+fn optional<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, ReportError> {
+    if path.is_file() {
+        parse(path, &read_text(path)?).map(Some)
+    } else {
+        Ok(None)
     }
 }
 

@@ -107,12 +107,12 @@ pub struct MemorySection {
     pub audit_file: PathBuf,
     /// The audit, unchanged (`roboaudit.memory.v1`).
     pub audit: MemoryAudit,
-    /// `control.json` of `roboaudit memory control` in the same folder, as written.
+    /// `control.json` of `roboaudit memory control` in the same folder.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub control: Option<serde_json::Value>,
-    /// `interventions.json` of `roboaudit memory intervene` in the same folder, as written.
+    pub control: Option<roboaudit_memory::RouteControl>,
+    /// `interventions.json` of `roboaudit memory intervene` in the same folder.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub interventions: Option<serde_json::Value>,
+    pub interventions: Option<roboaudit_memory::interventions::InterventionStudy>,
 }
 
 /// One fitted Q evaluation.

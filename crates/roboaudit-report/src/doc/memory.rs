@@ -2,7 +2,8 @@
 
 use super::{Block, figures, heading, interval, num, table};
 use crate::model::{MemorySection, Report};
-use roboaudit_memory::Estimate;
+use roboaudit_memory::interventions::{InterventionStudy, RateInterval};
+use roboaudit_memory::{Equivalence, Estimate, RouteControl};
 
 fn estimate_row(name: &str, e: &Estimate) -> Vec<String> {
     vec![
@@ -22,23 +23,61 @@ fn plain_row(name: &str, v: Option<f64>) -> Vec<String> {
     vec![name.to_owned(), num(v), String::new()]
 }
 
-/// A one-line summary of a JSON side file: its `passed` / `study` fields when present.
-fn side_file(name: &str, v: &serde_json::Value) -> String {
-    let mut parts = Vec::new();
-    if let Some(study) = v.get("study").and_then(serde_json::Value::as_str) {
-        parts.push(format!("study {study}"));
+/// A rate with its interval, `0.833 [0.583, 1.000]`, or `–` where it does not apply.
+fn rate(r: Option<&RateInterval>) -> String {
+    r.map_or_else(
+        || "–".to_owned(),
+        |r| format!("{} {}", num(Some(r.estimate)), interval(r.ci)),
+    )
+}
+
+/// The native intervention study (`interventions.json`, docs/methods.md §2): per condition the
+/// continuations, the official success rate and the committed-target rates with their
+/// layout-stratified bootstrap intervals.
+fn intervention_blocks(id: &str, study: &InterventionStudy) -> Vec<Block> {
+    let level = study.config.bootstrap.level * 100.0;
+    let mut text = format!(
+        "History {} study on {}: {} recipients continued closed loop from the lift event ({} skipped before any query); intervals are {level:.0} % layout-stratified bootstraps over recipients.",
+        study.study,
+        study.config.task.name(),
+        study.config.episodes.saturating_sub(study.skipped),
+        study.skipped
+    );
+    if let Some(ok) = study.own_reproduces_native {
+        text.push_str(&format!(
+            " Own-history reconstruction reproduces the native memory: {}.",
+            if ok { "yes" } else { "no" }
+        ));
     }
-    if let Some(passed) = v.get("passed").and_then(serde_json::Value::as_bool) {
-        parts.push(if passed { "passed" } else { "failed" }.to_owned());
-    }
-    if parts.is_empty() {
-        format!("{name} is included in report.json.")
-    } else {
-        format!(
-            "{name}: {}; the full result is included in report.json.",
-            parts.join(", ")
-        )
-    }
+    let rows = study
+        .summary
+        .iter()
+        .map(|c| {
+            let iv = study.intervals.iter().find(|i| i.condition == c.condition);
+            vec![
+                c.condition.clone(),
+                c.n.to_string(),
+                rate(iv.and_then(|i| i.success.as_ref())),
+                rate(iv.and_then(|i| i.committed_own.as_ref())),
+                rate(iv.and_then(|i| i.committed_donor.as_ref())),
+            ]
+        })
+        .collect();
+    vec![
+        heading(3, &format!("{id}--interventions"), "Native interventions"),
+        Block::Para(text),
+        table(
+            &[
+                "condition",
+                "continuations",
+                "success",
+                "committed own",
+                "committed donor",
+            ],
+            rows,
+        ),
+        Block::Note("Every continuation is in report.json (interventions.continuations).".into()),
+    ]
 }
 
 fn verdict(v: Option<bool>, yes: &str, no: &str) -> String {
@@ -51,39 +90,28 @@ fn verdict(v: Option<bool>, yes: &str, no: &str) -> String {
 
 /// One equivalence test of `control.json` (`nuisance` or `interaction`): estimate, interval,
 /// margin and verdict.
-fn equivalence_row(name: &str, v: Option<&serde_json::Value>) -> Vec<String> {
-    let f = |k: &str| v.and_then(|x| x.get(k)).and_then(serde_json::Value::as_f64);
-    let ci = v
-        .and_then(|x| x.get("ci"))
-        .and_then(serde_json::Value::as_array)
-        .and_then(|a| Some([a.first()?.as_f64()?, a.get(1)?.as_f64()?]));
+fn equivalence_row(name: &str, e: &Equivalence) -> Vec<String> {
     vec![
         name.to_owned(),
-        num(f("estimate")),
-        format!(
-            "{} ({})",
-            interval(ci),
-            f("level").map_or_else(|| "–".to_owned(), |l| format!("{:.0} %", l * 100.0))
-        ),
-        f("margin").map_or_else(|| "–".to_owned(), |m| format!("± {}", super::fixed3(m))),
+        num(Some(e.estimate)),
+        format!("{} ({:.0} %)", interval(e.ci), e.level * 100.0),
+        format!("± {}", super::fixed3(e.margin)),
         verdict(
-            v.and_then(|x| x.get("equivalent"))
-                .and_then(serde_json::Value::as_bool),
+            Some(e.equivalent),
             "equivalent (passed)",
             "not equivalent (failed)",
         ),
     ]
 }
 
-/// The route control's own result (`control.json`, SPEC.md §2 controls) as a table: the
-/// nuisance and interaction equivalence tests and the per-route semantic checks.
-fn control_blocks(id: &str, c: &serde_json::Value) -> Vec<Block> {
-    let passed = c.get("passed").and_then(serde_json::Value::as_bool);
+/// The route control's own result (`control.json`, docs/methods.md §2 controls) as a table:
+/// the nuisance and interaction equivalence tests and the per-route semantic checks.
+fn control_blocks(id: &str, c: &RouteControl) -> Vec<Block> {
     let mut out = vec![
         heading(3, &format!("{id}--control"), "Control result"),
         Block::Para(format!(
             "This audit is the irrelevant-history / route control: the history's irrelevant part (the route) is varied and must not change the action. Control {}.",
-            verdict(passed, "passed", "failed")
+            verdict(Some(c.passed), "passed", "failed")
         )),
         table(
             &[
@@ -94,52 +122,32 @@ fn control_blocks(id: &str, c: &serde_json::Value) -> Vec<Block> {
                 "verdict",
             ],
             vec![
-                equivalence_row("nuisance (route effect)", c.get("nuisance")),
-                equivalence_row("interaction (route × memory)", c.get("interaction")),
+                equivalence_row("nuisance (route effect)", &c.nuisance),
+                equivalence_row("interaction (route × memory)", &c.interaction),
             ],
         ),
     ];
-    if let Some(sem) = c.get("semantic").and_then(serde_json::Value::as_array) {
-        let rows = sem
-            .iter()
-            .map(|r| {
-                let fa = r.get("faithfulness");
-                let ci = fa
-                    .and_then(|x| x.get("ci"))
-                    .and_then(serde_json::Value::as_array)
-                    .and_then(|a| Some([a.first()?.as_f64()?, a.get(1)?.as_f64()?]));
-                vec![
-                    r.get("name")
-                        .and_then(serde_json::Value::as_str)
-                        .unwrap_or("?")
-                        .to_owned(),
-                    r.get("n_pairs")
-                        .and_then(serde_json::Value::as_u64)
-                        .map_or_else(|| "–".to_owned(), |n| n.to_string()),
-                    num(fa
-                        .and_then(|x| x.get("value"))
-                        .and_then(serde_json::Value::as_f64)),
-                    interval(ci),
-                    verdict(
-                        r.get("positive_rule")
-                            .and_then(|p| p.get("passed"))
-                            .and_then(serde_json::Value::as_bool),
-                        "passed",
-                        "failed",
-                    ),
-                ]
-            })
-            .collect();
-        out.push(table(
-            &["route", "pairs", "F", "F interval", "positive rule"],
-            rows,
-        ));
-    }
-    if let Some(src) = c.get("margin_source").and_then(serde_json::Value::as_str) {
-        out.push(Block::Note(format!(
-            "Equivalence margin source: {src}. The full control result is in report.json."
-        )));
-    }
+    let rows = c
+        .semantic
+        .iter()
+        .map(|r| {
+            vec![
+                r.name.clone(),
+                r.n_pairs.to_string(),
+                num(r.faithfulness.value),
+                interval(r.faithfulness.ci),
+                verdict(r.positive_rule.passed, "passed", "failed"),
+            ]
+        })
+        .collect();
+    out.push(table(
+        &["route", "pairs", "F", "F interval", "positive rule"],
+        rows,
+    ));
+    out.push(Block::Note(format!(
+        "Equivalence margin source: {}. The full control result is in report.json.",
+        c.margin_source
+    )));
     out
 }
 
@@ -245,10 +253,7 @@ pub(super) fn blocks(report: &Report, s: &MemorySection) -> Vec<Block> {
         )));
     }
     if let Some(i) = &s.interventions {
-        out.push(Block::Note(side_file(
-            "Native interventions (interventions.json)",
-            i,
-        )));
+        out.extend(intervention_blocks(&s.id, i));
     }
     out.push(heading(3, &format!("{}--plots", s.id), "Plots"));
     out.extend(figures(report, &s.id));

@@ -1,10 +1,8 @@
 //! `roboaudit memory control`: the irrelevant-history control over routed records.
 
-use super::collect::usage_or;
 use crate::output;
 use anyhow::{Context, Result};
-use roboaudit_memory::Plan;
-use roboaudit_memory_harness::route_control;
+use roboaudit_memory::{Plan, RouteControl, route_control};
 use std::path::Path;
 
 /// Runs the control on `records_path` and writes `out/control.json`.
@@ -71,8 +69,8 @@ pub(crate) fn control_into(
     records: &[roboaudit_data::MemoryRecord],
     plan: &Plan,
     out: &Path,
-) -> Result<roboaudit_memory_harness::RouteControl> {
-    let c = route_control(records, plan).map_err(usage_or)?;
+) -> Result<RouteControl> {
+    let c = route_control(records, plan)?;
     output::ensure_dir(out)?;
     let json = serde_json::to_vec_pretty(&c).context("cannot serialize the control")?;
     output::write_atomic(&out.join(CONTROL_FILE), &json)?;
