@@ -65,8 +65,7 @@ pub fn route_control(records: &[MemoryRecord], plan: &Plan) -> Result<RouteContr
             return Err(MemoryError::InvalidRecords(format!(
                 "pair {} has no route; the control needs records collected with two routes (memory collect --routes left,right)",
                 r.pair_id
-            ))
-            .into());
+            )));
         };
         let base = r
             .pair_id
