@@ -8,7 +8,7 @@
 //!   strict tolerance, `float32` distances) over a batch of query times in one forward pass.
 //! - [`probe`]: the stream description (codec, size, frame count, duration) without decoding.
 //! - [`VideoWriter`]: RGB24 frames to an MP4 with LeRobot's encoder settings (`yuv420p`, GOP 2,
-//!   CRF 30, AV1 from `libsvtav1` when linked, else H.264 from `libx264`), written atomically.
+//!   CRF 30, AV1 from `libsvtav1` when linked and the frames are at least 64 px, else H.264 from `libx264`), written atomically.
 //!
 //! Errors name the file ([`VideoError`] reading, [`EncodeError`] writing); the LeRobot layer (`roboaudit-data`) adds episode and frame.
 
@@ -26,5 +26,5 @@ pub use pick::{
 pub use reader::{Decoded, RgbImage, StreamInfo, VideoReader, probe};
 pub use writer::{
     ENCODER_THREADS, EncodeError, EncodeSettings, EncodedVideo, LEROBOT_CRF, LEROBOT_GOP, PIX_FMT,
-    VideoCodec, VideoWriter,
+    SVT_AV1_MIN_SIDE, VideoCodec, VideoWriter,
 };

@@ -53,7 +53,19 @@ impl VideoCodec {
     pub fn preferred() -> Option<Self> {
         [Self::Av1, Self::H264].into_iter().find(|c| c.available())
     }
+
+    /// [`preferred`](Self::preferred) for `width`×`height` frames: AV1 only when both sides are
+    /// at least [`SVT_AV1_MIN_SIDE`] (SVT-AV1 1.4 refuses smaller pictures), else H.264.
+    pub fn preferred_for(width: u32, height: u32) -> Option<Self> {
+        let fits = |c: &Self| *c != Self::Av1 || width.min(height) >= SVT_AV1_MIN_SIDE;
+        [Self::Av1, Self::H264]
+            .into_iter()
+            .find(|c| fits(c) && c.available())
+    }
 }
+
+/// Smallest picture side, pixels, SVT-AV1 (as linked from Debian 12, 1.4) encodes.
+pub const SVT_AV1_MIN_SIDE: u32 = 64;
 
 /// Encoder settings. [`EncodeSettings::lerobot`] gives LeRobot's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -74,9 +86,19 @@ impl EncodeSettings {
     /// # Errors
     /// [`EncodeError::NoEncoder`] when neither `libsvtav1` nor `libx264` is linked.
     pub fn lerobot(fps: u32) -> Result<Self, EncodeError> {
-        let codec = VideoCodec::preferred().ok_or_else(|| EncodeError::NoEncoder {
-            encoder: "libsvtav1 or libx264".to_owned(),
-        })?;
+        Self::lerobot_for(fps, u32::MAX, u32::MAX)
+    }
+
+    /// LeRobot's settings at `fps` for `width`×`height` frames, with
+    /// [`VideoCodec::preferred_for`] the size.
+    ///
+    /// # Errors
+    /// [`EncodeError::NoEncoder`] when no fitting encoder is linked.
+    pub fn lerobot_for(fps: u32, width: u32, height: u32) -> Result<Self, EncodeError> {
+        let codec =
+            VideoCodec::preferred_for(width, height).ok_or_else(|| EncodeError::NoEncoder {
+                encoder: "libsvtav1 or libx264".to_owned(),
+            })?;
         Ok(Self {
             codec,
             fps,

@@ -27,7 +27,8 @@ pub const VIDEO_PATH: &str = "videos/{video_key}/chunk-{chunk_index:03d}/file-{f
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct WriteOptions {
     /// Cameras as MP4 video (LeRobot's encoder settings: `yuv420p`, GOP 2, CRF 30, AV1 when
-    /// `libsvtav1` is linked, else H.264) instead of PNG bytes in the data file.
+    /// `libsvtav1` is linked and the images are at least 64 px, else H.264) instead of PNG bytes
+    /// in the data file.
     pub video: bool,
 }
 
@@ -113,7 +114,7 @@ fn write_camera_video(
     episodes: &[EpisodeRecord],
     png_of: &dyn Fn(&super::Frame) -> &[u8],
 ) -> Result<(Vec<(f64, f64)>, serde_json::Value)> {
-    let settings = roboaudit_video::EncodeSettings::lerobot(FPS)?;
+    let mut settings = None;
     let file = root.join(format!("videos/{key}/chunk-000/file-000.mp4"));
     if let Some(dir) = file.parent() {
         std::fs::create_dir_all(dir).map_err(io(dir))?;
@@ -129,9 +130,9 @@ fn write_camera_video(
                 Some(wr) => wr,
                 None => {
                     (width, height) = (w, h);
-                    writer.insert(roboaudit_video::VideoWriter::create(
-                        &file, w, h, &settings,
-                    )?)
+                    let s =
+                        settings.insert(roboaudit_video::EncodeSettings::lerobot_for(FPS, w, h)?);
+                    writer.insert(roboaudit_video::VideoWriter::create(&file, w, h, s)?)
                 }
             };
             wr.push(&rgb)?;
@@ -140,8 +141,9 @@ fn write_camera_video(
         spans.push((start as f64 / f64::from(FPS), end as f64 / f64::from(FPS)));
         start = end;
     }
-    let writer =
-        writer.ok_or_else(|| TestbedError::InvalidParameter("no frames to write".into()))?;
+    let (Some(writer), Some(settings)) = (writer, settings) else {
+        return Err(TestbedError::InvalidParameter("no frames to write".into()));
+    };
     writer.finish()?;
     let info = serde_json::json!({
         "video.height": height,
