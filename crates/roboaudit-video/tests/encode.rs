@@ -1,5 +1,6 @@
 //! The encoder: deterministic bytes, LeRobot's timing (frame `k` at `k / fps`), and decoded frames
 //! close to the originals.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use roboaudit_video::{EncodeSettings, VideoCodec, VideoReader, VideoWriter, probe};
 
@@ -37,7 +38,7 @@ fn encode(path: &std::path::Path, settings: &EncodeSettings, n: u32) {
     assert_eq!(done.frames, u64::from(n));
 }
 
-pub fn psnr(a: &[u8], b: &[u8]) -> f64 {
+fn psnr(a: &[u8], b: &[u8]) -> f64 {
     let mse = a
         .iter()
         .zip(b)
