@@ -16,8 +16,9 @@ fn ok(o: &std::process::Output) -> String {
     stdout
 }
 
-fn collect(out: &Path, video: bool) {
+fn collect(out: &Path, video: bool, extra: &[&str]) {
     let mut args = vec!["fqe", "collect", "--small", "--out", out.to_str().unwrap()];
+    args.extend_from_slice(extra);
     if video {
         args.push("--video");
     }
@@ -42,7 +43,8 @@ fn fit(run: &Path, out: &Path, extra: &[&str]) -> serde_json::Value {
 fn small_video_collect_fits_on_the_video_camera() {
     let tmp = tempfile::tempdir().unwrap();
     let run = tmp.path().join("gt");
-    collect(&run, true);
+    // The smallest collection (4 episodes, 1 rollout) keeps the test at a few seconds.
+    collect(&run, true, &["--episodes", "4", "--rollouts", "1"]);
     let info: serde_json::Value =
         serde_json::from_slice(&std::fs::read(run.join("dataset/meta/info.json")).unwrap())
             .unwrap();
@@ -90,7 +92,7 @@ fn png_and_video_suites_give_close_estimates() {
     let mut reports = Vec::new();
     for video in [false, true] {
         let run = tmp.path().join(format!("gt_{video}"));
-        collect(&run, video);
+        collect(&run, video, &[]);
         reports.push(fit(&run, &tmp.path().join(format!("fit_{video}")), &[]));
     }
     for est in ["linear", "neural"] {
