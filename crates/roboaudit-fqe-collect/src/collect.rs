@@ -19,7 +19,7 @@ use roboaudit_policy_client::dataset_actions::{
     ActionsConfig, ActionsManifest, collect_actions, manifest_path,
 };
 use roboaudit_policy_client::{CAP_ACTION_SEED, CAP_RESET, LatencySummary};
-use roboaudit_testbed::write_lerobot_v3;
+use roboaudit_testbed::{WriteOptions, write_lerobot_v3_with};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -279,7 +279,7 @@ pub fn collect_with(
         let plan = plan_dataset(cfg)?;
         let records = record_dataset(cfg, &plan, &|d, n| progress(Stage::Dataset, d, n))?;
         progress(Stage::Writing, 0, 1);
-        let summary = write_lerobot_v3(&ds, &records)?;
+        let summary = write_lerobot_v3_with(&ds, &records, &WriteOptions { video: c.video })?;
         progress(Stage::Writing, 1, 1);
         std::fs::create_dir_all(&pol_dir).map_err(io_err(&pol_dir))?;
         for (k, t) in cfg.targets.iter().enumerate() {

@@ -25,6 +25,12 @@ pub struct CollectConfig {
     /// Layout level of the initial scenes (0..=3; default 1: blocks displaced up to 3.5 cm and
     /// turned up to 0.4 rad, no obstacles).
     pub layout_level: u8,
+    /// Write the dataset's camera as MP4 video (LeRobot's encoder settings: AV1 from
+    /// `libsvtav1` when linked, else H.264) instead of PNG bytes (default false). Part of the run's
+    /// identity; left out of the serialized settings when false, so PNG runs keep the
+    /// fingerprint they had before the field existed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub video: bool,
 }
 
 impl Default for CollectConfig {
@@ -37,6 +43,7 @@ impl Default for CollectConfig {
             gamma: 0.99,
             samples: 8,
             layout_level: 1,
+            video: false,
         }
     }
 }
@@ -71,6 +78,12 @@ impl CollectConfig {
         }
         if !(16..=128).contains(&self.image_size) {
             return bad(format!("image size {} is not in 16..=128", self.image_size));
+        }
+        if self.video && self.image_size % 2 == 1 {
+            return bad(format!(
+                "image size {} is odd; video (yuv420p) needs an even size",
+                self.image_size
+            ));
         }
         if !(self.gamma > 0.0 && self.gamma <= 1.0) {
             return bad(format!("gamma {} is not in (0, 1]", self.gamma));

@@ -45,6 +45,9 @@ pub enum TestbedError {
     /// PNG encoding failed.
     #[error("PNG encoding failed: {0}")]
     Png(String),
+    /// Encoding a camera as video failed.
+    #[error("video encoding failed: {0}")]
+    Video(#[from] roboaudit_video::EncodeError),
 }
 
 /// Result alias of the testbed.

@@ -35,7 +35,10 @@ pub mod world;
 pub use episode::{Episode, EpisodeConfig, Privileged, Proprio, Snapshot, StepOutcome};
 pub use error::{Result, TestbedError};
 pub use expert::{Anchor, Expert, ExpertParams};
-pub use record::{EpisodeRecord, Frame, record_episode, record_expert_episode, write_lerobot_v3};
+pub use record::{
+    EpisodeRecord, Frame, WriteOptions, record_episode, record_expert_episode, write_lerobot_v3,
+    write_lerobot_v3_with,
+};
 pub use render::{CameraKind, Image, SceneRenderer};
 pub use replay::{Experience, ReplayPolicy, Retarget, Waypoint, execute};
 pub use roboaudit_types::task::{self, Color, Family, PushDir, TaskKind, UnknownTask};

@@ -116,7 +116,7 @@ impl TimeBase {
 
 /// Initializes FFmpeg once and silences its logging (libraries do not print; errors come back
 /// as values).
-fn init() {
+pub(crate) fn init() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         // Registration is a no-op in FFmpeg ≥ 4 and cannot fail there.

@@ -49,6 +49,10 @@ pub struct CollectArgs {
     /// A few-second preset for tests and demos; explicit flags override it.
     #[arg(long)]
     pub small: bool,
+    /// Store the dataset's camera as MP4 video (LeRobot's settings: AV1 when libsvtav1 is
+    /// linked, else H.264) instead of PNG bytes; part of the run's resume identity.
+    #[arg(long)]
+    pub video: bool,
     /// A served target policy as NAME=ws://HOST:PORT (openpi's websocket protocol; repeatable):
     /// rolled out like the built-in targets and queried at every dataset frame (see the
     /// fqe-collect README for the observation it receives and the actions it must answer).
@@ -76,6 +80,7 @@ impl CollectArgs {
             image_size: self.image_size.unwrap_or(base.image_size),
             samples: self.samples.unwrap_or(base.samples),
             gamma: self.gamma,
+            video: self.video,
             ..base
         }
     }

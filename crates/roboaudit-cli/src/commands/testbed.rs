@@ -99,6 +99,10 @@ pub enum TestbedCommand {
         /// Only write episodes.csv and summary.json (no images, no dataset).
         #[arg(long)]
         no_record: bool,
+        /// Store the cameras as MP4 video (LeRobot's settings: AV1 when libsvtav1 is linked,
+        /// else H.264; needs an even --size) instead of PNG bytes in the data file.
+        #[arg(long, conflicts_with = "no_record")]
+        video: bool,
         /// Output folder (the LeRobot dataset root).
         #[arg(long)]
         out: PathBuf,
@@ -197,6 +201,7 @@ pub fn run(cmd: TestbedCommand) -> Result<()> {
             size,
             wrist,
             no_record,
+            video,
             out,
         } => {
             // Checked before the scene is compiled or --out created: a bad value must leave
@@ -204,6 +209,12 @@ pub fn run(cmd: TestbedCommand) -> Result<()> {
             if policy != "expert" {
                 return Err(Usage(format!(
                     "unknown --policy `{policy}` (only `expert` is built in)"
+                ))
+                .into());
+            }
+            if video && size % 2 == 1 {
+                return Err(Usage(format!(
+                    "--video needs an even --size (yuv420p), got {size}"
                 ))
                 .into());
             }
@@ -262,7 +273,11 @@ pub fn run(cmd: TestbedCommand) -> Result<()> {
                 writeln!(csv, "{i},{s},{},{}", u8::from(ep.success()), ep.steps())?;
             }
             if !records.is_empty() {
-                let d = roboaudit_testbed::write_lerobot_v3(&out, &records)?;
+                let d = roboaudit_testbed::write_lerobot_v3_with(
+                    &out,
+                    &records,
+                    &roboaudit_testbed::WriteOptions { video },
+                )?;
                 println!(
                     "recorded {} episodes, {} frames (LeRobot v3.0) in {}",
                     d.episodes,

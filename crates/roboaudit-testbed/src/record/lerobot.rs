@@ -1,13 +1,15 @@
 //! LeRobot v3.0 writer: `meta/info.json`, `meta/stats.json`, `meta/tasks.parquet`,
 //! `meta/episodes/chunk-000/file-000.parquet` and `data/chunk-000/file-000.parquet` with images stored
-//! as PNG bytes (`image` dtype: a struct of `bytes` and `path`, as Hugging Face `datasets.Image`).
+//! as PNG bytes (`image` dtype: a struct of `bytes` and `path`, as Hugging Face `datasets.Image`),
+//! or, with [`WriteOptions::video`], as MP4 video (`video` dtype) under
+//! `videos/<key>/chunk-000/file-000.mp4`, all episodes back to back, as LeRobot v3.0 stores cameras.
 
 use super::EpisodeRecord;
 use crate::error::{Result, TestbedError};
 use arrow_array::builder::{BinaryBuilder, StringBuilder};
 use arrow_array::{
-    ArrayRef, BooleanArray, FixedSizeListArray, Float32Array, Int64Array, RecordBatch, StringArray,
-    StructArray,
+    ArrayRef, BooleanArray, FixedSizeListArray, Float32Array, Float64Array, Int64Array,
+    RecordBatch, StringArray, StructArray,
 };
 use arrow_schema::{DataType, Field, Fields, Schema};
 use parquet::arrow::ArrowWriter;
@@ -17,6 +19,18 @@ use std::sync::Arc;
 
 /// Frames per second: one action lasts 20 ms.
 pub const FPS: u32 = 50;
+
+/// `video_path` template of the datasets written with [`WriteOptions::video`] (LeRobot v3.0's).
+pub const VIDEO_PATH: &str = "videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4";
+
+/// How [`write_lerobot_v3_with`] stores the cameras.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// Cameras as MP4 video (LeRobot's encoder settings: `yuv420p`, GOP 2, CRF 30, AV1 when
+    /// `libsvtav1` is linked and the images are at least 64 px, else H.264) instead of PNG bytes
+    /// in the data file.
+    pub video: bool,
+}
 
 /// What was written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,11 +58,106 @@ fn write_parquet(path: &Path, batch: &RecordBatch) -> Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(io(dir))?;
     }
-    let file = std::fs::File::create(path).map_err(io(path))?;
+    let tmp = tmp_path(path);
+    let file = std::fs::File::create(&tmp).map_err(io(&tmp))?;
     let mut w = ArrowWriter::try_new(file, batch.schema(), None).map_err(pq_err)?;
     w.write(batch).map_err(pq_err)?;
     w.close().map_err(pq_err)?;
-    Ok(())
+    std::fs::rename(&tmp, path).map_err(io(path))
+}
+
+/// `<path>.tmp`: files are written there and renamed into place, so a reader never sees a
+/// partial file.
+fn tmp_path(path: &Path) -> std::path::PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".tmp");
+    name.into()
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = tmp_path(path);
+    std::fs::write(&tmp, bytes).map_err(io(&tmp))?;
+    std::fs::rename(&tmp, path).map_err(io(path))
+}
+
+/// RGB24 pixels and size of a PNG.
+fn png_rgb(png: &[u8]) -> Result<(u32, u32, Vec<u8>)> {
+    use mujoco_rs::renderer::png as p;
+    let err = |e: p::DecodingError| TestbedError::Png(format!("decoding a recorded frame: {e}"));
+    let mut dec = p::Decoder::new(std::io::Cursor::new(png));
+    dec.set_transformations(p::Transformations::EXPAND | p::Transformations::STRIP_16);
+    let mut reader = dec.read_info().map_err(err)?;
+    let mut buf = vec![0u8; reader.output_buffer_size().unwrap_or(0)];
+    let out = reader.next_frame(&mut buf).map_err(err)?;
+    buf.truncate(out.buffer_size());
+    let rgb = match out.color_type {
+        p::ColorType::Rgb => buf,
+        p::ColorType::Rgba => buf
+            .chunks_exact(4)
+            .flat_map(|c| [c[0], c[1], c[2]])
+            .collect(),
+        p::ColorType::Grayscale => buf.iter().flat_map(|&g| [g, g, g]).collect(),
+        p::ColorType::GrayscaleAlpha => buf.chunks_exact(2).flat_map(|c| [c[0]; 3]).collect(),
+        p::ColorType::Indexed => {
+            return Err(TestbedError::Png("indexed PNG left unexpanded".into()));
+        }
+    };
+    Ok((out.width, out.height, rgb))
+}
+
+/// Encodes one camera of every episode, back to back, into `videos/<key>/chunk-000/file-000.mp4`;
+/// returns each episode's `(from_timestamp, to_timestamp)` in the file and the `info` block of
+/// the feature.
+fn write_camera_video(
+    root: &Path,
+    key: &str,
+    episodes: &[EpisodeRecord],
+    png_of: &dyn Fn(&super::Frame) -> &[u8],
+) -> Result<(Vec<(f64, f64)>, serde_json::Value)> {
+    let mut settings = None;
+    let file = root.join(format!("videos/{key}/chunk-000/file-000.mp4"));
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+    }
+    let mut writer: Option<roboaudit_video::VideoWriter> = None;
+    let mut spans = Vec::with_capacity(episodes.len());
+    let mut start = 0u64;
+    let (mut width, mut height) = (0, 0);
+    for ep in episodes {
+        for f in &ep.frames {
+            let (w, h, rgb) = png_rgb(png_of(f))?;
+            let wr = match writer.as_mut() {
+                Some(wr) => wr,
+                None => {
+                    (width, height) = (w, h);
+                    let s =
+                        settings.insert(roboaudit_video::EncodeSettings::lerobot_for(FPS, w, h)?);
+                    writer.insert(roboaudit_video::VideoWriter::create(&file, w, h, s)?)
+                }
+            };
+            wr.push(&rgb)?;
+        }
+        let end = start + ep.frames.len() as u64;
+        spans.push((start as f64 / f64::from(FPS), end as f64 / f64::from(FPS)));
+        start = end;
+    }
+    let (Some(writer), Some(settings)) = (writer, settings) else {
+        return Err(TestbedError::InvalidParameter("no frames to write".into()));
+    };
+    writer.finish()?;
+    let info = serde_json::json!({
+        "video.height": height,
+        "video.width": width,
+        "video.codec": settings.codec.codec_name(),
+        "video.pix_fmt": roboaudit_video::PIX_FMT,
+        "video.is_depth_map": false,
+        "video.fps": FPS,
+        "video.channels": 3,
+        "video.g": settings.gop,
+        "video.crf": settings.crf,
+        "has_audio": false,
+    });
+    Ok((spans, info))
 }
 
 fn fixed_list(values: Vec<f32>, n: usize) -> Result<ArrayRef> {
@@ -117,6 +226,26 @@ fn stats_of(rows: &[&[f32]]) -> serde_json::Value {
 /// [`TestbedError::InvalidParameter`] when there are no frames or frames of different widths;
 /// [`TestbedError::Io`] and Parquet errors.
 pub fn write_lerobot_v3(root: &Path, episodes: &[EpisodeRecord]) -> Result<DatasetSummary> {
+    write_lerobot_v3_with(root, episodes, &WriteOptions::default())
+}
+
+/// [`write_lerobot_v3`] with cameras stored as `options` says. With [`WriteOptions::video`], the
+/// data file has no image columns; each camera is one MP4 (`videos/<key>/chunk-000/file-000.mp4`,
+/// frame `k` of the file at `k / FPS` s, episodes in order), the episode metadata gains
+/// `videos/<key>/chunk_index`, `file_index`, `from_timestamp` and `to_timestamp` (seconds in the
+/// file: the episode's first frame and the end of its last), and `info.json` declares the
+/// feature `dtype: video` with its encoder settings under `info`. Every file is written to
+/// `<name>.tmp` and renamed into place.
+///
+/// # Errors
+/// As [`write_lerobot_v3`]; [`TestbedError::Png`] when a recorded frame does not decode,
+/// [`TestbedError::Video`] when encoding fails (no AV1 or H.264 encoder linked, frames of
+/// different or odd sizes).
+pub fn write_lerobot_v3_with(
+    root: &Path,
+    episodes: &[EpisodeRecord],
+    options: &WriteOptions,
+) -> Result<DatasetSummary> {
     let frames: Vec<(usize, usize, &super::Frame)> = episodes
         .iter()
         .enumerate()
@@ -158,8 +287,10 @@ pub fn write_lerobot_v3(root: &Path, episodes: &[EpisodeRecord]) -> Result<Datas
         .iter()
         .map(|(_, _, f)| f.image_png.as_slice())
         .collect();
-    cols.push(("observation.images.scene", image_column(&scene)));
-    if wrist {
+    if !options.video {
+        cols.push(("observation.images.scene", image_column(&scene)));
+    }
+    if wrist && !options.video {
         let w: Vec<&[u8]> = frames
             .iter()
             .map(|(_, _, f)| f.wrist_png.as_deref().unwrap_or(&[]))
@@ -277,7 +408,34 @@ pub fn write_lerobot_v3(root: &Path, episodes: &[EpisodeRecord]) -> Result<Datas
         tl.append(true);
     }
     let zeros = || Arc::new(Int64Array::from(vec![0i64; episodes.len()])) as ArrayRef;
-    let ecols: Vec<(&str, ArrayRef)> = vec![
+    let mut cameras: Vec<&str> = vec!["observation.images.scene"];
+    if wrist {
+        cameras.push("observation.images.wrist");
+    }
+    let mut video_info = HashMap::new();
+    let mut video_cols: Vec<(String, ArrayRef)> = Vec::new();
+    if options.video {
+        for key in &cameras {
+            let png_of: &dyn Fn(&super::Frame) -> &[u8] = if *key == "observation.images.wrist" {
+                &|f| f.wrist_png.as_deref().unwrap_or(&[])
+            } else {
+                &|f| f.image_png.as_slice()
+            };
+            let (spans, info) = write_camera_video(root, key, episodes, png_of)?;
+            video_info.insert(*key, info);
+            video_cols.push((format!("videos/{key}/chunk_index"), zeros()));
+            video_cols.push((format!("videos/{key}/file_index"), zeros()));
+            video_cols.push((
+                format!("videos/{key}/from_timestamp"),
+                Arc::new(Float64Array::from_iter_values(spans.iter().map(|s| s.0))),
+            ));
+            video_cols.push((
+                format!("videos/{key}/to_timestamp"),
+                Arc::new(Float64Array::from_iter_values(spans.iter().map(|s| s.1))),
+            ));
+        }
+    }
+    let mut ecols: Vec<(&str, ArrayRef)> = vec![
         (
             "episode_index",
             Arc::new(Int64Array::from_iter_values(0..ne)),
@@ -326,6 +484,7 @@ pub fn write_lerobot_v3(root: &Path, episodes: &[EpisodeRecord]) -> Result<Datas
             )),
         ),
     ];
+    ecols.extend(video_cols.iter().map(|(k, a)| (k.as_str(), a.clone())));
     let eschema = Schema::new(
         ecols
             .iter()
@@ -353,9 +512,17 @@ pub fn write_lerobot_v3(root: &Path, episodes: &[EpisodeRecord]) -> Result<Datas
         }
         None => img,
     };
-    features.insert("observation.images.scene".into(), img.clone());
-    if wrist {
-        features.insert("observation.images.wrist".into(), img);
+    for key in &cameras {
+        let feature = match video_info.get(key) {
+            Some(info) => serde_json::json!({
+                "dtype": "video",
+                "shape": img["shape"],
+                "names": ["height", "width", "channels"],
+                "info": info,
+            }),
+            None => img.clone(),
+        };
+        features.insert((*key).into(), feature);
     }
     let joint_names: Vec<String> = (1..=7)
         .map(|j| format!("j{j}"))
@@ -399,13 +566,17 @@ pub fn write_lerobot_v3(root: &Path, episodes: &[EpisodeRecord]) -> Result<Datas
         "fps": FPS,
         "splits": { "train": format!("0:{}", episodes.len()) },
         "data_path": "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet",
-        "video_path": null,
+        "video_path": if options.video { serde_json::Value::from(VIDEO_PATH) } else { serde_json::Value::Null },
         "features": features,
     });
     let meta = root.join("meta");
     std::fs::create_dir_all(&meta).map_err(io(&meta))?;
-    let p = meta.join("info.json");
-    std::fs::write(&p, serde_json::to_string_pretty(&info).map_err(pq_err)?).map_err(io(&p))?;
+    write_atomic(
+        &meta.join("info.json"),
+        serde_json::to_string_pretty(&info)
+            .map_err(pq_err)?
+            .as_bytes(),
+    )?;
     let rows = |g: &dyn Fn(&super::Frame) -> &[f32]| {
         frames.iter().map(|(_, _, f)| g(f)).collect::<Vec<_>>()
     };
@@ -414,8 +585,12 @@ pub fn write_lerobot_v3(root: &Path, episodes: &[EpisodeRecord]) -> Result<Datas
         "observation.environment_state": stats_of(&rows(&|f| &f.env_state)),
         "action": stats_of(&rows(&|f| &f.action)),
     });
-    let p = meta.join("stats.json");
-    std::fs::write(&p, serde_json::to_string_pretty(&stats).map_err(pq_err)?).map_err(io(&p))?;
+    write_atomic(
+        &meta.join("stats.json"),
+        serde_json::to_string_pretty(&stats)
+            .map_err(pq_err)?
+            .as_bytes(),
+    )?;
     Ok(DatasetSummary {
         episodes: episodes.len(),
         frames: n,

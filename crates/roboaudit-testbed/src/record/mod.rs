@@ -1,9 +1,12 @@
 //! Recording episodes (images as PNG bytes, proprioception, privileged state, actions, outcomes) and
-//! writing them as a LeRobot v3.0 dataset ([`write_lerobot_v3`]).
+//! writing them as a LeRobot v3.0 dataset ([`write_lerobot_v3`]; cameras as MP4 video with
+//! [`write_lerobot_v3_with`]).
 
 mod lerobot;
 
-pub use lerobot::{DatasetSummary, FPS, write_lerobot_v3};
+pub use lerobot::{
+    DatasetSummary, FPS, VIDEO_PATH, WriteOptions, write_lerobot_v3, write_lerobot_v3_with,
+};
 
 use crate::episode::Episode;
 use crate::error::Result;
