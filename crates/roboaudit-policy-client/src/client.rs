@@ -31,6 +31,12 @@ pub const EXTENSION_VERSION: i64 = 1;
 /// openpi's default address.
 pub const DEFAULT_URL: &str = "ws://127.0.0.1:8000";
 
+/// Largest websocket message or frame accepted from a server, in bytes (1 GiB). openpi leaves
+/// messages unbounded; a bound is needed because the reader allocates a frame's declared length
+/// before reading it, so a broken server declaring an absurd length would abort the process.
+/// Observations and action chunks are far smaller (a 1024×1024 RGB image is 3 MiB).
+pub const MAX_MESSAGE_BYTES: usize = 1 << 30;
+
 /// Connection settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ClientConfig {
@@ -218,8 +224,8 @@ impl PolicyClient {
             .set_write_timeout(Some(self.config.timeout))
             .map_err(|e| err(e.to_string()))?;
         let ws_config = WebSocketConfig::default()
-            .max_message_size(None)
-            .max_frame_size(None);
+            .max_message_size(Some(MAX_MESSAGE_BYTES))
+            .max_frame_size(Some(MAX_MESSAGE_BYTES));
         let (mut ws, _) =
             tungstenite::client::client_with_config(self.url.as_str(), stream, Some(ws_config))
                 .map_err(|e| match e {

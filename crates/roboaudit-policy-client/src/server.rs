@@ -86,8 +86,8 @@ impl Drop for TestServer {
 fn serve(stream: TcpStream, metadata: &Field, handler: &Arc<Mutex<Box<Handler>>>) {
     let _ = stream.set_nodelay(true);
     let config = WebSocketConfig::default()
-        .max_message_size(None)
-        .max_frame_size(None);
+        .max_message_size(Some(crate::client::MAX_MESSAGE_BYTES))
+        .max_frame_size(Some(crate::client::MAX_MESSAGE_BYTES));
     let Ok(mut ws) = tungstenite::accept_with_config(stream, Some(config)) else {
         return;
     };

@@ -175,6 +175,29 @@ fn a_listener_that_never_speaks_websocket_times_out_at_the_handshake() {
 }
 
 #[test]
+fn a_frame_declaring_an_absurd_length_is_an_error_not_an_abort() {
+    use std::io::Write;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("ws://{}", listener.local_addr().unwrap());
+    let server = std::thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        let mut ws = tungstenite::accept(stream).unwrap();
+        // A binary frame header declaring 2^62 payload bytes, and no payload.
+        let header = [0x82u8, 127, 0x40, 0, 0, 0, 0, 0, 0, 0];
+        ws.get_mut().write_all(&header).unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+    });
+    let e = PolicyClient::connect(&url, cfg(2000)).unwrap_err();
+    assert!(e.to_string().contains(&url), "{e}");
+    assert!(
+        e.to_string().to_lowercase().contains("too long")
+            || e.to_string().to_lowercase().contains("limit"),
+        "{e}"
+    );
+    server.join().unwrap();
+}
+
+#[test]
 fn one_dropped_connection_is_reconnected() {
     let n = Arc::new(Mutex::new(0usize));
     let k = n.clone();
