@@ -33,6 +33,6 @@ pub mod spec;
 
 pub use atomic::write_atomic;
 pub use error::{Result, ShardError};
-pub use manifest::{JobFiles, SHARD_FILE, SHARD_SCHEMA, ShardManifest, config_hash};
+pub use manifest::{JobFiles, MAX_JOBS, SHARD_FILE, SHARD_SCHEMA, ShardManifest, config_hash};
 pub use merge::{MergeOutcome, ShardStatus, merge, status};
 pub use spec::Shard;

@@ -10,6 +10,9 @@ use std::path::{Path, PathBuf};
 pub const SHARD_FILE: &str = "shard.json";
 /// Schema tag of [`SHARD_FILE`].
 pub const SHARD_SCHEMA: &str = "roboaudit.shard.v1";
+/// Most jobs a shard manifest may declare (a collection of more would not fit on any cluster
+/// this is for: a retrieval part holds hundreds of executions).
+pub const MAX_JOBS: usize = 100_000_000;
 
 /// The configuration hash of a collection: `sha256:` + 64 hex digits over the collection's name, a
 /// newline and the configuration's JSON (serde field order, so the same configuration value always
@@ -148,11 +151,55 @@ impl ShardManifest {
         )
     }
 
+    /// Checks what no collector writes: job numbers past [`MAX_JOBS`], a job-number width past
+    /// 12 digits, zero units per job, more units than the jobs hold, and file names that leave
+    /// the shard folder (absolute, `..`, or a separator inside a name part).
+    fn check(&self) -> std::result::Result<(), String> {
+        let f = &self.job_files;
+        if self.total_jobs > MAX_JOBS {
+            return Err(format!(
+                "total_jobs {} is above the {MAX_JOBS} any collection writes",
+                self.total_jobs
+            ));
+        }
+        if !(1..=12).contains(&f.width) {
+            return Err(format!("job_files.width {} is not in 1..=12", f.width));
+        }
+        if self.units_per_job == 0
+            || self.total_units > self.total_jobs.saturating_mul(self.units_per_job)
+        {
+            return Err(format!(
+                "{} units in {} jobs of {} units each do not fit",
+                self.total_units, self.total_jobs, self.units_per_job
+            ));
+        }
+        let inside = |p: &str| {
+            let p = Path::new(p);
+            !p.as_os_str().is_empty()
+                && p.components()
+                    .all(|c| matches!(c, std::path::Component::Normal(_)))
+        };
+        let plain = |n: &str| !n.contains(['/', '\\']) && n != "..";
+        let names_ok = plain(&f.prefix)
+            && plain(&f.suffix)
+            && f.companions.iter().all(|c| plain(c))
+            && inside(&f.dir)
+            && self.shared_files.iter().all(|p| inside(p));
+        if !names_ok {
+            return Err(
+                "its job or shared file names leave the shard folder (absolute, `..` or a separator in a name part)"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+
     /// Reads `dir/shard.json`; `None` when it does not exist.
     ///
     /// # Errors
     /// [`ShardError::Io`] or [`ShardError::Json`] when it exists but cannot be read or parsed,
-    /// [`ShardError::NotAShard`] for another schema.
+    /// [`ShardError::NotAShard`] for another schema or a manifest no collector writes (see
+    /// `check`: out-of-range counts, file names outside the folder).
     pub fn read(dir: &Path) -> Result<Option<ShardManifest>> {
         let path = dir.join(SHARD_FILE);
         let bytes = match std::fs::read(&path) {
@@ -174,6 +221,10 @@ impl ShardManifest {
         Shard::new(m.shard.index, m.shard.count).map_err(|e| ShardError::NotAShard {
             path: path.display().to_string(),
             reason: e.to_string(),
+        })?;
+        m.check().map_err(|reason| ShardError::NotAShard {
+            path: path.display().to_string(),
+            reason,
         })?;
         Ok(Some(m))
     }

@@ -164,6 +164,7 @@ fn empty_and_truncated_job_files_are_named_and_nothing_is_written() {
     let mut m = manifest(Shard::new(0, 1).unwrap(), 0);
     m.job_files.suffix = ".parquet".into();
     m.total_jobs = 2;
+    m.total_units = 10;
     let dir = root.path().join("pq");
     std::fs::create_dir_all(dir.join("parts")).unwrap();
     ShardManifest::claim(&dir, Some(&m)).unwrap();
@@ -237,4 +238,43 @@ fn companions_travel_with_their_job_and_a_missing_one_is_named() {
         std::fs::read_dir(out.join("parts")).unwrap().count(),
         2 * JOBS
     );
+}
+
+/// A hand-edited shard.json that no collector writes is refused by name, before any file is
+/// listed: a huge width or job count, zero units per job, names leaving the folder.
+#[test]
+fn manifests_no_collector_writes_are_refused() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = shard_dir(root.path(), "s", Shard::new(0, 1).unwrap(), 0, JOBS);
+    let good = std::fs::read_to_string(dir.join(SHARD_FILE)).unwrap();
+    let edits: [(&str, &str, &str); 5] = [
+        (
+            "\"width\": 4",
+            "\"width\": 100000",
+            "job_files.width 100000",
+        ),
+        (
+            "\"total_jobs\": 10",
+            "\"total_jobs\": 18446744073709551615",
+            "total_jobs 18446744073709551615",
+        ),
+        ("\"units_per_job\": 5", "\"units_per_job\": 0", "do not fit"),
+        (
+            "\"dir\": \"parts\"",
+            "\"dir\": \"../../etc\"",
+            "leave the shard folder",
+        ),
+        (
+            "\"prefix\": \"part-\"",
+            "\"prefix\": \"../part-\"",
+            "leave the shard folder",
+        ),
+    ];
+    for (from, to, needle) in edits {
+        assert!(good.contains(from), "{from} not in {good}");
+        std::fs::write(dir.join(SHARD_FILE), good.replace(from, to)).unwrap();
+        let e = status(std::slice::from_ref(&dir)).unwrap_err();
+        assert!(matches!(e, ShardError::NotAShard { .. }), "{to}: {e}");
+        assert!(e.to_string().contains(needle), "{to}: {e}");
+    }
 }
