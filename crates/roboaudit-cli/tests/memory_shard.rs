@@ -149,3 +149,33 @@ fn unfinished_foreign_and_served_shards_are_refused() {
     let o = merge(&[s0, s1], &out);
     assert!(o.status.success(), "{}", text(&o));
 }
+
+/// A pair that does not assemble stops the merge with nothing at --out, so the same merge can
+/// run again once the shard is fixed.
+#[test]
+fn a_failed_assembly_leaves_nothing_at_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s0 = tmp.path().join("s0");
+    let s1 = tmp.path().join("s1");
+    assert!(collect(&s0, &["--shard", "0/2"]).status.success());
+    assert!(collect(&s1, &["--shard", "1/2"]).status.success());
+    let pair = s1.join("records.partial/pair-000001.json");
+    let good = std::fs::read(&pair).unwrap();
+    std::fs::write(&pair, "{}").unwrap();
+    let out = tmp.path().join("merged");
+    let o = merge(&[s0.clone(), s1.clone()], &out);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(text(&o).contains("pair-000001.json"), "{}", text(&o));
+    assert!(text(&o).contains("nothing was written to"), "{}", text(&o));
+    assert!(!out.exists());
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    std::fs::write(&pair, good).unwrap();
+    let o = merge(&[s0, s1], &out);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(out.join("records.parquet").is_file());
+}

@@ -2,7 +2,7 @@
 //! (e.g. as a Slurm job array).
 
 use crate::exit::{InvalidInput, Usage};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args;
 use roboaudit_shard::{ShardError, ShardStatus};
 use std::path::PathBuf;
@@ -28,25 +28,69 @@ pub struct StatusArgs {
 
 /// Merges shard folders after checking that they form one complete collection.
 pub fn merge(args: &MergeArgs) -> Result<()> {
-    let outcome = roboaudit_shard::merge(&args.shards, &args.out).map_err(exit_error)?;
-    print_status(&outcome.shards);
-    // A memory collection's merged pairs become the records and manifest it would have written.
-    if outcome
+    let memory = args
         .shards
         .first()
-        .is_some_and(|s| s.manifest.collection == roboaudit_memory_harness::resume::COLLECTION)
-    {
-        let records = super::memory::collect::finish_merged(&outcome.out)?;
-        println!("assembled {}", records.display());
+        .and_then(|d| roboaudit_shard::ShardManifest::read(d).ok().flatten())
+        .is_some_and(|m| m.collection == roboaudit_memory_harness::resume::COLLECTION);
+    let outcome = if memory {
+        merge_memory(args)?
+    } else {
+        roboaudit_shard::merge(&args.shards, &args.out).map_err(exit_error)?
+    };
+    print_status(&outcome.shards);
+    if memory {
+        println!(
+            "assembled {}",
+            args.out
+                .join(super::memory::collect::RECORDS_FILE)
+                .display()
+        );
     }
     println!(
         "merged {} shards ({} job files, {} shared files) into {}",
         outcome.shards.len(),
         outcome.jobs,
         outcome.shared,
-        outcome.out.display()
+        args.out.display()
     );
     Ok(())
+}
+
+/// A memory collection's merge: the shards' pairs are merged into a folder beside `--out` and
+/// assembled there into the records and manifest an unsharded run writes; only the finished
+/// folder is renamed to `--out`, so a failed assembly leaves nothing there.
+fn merge_memory(args: &MergeArgs) -> Result<roboaudit_shard::MergeOutcome> {
+    let out = &args.out;
+    let occupied = std::fs::read_dir(out).is_ok_and(|mut e| e.next().is_some());
+    if occupied || out.is_file() {
+        return Err(exit_error(ShardError::OutputExists(
+            out.display().to_string(),
+        )));
+    }
+    let parent = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    crate::output::ensure_dir(parent)?;
+    let stage = tempfile::Builder::new()
+        .prefix(".tmp-assemble-")
+        .tempdir_in(parent)
+        .with_context(|| format!("cannot create a temporary folder in {}", parent.display()))?;
+    let merged = stage.path().join("merged");
+    let outcome = roboaudit_shard::merge(&args.shards, &merged).map_err(exit_error)?;
+    super::memory::collect::finish_merged(&merged).with_context(|| {
+        format!(
+            "the merged pairs do not assemble (a file named below is the merged copy of the shard file of the same name under records.partial/); nothing was written to {}",
+            out.display()
+        )
+    })?;
+    if out.is_dir() {
+        std::fs::remove_dir(out).with_context(|| format!("cannot replace {}", out.display()))?;
+    }
+    std::fs::rename(&merged, out)
+        .with_context(|| format!("cannot move the merged collection to {}", out.display()))?;
+    Ok(outcome)
 }
 
 /// Prints jobs done per shard folder; exit code 0 whether or not they are complete.

@@ -378,11 +378,11 @@ fn write_result(
 }
 
 /// Turns a merged sharded collection in `out` (its kept pairs) into the records and manifest
-/// an unsharded run writes; returns the records' path.
-pub(crate) fn finish_merged(out: &Path) -> Result<PathBuf> {
+/// an unsharded run writes.
+pub(crate) fn finish_merged(out: &Path) -> Result<()> {
     let run = resume::assemble_kept(out).map_err(usage_or)?;
     write_result(out, &run, None)?;
-    Ok(out.join(RECORDS_FILE))
+    Ok(())
 }
 
 /// Runs the harness with a progress bar over pairs (rate and ETA; hidden in pipes and CI) whose
