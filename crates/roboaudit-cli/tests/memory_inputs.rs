@@ -50,7 +50,20 @@ fn a_missing_plan_file_is_invalid_input_naming_it() {
 fn records_unfit_for_the_control_are_invalid_input_naming_the_file() {
     let tmp = tempfile::tempdir().unwrap();
     let unrouted = collect(&tmp.path().join("plain"), &[]);
-    let single = collect(&tmp.path().join("single"), &["--routes", "left"]);
+    // One route alone is refused at collection (exit 2); records holding one route (here the
+    // left half of a routed collection) are refused by the control.
+    let o = collect_one_faithful_pair(&tmp.path().join("one"), &["--routes", "left"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("needs two detour routes"), "{}", text(&o));
+    let routed = collect(&tmp.path().join("routed"), &["--routes", "left,right"]);
+    let left: Vec<_> = roboaudit_data::read_memory_records(&routed)
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.route.as_deref() == Some("left"))
+        .collect();
+    assert!(!left.is_empty());
+    let single = tmp.path().join("single.parquet");
+    roboaudit_data::write_memory_records(&single, &left).unwrap();
     for (records, message) in [(&unrouted, "has no route"), (&single, "exactly two routes")] {
         let out = tmp.path().join("ctl");
         let o = roboaudit(&[

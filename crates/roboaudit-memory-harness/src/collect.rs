@@ -158,6 +158,11 @@ impl CollectConfig {
         if self.layout_levels.is_empty() || self.layout_levels.iter().any(|&l| l > 3) {
             return bad("layout levels must be non-empty, each in 0..=3".into());
         }
+        if self.routes.len() == 1 {
+            return bad(
+                "the irrelevant-history control needs two detour routes (--routes left,right); one route alone changes every pair's history without anything to compare it with".into(),
+            );
+        }
         if (1..self.routes.len()).any(|k| self.routes[..k].contains(&self.routes[k])) {
             return bad("routes must be distinct".into());
         }
