@@ -90,6 +90,24 @@ fn report_names_the_damaged_file() {
     );
 }
 
+/// Bytes that are not UTF-8 text are a damaged input (exit 3), not a failure of roboaudit.
+#[test]
+fn report_refuses_an_input_that_is_not_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("fqe");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("fqe.json"), [0xff, 0xfe, 0x00, 0x7b]).unwrap();
+    let o = roboaudit(&[
+        "report",
+        dir.to_str().unwrap(),
+        "--out",
+        tmp.path().join("r").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(text(&o).contains("fqe.json"), "{}", text(&o));
+    assert!(!tmp.path().join("r").exists());
+}
+
 #[test]
 fn report_fails_with_code_1_when_the_output_cannot_be_written() {
     let tmp = tempfile::tempdir().unwrap();

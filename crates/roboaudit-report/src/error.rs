@@ -91,7 +91,11 @@ impl ReportError {
     /// for the latter.
     pub fn is_invalid_input(&self) -> bool {
         match self {
-            Self::Read { source, .. } => source.kind() == std::io::ErrorKind::NotFound,
+            // A missing file, or one whose bytes are not UTF-8 text, is the input's fault.
+            Self::Read { source, .. } => matches!(
+                source.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::InvalidData
+            ),
             Self::Write { .. } | Self::Plot { .. } => false,
             Self::NotAFolder(_)
             | Self::NoAudit(_)
