@@ -145,6 +145,12 @@ fn unfinished_foreign_and_served_shards_are_refused() {
         "{}",
         text(&o)
     );
+    // An --out that is a file is a usage error.
+    let file = tmp.path().join("afile");
+    std::fs::write(&file, "x").unwrap();
+    let o = merge(&[s0.clone(), s1.clone()], &file);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("is a file, not a folder"), "{}", text(&o));
     // The healthy pair of shards merges.
     let o = merge(&[s0, s1], &out);
     assert!(o.status.success(), "{}", text(&o));

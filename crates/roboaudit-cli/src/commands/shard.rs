@@ -28,6 +28,7 @@ pub struct StatusArgs {
 
 /// Merges shard folders after checking that they form one complete collection.
 pub fn merge(args: &MergeArgs) -> Result<()> {
+    crate::output::refuse_out_file(&args.out)?;
     let memory = args
         .shards
         .first()
