@@ -71,8 +71,9 @@ fn pair_files() -> JobFiles {
     }
 }
 
+/// Pair `index`'s records: the `.parquet` companion of its job file.
 fn records_file(index: usize) -> PathBuf {
-    Path::new(PARTIAL_DIR).join(format!("pair-{index:06}.parquet"))
+    pair_files().all_relative(index).swap_remove(0)
 }
 
 fn foreign(path: &Path, message: String) -> HarnessError {
