@@ -128,16 +128,31 @@ fn area_weights(input: usize, out: usize) -> Vec<Vec<(usize, f64)>> {
 /// # Errors
 /// [`FqeError::InvalidInputs`] for an empty image, a zero side or a pixel buffer of the wrong size.
 pub fn area_resample(image: &Rgb8Image, side: usize) -> Result<Vec<f32>, FqeError> {
+    area_resample_to(image, side, side)
+}
+
+/// Area (box-filter) resampling to `width × height` (each output pixel the overlap-weighted mean
+/// of the input pixels it covers), RGB, scaled to `[0, 1]`, HWC order: `height · width · 3`
+/// values. The resize of [`area_resample`] for any output shape (the report's thumbnails).
+///
+/// # Errors
+/// [`FqeError::InvalidInputs`] for an empty image, a zero output size or a pixel buffer of the
+/// wrong size.
+pub fn area_resample_to(
+    image: &Rgb8Image,
+    width: usize,
+    height: usize,
+) -> Result<Vec<f32>, FqeError> {
     let (w, h) = (image.width as usize, image.height as usize);
-    if w == 0 || h == 0 || side == 0 || image.pixels.len() != w * h * 3 {
+    if w == 0 || h == 0 || width == 0 || height == 0 || image.pixels.len() != w * h * 3 {
         return Err(FqeError::InvalidInputs(format!(
-            "cannot resample a {w}×{h} image with {} bytes to {side}×{side}",
+            "cannot resample a {w}×{h} image with {} bytes to {width}×{height}",
             image.pixels.len()
         )));
     }
-    let wx = area_weights(w, side);
-    let wy = area_weights(h, side);
-    let mut out = Vec::with_capacity(side * side * 3);
+    let wx = area_weights(w, width);
+    let wy = area_weights(h, height);
+    let mut out = Vec::with_capacity(width * height * 3);
     for ys in &wy {
         for xs in &wx {
             let mut acc = [0.0f64; 3];
@@ -186,5 +201,29 @@ mod tests {
         let w = area_weights(3, 2);
         assert_eq!(w[0].len(), 2);
         assert!((w[0][0].1 - 2.0 / 3.0).abs() < 1e-12 && (w[0][1].1 - 1.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn area_resample_to_keeps_rows_and_columns_apart() {
+        // 4 wide × 2 high → 2 × 1: each output averages a 2 × 2 block; the red ramp runs along x.
+        let mut pixels = Vec::new();
+        for y in 0..2u8 {
+            for x in 0..4u8 {
+                pixels.extend_from_slice(&[x * 60, y * 100, 0]);
+            }
+        }
+        let img = Rgb8Image {
+            width: 4,
+            height: 2,
+            pixels,
+        };
+        let out = area_resample_to(&img, 2, 1).unwrap();
+        assert_eq!(out.len(), 6);
+        // Red: mean of {0, 60} = 30 and of {120, 180} = 150; green: mean of {0, 100} = 50.
+        let want = [30.0, 50.0, 0.0, 150.0, 50.0, 0.0];
+        for (o, w) in out.iter().zip(want) {
+            assert!((o - w / 255.0).abs() < 1e-6, "{o} vs {w}");
+        }
+        assert!(area_resample_to(&img, 0, 1).is_err());
     }
 }
