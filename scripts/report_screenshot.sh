@@ -3,7 +3,7 @@
 # full-page screenshot, and fails (non-zero) when the page logs any console message (the page
 # has no scripts, so any message is an error such as a blocked resource) or when a plot that
 # report.json lists as available is missing from the rendered DOM (a <figure id=…> holding an
-# <svg>).
+# <svg>, or the embedded thumbnails of an FQE frame strip).
 #
 # Usage: scripts/report_screenshot.sh REPORT_DIR OUT.png
 # Needs: chromium (apt-get install -y chromium), python3 (standard library only).
@@ -40,18 +40,21 @@ python3 - "$json" "$work/dom.html" "$work/height" <<'PY'
 import json, re, sys
 report = json.load(open(sys.argv[1]))
 dom = open(sys.argv[2], encoding="utf-8").read()
-expected = [p["id"] for p in report["plots"] if p["available"]]
+# Charts are inline SVG; the FQE frame strip is a grid of embedded PNG thumbnails.
+expected = [p["id"] for p in report["plots"] if p["available"] and p["kind"] != "fqe_frames"]
+strips = [p["id"] for p in report["plots"] if p["available"] and p["kind"] == "fqe_frames"]
 skipped = [p["id"] for p in report["plots"] if not p["available"]]
 missing = []
-for pid in expected:
+for pid in expected + strips:
     m = re.search(r'<figure id="%s"[^>]*>(.*?)</figure>' % re.escape(pid), dom, re.S)
-    if not m or "<svg" not in m.group(1) or "<figcaption" not in m.group(1):
+    body = "<svg" if pid in expected else '<img src="data:image/png;base64,'
+    if not m or body not in m.group(1) or "<figcaption" not in m.group(1):
         missing.append(pid)
 for pid in skipped:
     if f'data-plot="{pid}"' not in dom:
         missing.append(pid + " (skip note)")
 svgs = len(re.findall(r"<svg\b", dom))
-print(f"plots: {len(expected)} expected, {svgs} <svg> in the page, {len(skipped)} skipped with a note")
+print(f"plots: {len(expected)} expected, {svgs} <svg> in the page, {len(strips)} frame strip(s), {len(skipped)} skipped with a note")
 if missing:
     print("error: missing from the page: " + ", ".join(missing), file=sys.stderr)
     sys.exit(1)
@@ -60,7 +63,7 @@ if svgs != len(expected):
     sys.exit(1)
 # Generous page height (blank space at the bottom is harmless, a cut-off page is not), capped
 # below Chromium's texture limit.
-heights = sum(int(h) for h in re.findall(r'<svg[^>]*\bheight="(\d+)"', dom))
+heights = sum(int(h) for h in re.findall(r'<(?:svg|img)[^>]*\bheight="(\d+)"', dom))
 count = lambda pat: len(re.findall(pat, dom))
 estimate = 800 + heights + 220 * len(expected) + 48 * count(r"<tr>") + 90 * count(r"<h[23]") + 90 * count(r"<p[ >]") + 80 * len(skipped)
 open(sys.argv[3], "w").write(str(min(16000, estimate)))

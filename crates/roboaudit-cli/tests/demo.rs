@@ -142,6 +142,14 @@ fn check_report(out_dir: &Path, audit: &Value) {
     assert_eq!(shared["retrieval"].as_array().unwrap().len(), 2);
     assert_eq!(shared["memory"].as_array().unwrap().len(), 4);
     assert_eq!(shared["fqe"].as_array().unwrap().len(), 1);
+    // The FQE section shows its push-suite dataset: first and last scene frame of every task.
+    let strip = &shared["fqe"][0]["frames"];
+    assert_eq!(strip["camera"], "observation.images.scene", "{strip}");
+    assert!(strip["tasks"].as_array().is_some_and(|t| {
+        t.len() >= 2
+            && t.iter()
+                .all(|row| row["frames"].as_array().map(Vec::len) == Some(2))
+    }));
     // Every plot the report model marks available is drawn in the page as a figure with its id.
     let plots = shared["plots"].as_array().unwrap();
     let drawn: Vec<&str> = plots

@@ -150,11 +150,17 @@ pub(crate) fn build(dirs: &[PathBuf]) -> Result<Report, ReportError> {
             let text = read_text(&fqe_path)?;
             check_schema(&fqe_path, &text, &[FQE_SCHEMA])?;
             let fqe: FqeReport = parse(&fqe_path, &text)?;
+            let (frames, frames_note) = match crate::frames::strip(&fqe, &fqe_path) {
+                Ok(strip) => (Some(strip), None),
+                Err(note) => (None, Some(note)),
+            };
             report.fqe.push(FqeSection {
                 name: folder_name(dir),
                 id: unique_id("fqe", &folder_name(dir), &mut ids),
                 file: fqe_path,
                 report: fqe,
+                frames,
+                frames_note,
             });
             kinds.push(SourceKind::Fqe);
         }

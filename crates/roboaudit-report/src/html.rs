@@ -20,9 +20,11 @@ figure{margin:1.4em 0;padding:0}figure svg{display:block;max-width:100%;height:a
 figcaption{font-size:.88em;color:#444;margin-top:.4em}figcaption .axes{color:#777}\
 .skipped{color:#8a6d3b;background:#fcf8e3;border:1px solid #faebcc;border-radius:4px;padding:.4em .7em;font-size:.88em}\
 .warning{color:#7a4b00;background:#fff4e0;border:1px solid #f0c36d;border-left:5px solid #e09b1a;border-radius:4px;padding:.5em .8em;margin:.8em 0;font-size:.92em}\
+.frames{display:grid;grid-template-columns:minmax(8em,max-content) auto auto;justify-content:start;gap:.3em .6em;align-items:center;font-size:.84em;border:1px solid #eee;border-radius:4px;padding:.5em}\
+.frames img{display:block;height:96px;width:auto;image-rendering:pixelated;border:1px solid #ddd}.frames span{color:#555}\
 a{color:#2b5d8c}footer{margin-top:3em;color:#777;font-size:.85em}";
 
-fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

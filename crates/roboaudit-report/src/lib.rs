@@ -21,6 +21,7 @@
 mod detect;
 mod doc;
 mod error;
+mod frames;
 mod html;
 mod markdown;
 mod model;
@@ -29,9 +30,10 @@ mod transfer;
 mod write;
 
 pub use error::ReportError;
+pub use frames::THUMBNAIL_HEIGHT;
 pub use model::{
-    FqeSection, MemorySection, PlotKind, PlotSpec, Report, RetrievalSection, SCHEMA, Source,
-    SourceKind, TransferMatrix,
+    FqeSection, FrameStrip, MemorySection, PlotKind, PlotSpec, Report, RetrievalSection, SCHEMA,
+    Source, SourceKind, TaskFrames, Thumbnail, TransferMatrix,
 };
 
 use std::path::{Path, PathBuf};

@@ -126,6 +126,49 @@ pub struct FqeSection {
     pub file: PathBuf,
     /// The report, unchanged (`roboaudit.fqe.v1`).
     pub report: FqeReport,
+    /// First and last camera frames per task of the dataset the estimates were fitted on, when
+    /// the dataset was found (see `frames_note`). Absent in older reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frames: Option<FrameStrip>,
+    /// Why `frames` is absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frames_note: Option<String>,
+}
+
+/// What an FQE section evaluated, seen through its camera: for each task, the first and last
+/// frames of the task's first episode, as small thumbnails embedded in the page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FrameStrip {
+    /// The dataset folder the frames were read from (its fingerprint equals the fit's).
+    pub dataset: PathBuf,
+    /// The camera feature shown: the fit's image feature, else the dataset's first camera.
+    pub camera: String,
+    /// One row per task of the report that has an episode, in the report's task order.
+    pub tasks: Vec<TaskFrames>,
+}
+
+/// One task's row of a [`FrameStrip`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskFrames {
+    /// Task text.
+    pub task: String,
+    /// `episode_index` of the task's first episode in the metadata.
+    pub episode: i64,
+    /// Its first frame (index 0) and its last, in that order.
+    pub frames: Vec<Thumbnail>,
+}
+
+/// One frame as an embedded image.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Thumbnail {
+    /// `frame_index` within the episode.
+    pub frame: i64,
+    /// Thumbnail width in pixels (at most [`crate::THUMBNAIL_HEIGHT`] high, aspect kept).
+    pub width: u32,
+    /// Thumbnail height in pixels.
+    pub height: u32,
+    /// The thumbnail as an 8-bit RGB PNG, base64 (standard alphabet, padded).
+    pub png_base64: String,
 }
 
 /// The kinds of plot the report draws.
@@ -150,6 +193,8 @@ pub enum PlotKind {
     FqeEstimates,
     /// FQE: neural learning curves.
     FqeCurves,
+    /// FQE: first and last camera frames per task (a strip of thumbnails, not a chart).
+    FqeFrames,
 }
 
 /// One plot of the report: drawn in `index.html` when `available`, else replaced by `note`.

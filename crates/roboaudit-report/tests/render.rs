@@ -95,14 +95,22 @@ fn transfer_matrix_reproduces_the_audit() {
 fn every_available_plot_is_drawn_with_its_caption() {
     let (_tmp, dirs) = all_fixtures();
     let report = build_report(&dirs).unwrap();
-    assert_eq!(report.plots.len(), 9);
-    assert!(
-        report.plots.iter().all(|p| p.available),
-        "{:?}",
-        report.plots
+    assert_eq!(report.plots.len(), 10);
+    // The fixture's fit records no dataset, so its frame strip (tests/frames.rs) is skipped;
+    // every chart is drawn.
+    let (charts, strips): (Vec<_>, Vec<_>) = report
+        .plots
+        .iter()
+        .partition(|p| p.kind != PlotKind::FqeFrames);
+    assert!(charts.iter().all(|p| p.available), "{charts:?}");
+    assert_eq!(
+        strips.iter().map(|p| p.note.as_deref()).collect::<Vec<_>>(),
+        [Some(
+            "the fit recorded no dataset (fqe.json written by an older roboaudit)"
+        )]
     );
     let html = render_html(&report).unwrap();
-    for p in &report.plots {
+    for p in &charts {
         let start = html
             .find(&format!("<figure id=\"{}\"", p.id))
             .unwrap_or_else(|| panic!("{} missing", p.id));
@@ -123,7 +131,7 @@ fn every_available_plot_is_drawn_with_its_caption() {
             p.caption
         );
     }
-    assert_eq!(html.matches("<svg").count(), report.plots.len());
+    assert_eq!(html.matches("<svg").count(), charts.len());
 }
 
 #[test]
@@ -216,6 +224,7 @@ fn missing_data_skips_plots_with_a_note() {
         skipped,
         [
             PlotKind::TransferHeatmap,
+            PlotKind::FqeFrames,
             PlotKind::FqeEstimates,
             PlotKind::FqeCurves
         ]
@@ -231,7 +240,12 @@ fn missing_data_skips_plots_with_a_note() {
     // The run folder given as another DIR fills the heat map in.
     let report = build_report(&[tmp.path().join("a/b"), tmp.path().join("elsewhere")]).unwrap();
     assert!(report.retrieval[0].transfer.is_some());
-    assert!(report.plots.iter().all(|p| p.available));
+    assert!(
+        report
+            .plots
+            .iter()
+            .all(|p| p.available || p.kind == PlotKind::FqeFrames)
+    );
 }
 
 #[test]

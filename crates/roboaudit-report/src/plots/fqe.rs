@@ -9,7 +9,11 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 const SANE: (f64, f64) = (-0.5, 1.5);
 
 /// The FQE plots, in page order.
-pub(super) const KINDS: [PlotKind; 2] = [PlotKind::FqeEstimates, PlotKind::FqeCurves];
+pub(super) const KINDS: [PlotKind; 3] = [
+    PlotKind::FqeFrames,
+    PlotKind::FqeEstimates,
+    PlotKind::FqeCurves,
+];
 
 /// Why a plot of `s` cannot be drawn, `None` when it can.
 pub(super) fn missing(s: &FqeSection, kind: PlotKind) -> Option<String> {
@@ -27,6 +31,11 @@ pub(super) fn missing(s: &FqeSection, kind: PlotKind) -> Option<String> {
             .flat_map(|p| &p.curves)
             .any(|c| c.iter().any(|p| p.loss > 0.0)))
         .then(|| "neural FQE did not run (no learning curves)".to_owned()),
+        PlotKind::FqeFrames => s.frames.is_none().then(|| {
+            s.frames_note
+                .clone()
+                .unwrap_or_else(|| "no frames were read".to_owned())
+        }),
         _ => Some("not an FQE plot".to_owned()),
     }
 }
@@ -36,6 +45,10 @@ pub(super) fn render(s: &FqeSection, plot: &PlotSpec) -> Result<Option<String>, 
     Ok(Some(match plot.kind {
         PlotKind::FqeEstimates => estimates(s, &plot.title, labels)?,
         PlotKind::FqeCurves => curves(s, &plot.title, labels)?,
+        PlotKind::FqeFrames => match &s.frames {
+            Some(strip) => super::frames::render(strip),
+            None => return Ok(None),
+        },
         _ => return Ok(None),
     }))
 }

@@ -2,6 +2,7 @@
 //! ([`render`]) with plotters' SVG backend (no fonts needed: text stays `<text>`).
 
 mod fqe;
+mod frames;
 mod memory;
 mod retrieval;
 mod style;
@@ -74,6 +75,12 @@ fn text(kind: PlotKind) -> Text {
             x: "gradient step (count)",
             y: "Bellman mean squared error (log scale)",
         },
+        PlotKind::FqeFrames => Text {
+            title: "What was evaluated",
+            caption: "Each row is one task: the first and the last camera frame of its first episode in the dataset the estimates were fitted on, scaled down; a task whose scene or outcome does not look like its name is the first thing to check when its estimates look wrong.",
+            x: "frame of the episode (first, last)",
+            y: "task",
+        },
     }
 }
 
@@ -88,6 +95,7 @@ fn kind_slug(kind: PlotKind) -> &'static str {
         PlotKind::MatchedWorld => "matched-world",
         PlotKind::FqeEstimates => "estimates",
         PlotKind::FqeCurves => "curves",
+        PlotKind::FqeFrames => "frames",
     }
 }
 
