@@ -133,3 +133,87 @@ fn negative_numbers_are_named_as_invalid_values() {
         assert!(!out.exists());
     }
 }
+
+/// Decodes an 8-bit RGB PNG written by `data frame`.
+fn rgb(path: &std::path::Path) -> (u32, u32, Vec<u8>) {
+    let mut reader = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()))
+        .read_info()
+        .unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    (info.width, info.height, buf)
+}
+
+#[test]
+fn rollout_with_video_is_a_dataset_whose_frames_match_the_png_recording() {
+    let tmp = tempfile::tempdir().unwrap();
+    let record = |name: &str, video: bool| {
+        let out = tmp.path().join(name);
+        let mut args = vec![
+            "testbed",
+            "rollout",
+            "--task",
+            "stack",
+            "--episodes",
+            "1",
+            "--size",
+            "64",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        if video {
+            args.push("--video");
+        }
+        let o = roboaudit(&args);
+        assert!(o.status.success(), "{}", text(&o));
+        out
+    };
+    let (png_run, video_run) = (record("png", false), record("video", true));
+    let info: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(video_run.join("meta/info.json")).unwrap()).unwrap();
+    assert_eq!(
+        info["features"]["observation.images.scene"]["dtype"],
+        "video"
+    );
+    // The video dataset passes every check `data inspect` makes of its MP4 (frame count,
+    // duration and timestamps against the episodes).
+    let o = roboaudit(&["data", "inspect", video_run.to_str().unwrap(), "--strict"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let last = info["total_frames"].as_i64().unwrap() - 1;
+    // The first and last frames decoded from the video are the PNG recording's frames up to the
+    // codec's loss (LeRobot's crf 30): PSNR ≥ 28 dB on a 64 × 64 scene.
+    for frame in [0, last] {
+        let export = |run: &std::path::Path, name: &str| {
+            let out = tmp.path().join(format!("{name}-{frame}.png"));
+            let f = frame.to_string();
+            let o = roboaudit(&[
+                "data",
+                "frame",
+                run.to_str().unwrap(),
+                "--key",
+                "observation.images.scene",
+                "--episode",
+                "0",
+                "--frame",
+                &f,
+                "--out",
+                out.to_str().unwrap(),
+            ]);
+            assert!(o.status.success(), "{}", text(&o));
+            rgb(&out)
+        };
+        let (a, b) = (export(&png_run, "png"), export(&video_run, "video"));
+        assert_eq!((a.0, a.1), (64, 64));
+        assert_eq!((b.0, b.1), (64, 64));
+        assert_ne!(a.2, b.2, "a lossy codec cannot give back the exact frame");
+        #[allow(clippy::cast_precision_loss)]
+        let mse =
+            a.2.iter()
+                .zip(&b.2)
+                .map(|(x, y)| (f64::from(*x) - f64::from(*y)).powi(2))
+                .sum::<f64>()
+                / a.2.len() as f64;
+        let psnr = 10.0 * (255.0f64 * 255.0 / mse).log10();
+        assert!(psnr >= 28.0, "frame {frame}: PSNR {psnr:.1} dB");
+    }
+}
