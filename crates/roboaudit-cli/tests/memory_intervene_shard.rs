@@ -9,22 +9,15 @@ use std::path::{Path, PathBuf};
 const EPISODES: usize = 4;
 
 /// A replacement study of the bank policy (its recall draws are seeded per query, so a shard
-/// that ran its recipients in another process order would show).
+/// that ran its recipients in another process order would show), unless `extra` names the
+/// study and policy.
 fn intervene(out: &Path, extra: &[&str]) -> std::process::Output {
     let episodes = EPISODES.to_string();
-    let mut args = vec![
-        "memory",
-        "intervene",
-        "--study",
-        "replacement",
-        "--policy",
-        "bank",
-        "--episodes",
-        &episodes,
-        "--resamples",
-        "200",
-        "--out",
-    ];
+    let mut args = vec!["memory", "intervene"];
+    if !extra.contains(&"--study") {
+        args.extend(["--study", "replacement", "--policy", "bank"]);
+    }
+    args.extend(["--episodes", episodes.as_str(), "--resamples", "200", "--out"]);
     args.push(out.to_str().unwrap());
     args.extend_from_slice(extra);
     roboaudit(&args)
@@ -90,6 +83,29 @@ fn merged_shards_equal_the_unsharded_study() {
         names.sort();
         assert_eq!(names, ["interventions.json", "interventions.md"], "N = {n}");
     }
+}
+
+/// The restoration study (its own conditions and fault hook) merges to the same bytes too.
+#[test]
+fn merged_restoration_shards_equal_the_unsharded_study() {
+    let tmp = tempfile::tempdir().unwrap();
+    let restoration = ["--study", "restoration", "--policy", "faithful"];
+    let whole = tmp.path().join("whole");
+    let o = intervene(&whole, &restoration);
+    assert!(o.status.success(), "{}", text(&o));
+    let dirs = shards(tmp.path(), "r", 2, &restoration);
+    let merged = tmp.path().join("merged");
+    let o = merge(&dirs, &merged);
+    assert!(o.status.success(), "{}", text(&o));
+    for f in ["interventions.json", "interventions.md"] {
+        assert_eq!(
+            std::fs::read(merged.join(f)).unwrap(),
+            std::fs::read(whole.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    let md = std::fs::read_to_string(merged.join("interventions.md")).unwrap();
+    assert!(md.contains("restoration study"), "{md}");
 }
 
 #[test]
