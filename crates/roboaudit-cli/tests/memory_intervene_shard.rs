@@ -17,7 +17,13 @@ fn intervene(out: &Path, extra: &[&str]) -> std::process::Output {
     if !extra.contains(&"--study") {
         args.extend(["--study", "replacement", "--policy", "bank"]);
     }
-    args.extend(["--episodes", episodes.as_str(), "--resamples", "200", "--out"]);
+    args.extend([
+        "--episodes",
+        episodes.as_str(),
+        "--resamples",
+        "200",
+        "--out",
+    ]);
     args.push(out.to_str().unwrap());
     args.extend_from_slice(extra);
     roboaudit(&args)

@@ -58,6 +58,9 @@ fn finish(m: &roboaudit_shard::ShardManifest, dir: &Path) -> Result<(), FinishEr
     match m.collection.as_str() {
         resume::COLLECTION => resume::finish_merged(dir)?,
         intervene_shard::COLLECTION => intervene_shard::finish_merged(dir)?,
+        roboaudit_fqe_collect::shard::COLLECTION => {
+            roboaudit_fqe_collect::shard::finish_merged(dir)?
+        }
         _ => {}
     }
     Ok(())
@@ -69,6 +72,7 @@ fn assembled(collection: &str) -> Option<&'static str> {
     match collection {
         resume::COLLECTION => Some(output::RECORDS_FILE),
         intervene_shard::COLLECTION => Some(intervene_shard::STUDY_FILE),
+        roboaudit_fqe_collect::shard::COLLECTION => Some("ground_truth.json"),
         _ => None,
     }
 }
