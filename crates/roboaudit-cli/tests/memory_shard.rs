@@ -185,3 +185,52 @@ fn a_failed_assembly_leaves_nothing_at_out() {
     assert!(o.status.success(), "{}", text(&o));
     assert!(out.join("records.parquet").is_file());
 }
+
+/// `status` reports the refusal `merge` would give (so it never calls a set of folders ready
+/// that the merge refuses), and a merge into a shard folder is a usage error.
+#[test]
+fn status_reports_the_merge_refusal_and_out_inside_a_shard_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s0 = tmp.path().join("s0");
+    let s1 = tmp.path().join("s1");
+    let other = tmp.path().join("other");
+    assert!(collect(&s0, &["--shard", "0/2"]).status.success());
+    assert!(collect(&s1, &["--shard", "1/2"]).status.success());
+    assert!(
+        collect(&other, &["--shard", "1/2", "--seed", "3"])
+            .status
+            .success()
+    );
+    let status = |dirs: &[&Path]| {
+        let mut args = vec!["status"];
+        args.extend(dirs.iter().map(|d| d.to_str().unwrap()));
+        roboaudit(&args)
+    };
+    let o = status(&[&s0, &other]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("2 of 2 shard folders complete"),
+        "{}",
+        text(&o)
+    );
+    assert!(text(&o).contains("not mergeable"), "{}", text(&o));
+    assert!(
+        text(&o).contains("(shard 1/2) comes from another configuration"),
+        "{}",
+        text(&o)
+    );
+    let o = status(&[&s0]);
+    assert!(text(&o).contains("shard 1/2 is missing"), "{}", text(&o));
+    let o = status(&[&s0, &s1]);
+    assert!(text(&o).contains("ready to merge"), "{}", text(&o));
+    for inside in [s0.join("merged"), s1.join("records.partial/x")] {
+        let o = merge(&[s0.clone(), s1.clone()], &inside);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(
+            text(&o).contains("lies inside the shard folder"),
+            "{}",
+            text(&o)
+        );
+        assert!(!inside.exists());
+    }
+}

@@ -32,6 +32,10 @@ pub enum CollectError {
     /// Reading back the written dataset failed (for a served policy's actions).
     #[error("reading the dataset: {0}")]
     Dataset(#[from] roboaudit_data::DataError),
+    /// The output folder of a shard belongs to another shard or configuration, or to an
+    /// unsharded run.
+    #[error(transparent)]
+    Shard(#[from] roboaudit_shard::ShardError),
     /// The work folder of an interrupted run cannot be resumed (the message says why).
     #[error("{0}")]
     Resume(String),

@@ -31,6 +31,7 @@ pub mod obs;
 pub mod policy;
 pub mod scenes;
 pub mod served;
+pub mod shard;
 pub mod targets;
 
 pub use collect::{

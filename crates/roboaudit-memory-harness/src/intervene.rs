@@ -231,6 +231,166 @@ fn validate(cfg: &InterventionConfig) -> Result<MemoryTask, HarnessError> {
     Ok(task)
 }
 
+/// Which intervention study a run is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StudyKind {
+    /// History replacement at the lift event ([`replacement_study`]).
+    Replacement,
+    /// Restoration after an injected fault ([`restoration_study`]).
+    Restoration,
+}
+
+impl StudyKind {
+    /// `replacement` or `restoration`, as in [`InterventionStudy::study`].
+    pub fn name(self) -> &'static str {
+        match self {
+            StudyKind::Replacement => "replacement",
+            StudyKind::Restoration => "restoration",
+        }
+    }
+
+    fn conditions(self) -> Vec<&'static str> {
+        match self {
+            StudyKind::Replacement => [
+                Replacement::Own,
+                Replacement::DonorSame,
+                Replacement::DonorOpposite,
+                Replacement::Clear,
+            ]
+            .into_iter()
+            .map(names_of_replacement)
+            .collect(),
+            StudyKind::Restoration => [Restoration::None, Restoration::Anchor, Restoration::Full]
+                .into_iter()
+                .map(names_of_restoration)
+                .collect(),
+        }
+    }
+}
+
+/// What recipient episode `index` contributes to a study: its continuations (one per condition),
+/// or none when a history does not reach the event. Depends on the configuration and `index`
+/// only (the policy is reset before every memory it builds), so a study's recipients can run in
+/// any process ([`crate::intervene_shard`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RecipientPart {
+    /// Recipient index in `0..episodes`.
+    pub index: usize,
+    /// Whether the recipient was skipped before any query.
+    pub skipped: bool,
+    /// Replacement: whether its own-history reconstruction reproduced the native memory
+    /// bitwise; `None` for restoration and for a skipped recipient.
+    pub own_reproduces_native: Option<bool>,
+    /// Its continuations, in condition order.
+    pub continuations: Vec<Continuation>,
+}
+
+/// Checks `cfg` (and, for restoration, that `policy` declares the anchor component) and returns
+/// the task, before any recipient runs.
+///
+/// # Errors
+/// [`HarnessError::InvalidConfig`] or [`HarnessError::UnsupportedTask`].
+pub fn prepare(
+    kind: StudyKind,
+    cfg: &InterventionConfig,
+    policy: &dyn MemoryPolicy,
+) -> Result<MemoryTask, HarnessError> {
+    let task = validate(cfg)?;
+    if kind == StudyKind::Restoration {
+        let spec = policy.memory_spec();
+        if !spec.components.iter().any(|c| c.name == ANCHOR) {
+            let names: Vec<&str> = spec.components.iter().map(|c| c.name.as_str()).collect();
+            return Err(HarnessError::InvalidConfig(format!(
+                "the restoration study's `anchor` condition restores the memory component `{ANCHOR}`, and policy `{}` declares only {names:?}",
+                policy.name()
+            )));
+        }
+    }
+    Ok(task)
+}
+
+/// Runs recipient `index` of a study whose configuration [`prepare`] accepted.
+///
+/// # Errors
+/// Policy-contract and simulator errors; for restoration, [`HarnessError::InvalidConfig`] when
+/// the episode ends before the restoration query.
+pub fn run_recipient(
+    kind: StudyKind,
+    cfg: &InterventionConfig,
+    task: &MemoryTask,
+    index: usize,
+    policy: &mut dyn MemoryPolicy,
+) -> Result<RecipientPart, HarnessError> {
+    let Some(r) = recipient(cfg, task, index)? else {
+        return Ok(RecipientPart {
+            index,
+            skipped: true,
+            own_reproduces_native: None,
+            continuations: Vec::new(),
+        });
+    };
+    let (continuations, own_reproduces_native) = match kind {
+        StudyKind::Replacement => {
+            let (c, ok) = replace(cfg, task, &r, policy)?;
+            (c, Some(ok))
+        }
+        StudyKind::Restoration => (restore(cfg, task, &r, policy)?, None),
+    };
+    Ok(RecipientPart {
+        index,
+        skipped: false,
+        own_reproduces_native,
+        continuations,
+    })
+}
+
+/// The study of `cfg` from its recipients' parts (in any order; one per recipient).
+///
+/// # Errors
+/// [`HarnessError::InvalidConfig`] when a recipient is missing or given twice; bootstrap errors.
+pub fn assemble_study(
+    kind: StudyKind,
+    cfg: &InterventionConfig,
+    mut parts: Vec<RecipientPart>,
+) -> Result<InterventionStudy, HarnessError> {
+    parts.sort_by_key(|p| p.index);
+    if parts.len() != cfg.episodes || parts.iter().enumerate().any(|(i, p)| p.index != i) {
+        return Err(HarnessError::InvalidConfig(format!(
+            "a {} study of {} recipients needs one part per recipient, got {} parts",
+            kind.name(),
+            cfg.episodes,
+            parts.len()
+        )));
+    }
+    let skipped = parts.iter().filter(|p| p.skipped).count();
+    let own_reproduces_native = (kind == StudyKind::Replacement)
+        .then(|| parts.iter().all(|p| p.own_reproduces_native != Some(false)));
+    let out: Vec<Continuation> = parts.into_iter().flat_map(|p| p.continuations).collect();
+    let names = kind.conditions();
+    Ok(InterventionStudy {
+        study: kind.name().into(),
+        config: cfg.clone(),
+        skipped,
+        own_reproduces_native,
+        summary: summarize(&names, &out),
+        intervals: study_intervals(&out, &names, kind == StudyKind::Replacement, &cfg.bootstrap)?,
+        continuations: out,
+    })
+}
+
+fn study(
+    kind: StudyKind,
+    cfg: &InterventionConfig,
+    policy: &mut dyn MemoryPolicy,
+) -> Result<InterventionStudy, HarnessError> {
+    let task = prepare(kind, cfg, policy)?;
+    let parts = (0..cfg.episodes)
+        .map(|i| run_recipient(kind, cfg, &task, i, policy))
+        .collect::<Result<Vec<_>, _>>()?;
+    assemble_study(kind, cfg, parts)
+}
+
 /// History replacement at the lift event (see the module docs).
 ///
 /// # Errors
@@ -239,67 +399,7 @@ pub fn replacement_study(
     cfg: &InterventionConfig,
     policy: &mut dyn MemoryPolicy,
 ) -> Result<InterventionStudy, HarnessError> {
-    let task = validate(cfg)?;
-    let conditions = [
-        Replacement::Own,
-        Replacement::DonorSame,
-        Replacement::DonorOpposite,
-        Replacement::Clear,
-    ];
-    let (mut out, mut skipped, mut reproduces) = (Vec::new(), 0, true);
-    for i in 0..cfg.episodes {
-        let Some(r) = recipient(cfg, &task, i)? else {
-            skipped += 1;
-            continue;
-        };
-        let native = memory_of(policy, &r.histories[0].observations)?;
-        for cond in conditions {
-            let memory = match cond {
-                Replacement::Own => {
-                    let m = memory_of(policy, &r.histories[0].observations)?;
-                    reproduces &= m.bits_equal(&native);
-                    m
-                }
-                Replacement::DonorSame => memory_of(policy, &r.histories[1].observations)?,
-                Replacement::DonorOpposite => memory_of(policy, &r.histories[2].observations)?,
-                Replacement::Clear => {
-                    policy.reset();
-                    policy.memory()?
-                }
-            };
-            let mut ep = fresh_episode(&r, &task)?;
-            policy.set_memory(&memory)?;
-            let (success, committed, first) =
-                continue_closed_loop(&mut ep, policy, cfg.action_seed, &mut |_, _, _| Ok(()))?;
-            out.push(Continuation {
-                episode_id: r.id.clone(),
-                condition: names_of_replacement(cond).into(),
-                stratum: r.stratum.clone(),
-                own_target: r.own,
-                donor_target: match cond {
-                    Replacement::DonorSame => Some(r.own),
-                    Replacement::DonorOpposite => Some(r.opposite),
-                    _ => None,
-                },
-                success,
-                committed,
-                first_direction: first,
-            });
-        }
-    }
-    let names: Vec<&str> = conditions
-        .iter()
-        .map(|&c| names_of_replacement(c))
-        .collect();
-    Ok(InterventionStudy {
-        study: "replacement".into(),
-        config: cfg.clone(),
-        skipped,
-        own_reproduces_native: Some(reproduces),
-        summary: summarize(&names, &out),
-        intervals: study_intervals(&out, &names, true, &cfg.bootstrap)?,
-        continuations: out,
-    })
+    study(StudyKind::Replacement, cfg, policy)
 }
 
 /// Restoration after an injected fault (see the module docs).
@@ -310,89 +410,124 @@ pub fn restoration_study(
     cfg: &InterventionConfig,
     policy: &mut dyn MemoryPolicy,
 ) -> Result<InterventionStudy, HarnessError> {
-    let task = validate(cfg)?;
-    let spec = policy.memory_spec();
-    if !spec.components.iter().any(|c| c.name == ANCHOR) {
-        let names: Vec<&str> = spec.components.iter().map(|c| c.name.as_str()).collect();
-        return Err(HarnessError::InvalidConfig(format!(
-            "the restoration study's `anchor` condition restores the memory component `{ANCHOR}`, and policy `{}` declares only {names:?}",
-            policy.name()
-        )));
-    }
-    let conditions = [Restoration::None, Restoration::Anchor, Restoration::Full];
-    let (mut out, mut skipped) = (Vec::new(), 0);
-    for i in 0..cfg.episodes {
-        let Some(r) = recipient(cfg, &task, i)? else {
-            skipped += 1;
-            continue;
+    study(StudyKind::Restoration, cfg, policy)
+}
+
+/// The replacement conditions of one recipient, and whether its own-history memory equals the
+/// native one bitwise.
+fn replace(
+    cfg: &InterventionConfig,
+    task: &MemoryTask,
+    r: &Recipient,
+    policy: &mut dyn MemoryPolicy,
+) -> Result<(Vec<Continuation>, bool), HarnessError> {
+    let conditions = [
+        Replacement::Own,
+        Replacement::DonorSame,
+        Replacement::DonorOpposite,
+        Replacement::Clear,
+    ];
+    let (mut out, mut reproduces) = (Vec::new(), true);
+    let native = memory_of(policy, &r.histories[0].observations)?;
+    for cond in conditions {
+        let memory = match cond {
+            Replacement::Own => {
+                let m = memory_of(policy, &r.histories[0].observations)?;
+                reproduces &= m.bits_equal(&native);
+                m
+            }
+            Replacement::DonorSame => memory_of(policy, &r.histories[1].observations)?,
+            Replacement::DonorOpposite => memory_of(policy, &r.histories[2].observations)?,
+            Replacement::Clear => {
+                policy.reset();
+                policy.memory()?
+            }
         };
-        let history = &r.histories[0].observations;
-        let pre = memory_of(policy, history)?;
-        for cond in conditions {
-            let mut ep = fresh_episode(&r, &task)?;
-            policy.set_memory(&pre)?;
-            let fault = cfg.fault_chunks;
-            let mut restored = false;
-            let mut queries = 0usize;
-            let mut hook = |c: usize,
-                            p: &mut dyn MemoryPolicy,
-                            seen: &[Observation]|
-             -> Result<(), HarnessError> {
-                queries = c + 1;
-                if c == 0 {
-                    p.reset();
-                }
-                if c == fault {
-                    restored = true;
-                    match cond {
-                        Restoration::None => {}
-                        Restoration::Anchor => {
-                            let mut m = p.memory()?;
-                            m.splice(ANCHOR, &pre)?;
-                            p.set_memory(&m)?;
-                        }
-                        Restoration::Full => {
-                            p.reset();
-                            for o in history.iter().chain(seen) {
-                                p.observe(o)?;
-                            }
+        let mut ep = fresh_episode(r, task)?;
+        policy.set_memory(&memory)?;
+        let (success, committed, first) =
+            continue_closed_loop(&mut ep, policy, cfg.action_seed, &mut |_, _, _| Ok(()))?;
+        out.push(Continuation {
+            episode_id: r.id.clone(),
+            condition: names_of_replacement(cond).into(),
+            stratum: r.stratum.clone(),
+            own_target: r.own,
+            donor_target: match cond {
+                Replacement::DonorSame => Some(r.own),
+                Replacement::DonorOpposite => Some(r.opposite),
+                _ => None,
+            },
+            success,
+            committed,
+            first_direction: first,
+        });
+    }
+    Ok((out, reproduces))
+}
+
+/// The restoration conditions of one recipient.
+fn restore(
+    cfg: &InterventionConfig,
+    task: &MemoryTask,
+    r: &Recipient,
+    policy: &mut dyn MemoryPolicy,
+) -> Result<Vec<Continuation>, HarnessError> {
+    let conditions = [Restoration::None, Restoration::Anchor, Restoration::Full];
+    let mut out = Vec::new();
+    let history = &r.histories[0].observations;
+    let pre = memory_of(policy, history)?;
+    for cond in conditions {
+        let mut ep = fresh_episode(r, task)?;
+        policy.set_memory(&pre)?;
+        let fault = cfg.fault_chunks;
+        let mut restored = false;
+        let mut queries = 0usize;
+        let mut hook = |c: usize,
+                        p: &mut dyn MemoryPolicy,
+                        seen: &[Observation]|
+         -> Result<(), HarnessError> {
+            queries = c + 1;
+            if c == 0 {
+                p.reset();
+            }
+            if c == fault {
+                restored = true;
+                match cond {
+                    Restoration::None => {}
+                    Restoration::Anchor => {
+                        let mut m = p.memory()?;
+                        m.splice(ANCHOR, &pre)?;
+                        p.set_memory(&m)?;
+                    }
+                    Restoration::Full => {
+                        p.reset();
+                        for o in history.iter().chain(seen) {
+                            p.observe(o)?;
                         }
                     }
                 }
-                Ok(())
-            };
-            let (success, committed, first) =
-                continue_closed_loop(&mut ep, policy, cfg.action_seed, &mut hook)?;
-            if !restored {
-                return Err(HarnessError::InvalidConfig(format!(
-                    "fault_chunks {fault}: episode {} ended after {queries} queries, before the restoration query, so condition `{}` would not restore anything; use fewer fault chunks",
-                    r.id,
-                    names_of_restoration(cond)
-                )));
             }
-            out.push(Continuation {
-                episode_id: r.id.clone(),
-                condition: names_of_restoration(cond).into(),
-                stratum: r.stratum.clone(),
-                own_target: r.own,
-                donor_target: None,
-                success,
-                committed,
-                first_direction: first,
-            });
+            Ok(())
+        };
+        let (success, committed, first) =
+            continue_closed_loop(&mut ep, policy, cfg.action_seed, &mut hook)?;
+        if !restored {
+            return Err(HarnessError::InvalidConfig(format!(
+                "fault_chunks {fault}: episode {} ended after {queries} queries, before the restoration query, so condition `{}` would not restore anything; use fewer fault chunks",
+                r.id,
+                names_of_restoration(cond)
+            )));
         }
+        out.push(Continuation {
+            episode_id: r.id.clone(),
+            condition: names_of_restoration(cond).into(),
+            stratum: r.stratum.clone(),
+            own_target: r.own,
+            donor_target: None,
+            success,
+            committed,
+            first_direction: first,
+        });
     }
-    let names: Vec<&str> = conditions
-        .iter()
-        .map(|&c| names_of_restoration(c))
-        .collect();
-    Ok(InterventionStudy {
-        study: "restoration".into(),
-        config: cfg.clone(),
-        skipped,
-        own_reproduces_native: None,
-        summary: summarize(&names, &out),
-        intervals: study_intervals(&out, &names, false, &cfg.bootstrap)?,
-        continuations: out,
-    })
+    Ok(out)
 }

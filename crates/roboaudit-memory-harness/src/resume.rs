@@ -392,6 +392,19 @@ pub fn assemble_kept(out: &Path) -> Result<Collection, HarnessError> {
     ))
 }
 
+/// The merge's finishing step for a memory collection (`roboaudit merge`, through
+/// [`roboaudit_shard::merge_with`]): assembles the merged pairs in `merged` into the
+/// `records.parquet` and `manifest.json` an unsharded run writes ([`assemble_kept`],
+/// [`crate::output::write_collection`]) and removes the pairs.
+///
+/// # Errors
+/// As [`assemble_kept`] and [`crate::output::write_collection`].
+pub fn finish_merged(merged: &Path) -> Result<(), HarnessError> {
+    let run = assemble_kept(merged)?;
+    crate::output::write_collection(merged, &run, None)?;
+    Ok(())
+}
+
 /// Removes `out/records.partial/` once the collection's result is written.
 ///
 /// # Errors

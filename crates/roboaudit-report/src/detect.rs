@@ -285,12 +285,13 @@ fn read_audit_json(
     }
 }
 
-/// The side file at `path` as a `T`, or `None` when there is no such file.
+/// The side file at `path` as a `T`, or `None` when nothing is there. Anything else at `path`
+/// (a folder, an unreadable file) is an error naming it, not an absent side file: the report
+/// would otherwise silently leave out the control or interventions its user put there.
 fn optional<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, ReportError> {
-    if path.is_file() {
-        parse(path, &read_text(path)?).map(Some)
-    } else {
-        Ok(None)
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        _ => parse(path, &read_text(path)?).map(Some),
     }
 }
 

@@ -91,10 +91,13 @@ impl ReportError {
     /// for the latter.
     pub fn is_invalid_input(&self) -> bool {
         match self {
-            // A missing file, or one whose bytes are not UTF-8 text, is the input's fault.
+            // A missing file, a folder where a file belongs, or a file whose bytes are not UTF-8
+            // text is the input's fault.
             Self::Read { source, .. } => matches!(
                 source.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::InvalidData
+                std::io::ErrorKind::NotFound
+                    | std::io::ErrorKind::IsADirectory
+                    | std::io::ErrorKind::InvalidData
             ),
             Self::Write { .. } | Self::Plot { .. } => false,
             Self::NotAFolder(_)

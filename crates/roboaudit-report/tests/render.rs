@@ -321,6 +321,24 @@ fn bad_folders_give_typed_errors_naming_the_file() {
     assert!(e.to_string().contains("unknown schema \"other.v9\""), "{e}");
 }
 
+/// A memory audit's side file that is a folder is an error naming it, not a report without it.
+#[test]
+fn a_side_file_that_is_a_folder_is_named() {
+    for side in ["control.json", "interventions.json"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("memory");
+        common::memory_fixture(&dir);
+        let _ = std::fs::remove_file(dir.join(side));
+        std::fs::create_dir_all(dir.join(side)).unwrap();
+        let e = error_of(std::slice::from_ref(&dir));
+        assert!(
+            matches!(e, ReportError::Read { ref path, .. } if *path == dir.join(side)),
+            "{side}: {e}"
+        );
+        assert!(e.is_invalid_input(), "{side}: {e}");
+    }
+}
+
 #[test]
 fn damaged_run_folders_name_row_column_or_cell() {
     let tmp = tempfile::tempdir().unwrap();

@@ -37,6 +37,30 @@ pub enum ShardError {
     /// The output folder exists and is not empty.
     #[error("output folder {0} exists and is not empty; merge into a new folder")]
     OutputExists(String),
+    /// The output folder lies inside one of the shard folders being merged (a later merge or
+    /// status of that shard would find the merged run in it).
+    #[error(
+        "output folder {out} lies inside the shard folder {shard}; merge into a folder outside every shard folder"
+    )]
+    OutputInsideShard {
+        /// The output folder as given.
+        out: String,
+        /// The shard folder that contains it.
+        shard: String,
+    },
+    /// The collection's finishing step (e.g. assembling a memory collection's records from its
+    /// merged pairs) failed on the merged folder; nothing was written to the output folder.
+    #[error(
+        "the merged {collection} shards do not assemble: {source} (a file named here is the merged copy of the shard file of the same relative path); nothing was written to {out}"
+    )]
+    Finish {
+        /// The collection kind.
+        collection: String,
+        /// The output folder.
+        out: String,
+        /// The collection's own error.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// A file could not be read, written, listed or renamed.
     #[error("cannot {action} {path}: {source}")]
     Io {

@@ -11,9 +11,11 @@
 //! with the configuration hash ([`config_hash`]).
 //!
 //! - [`status`]: jobs done per shard, from the files on disk (a half-finished array).
+//! - [`check`]: what [`merge`] would refuse in a set of shard folders (what `status` reports).
 //! - [`merge`]: checks that every folder comes from the same configuration, that every shard and
 //!   every job is present exactly once, that the shared files agree byte for byte, then writes the
-//!   merged run folder atomically.
+//!   merged run folder atomically. [`merge_with`] lets the collection finish the merged folder
+//!   (assemble its records from the merged job files) before it is renamed into place.
 //!
 //! ```no_run
 //! use roboaudit_shard::{merge, status};
@@ -34,5 +36,7 @@ pub mod spec;
 pub use atomic::write_atomic;
 pub use error::{Result, ShardError};
 pub use manifest::{JobFiles, MAX_JOBS, SHARD_FILE, SHARD_SCHEMA, ShardManifest, config_hash};
-pub use merge::{MergeOutcome, ShardStatus, merge, status};
+pub use merge::{
+    Check, Finish, FinishError, MergeOutcome, ShardStatus, check, merge, merge_with, status,
+};
 pub use spec::Shard;

@@ -91,24 +91,31 @@ pub struct MergeOutcome {
     pub shared: usize,
 }
 
-/// Merges complete shard folders of one collection into `out`, which then holds what an unsharded
-/// run of the same configuration holds, byte for byte (shared files once, every job file once; no
-/// `shard.json`). Checks, all before anything is written: one configuration hash and shard count,
-/// every shard `0..N` given once, every job file present in exactly the shard that owns it, the
-/// shared files identical across shards. `out` is written as a temporary sibling folder and renamed
-/// into place, so a failed merge leaves nothing there.
+/// What [`check`] found in a set of shard folders.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    /// Each folder's status, in the order given.
+    pub shards: Vec<ShardStatus>,
+    /// Every reason [`merge`] would refuse these folders (the folder, shard or job at fault, and
+    /// the remedy); empty when they merge.
+    pub problems: Vec<String>,
+}
+
+/// The checks of [`merge`] without writing anything: one configuration hash and shard count,
+/// every shard `0..N` given once, every job file present in exactly the shard that owns it and
+/// intact, the shared files identical across shards. `roboaudit status` reports these, so a set
+/// of folders it calls mergeable is one `merge` accepts.
 ///
 /// # Errors
-/// [`ShardError::Inconsistent`] listing every problem found (the folder, shard or job, and the
-/// shard that should hold a missing job); [`ShardError::OutputExists`] when `out` is a non-empty
-/// folder; [`ShardError::NotAShard`]; I/O errors.
-pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeOutcome> {
+/// [`ShardError::NotAShard`] for a folder that is not a shard folder; I/O errors.
+pub fn check(dirs: &[PathBuf]) -> Result<Check> {
     let shards = status(dirs)?;
+    let mut problems = Vec::new();
     let Some(first) = shards.first() else {
-        return Err(ShardError::Inconsistent("no shard folders given".into()));
+        problems.push("no shard folders given".into());
+        return Ok(Check { shards, problems });
     };
     let reference = first.manifest.clone();
-    let mut problems = Vec::new();
     check_configuration(&shards, &mut problems);
     if problems.is_empty() {
         check_shards_and_jobs(&shards, &reference, &mut problems);
@@ -119,6 +126,40 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeOutcome> {
     if problems.is_empty() {
         check_shared(&shards, &reference, &mut problems)?;
     }
+    Ok(Check { shards, problems })
+}
+
+/// A collection's error from its finishing step.
+pub type FinishError = Box<dyn std::error::Error + Send + Sync>;
+
+/// A collection's last merge step, `finish(manifest, merged)`: turns the merged job and shared
+/// files in the folder `merged` into exactly what an unsharded run of the same configuration
+/// leaves there (e.g. assembles records from per-job parts and removes the parts). It runs on a
+/// temporary sibling of the output folder, so when it fails nothing reaches the output folder.
+pub type Finish<'a> = dyn Fn(&ShardManifest, &Path) -> std::result::Result<(), FinishError> + 'a;
+
+/// [`merge_with`] for a collection whose merged job and shared files are already its run folder
+/// (e.g. `retrieval collect`'s executions parts).
+///
+/// # Errors
+/// As [`merge_with`].
+pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeOutcome> {
+    merge_with(dirs, out, &|_, _| Ok(()))
+}
+
+/// Merges complete shard folders of one collection into `out`, which then holds what an unsharded
+/// run of the same configuration holds, byte for byte (shared files once, every job file once; no
+/// `shard.json`), after `finish` (see [`Finish`]) has run on it. Checks first, all before anything
+/// is written ([`check`]); `out` is written as a temporary sibling folder, finished, and renamed
+/// into place, so a failed merge leaves nothing there.
+///
+/// # Errors
+/// [`ShardError::Inconsistent`] listing every problem found (the folder, shard or job, and the
+/// shard that should hold a missing job); [`ShardError::OutputExists`] when `out` is a non-empty
+/// folder; [`ShardError::OutputInsideShard`] when `out` lies inside a shard folder;
+/// [`ShardError::Finish`] when `finish` fails; [`ShardError::NotAShard`]; I/O errors.
+pub fn merge_with(dirs: &[PathBuf], out: &Path, finish: &Finish<'_>) -> Result<MergeOutcome> {
+    let Check { shards, problems } = check(dirs)?;
     if !problems.is_empty() {
         let extra = problems.len().saturating_sub(NAMED);
         let mut message = problems
@@ -131,13 +172,51 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeOutcome> {
         }
         return Err(ShardError::Inconsistent(format!("\n  {message}")));
     }
-    write_merged(&shards, &reference, out)?;
+    refuse_out_inside(&shards, out)?;
+    let reference = shards[0].manifest.clone();
+    write_merged(&shards, &reference, out, finish)?;
     Ok(MergeOutcome {
         out: out.to_path_buf(),
         jobs: reference.total_jobs,
         shared: reference.shared_files.len(),
         shards,
     })
+}
+
+/// `path` made absolute with symbolic links resolved, for a path that may not exist yet: its
+/// nearest existing ancestor is resolved and the rest appended.
+fn resolved(path: &Path) -> Result<PathBuf> {
+    let abs = std::path::absolute(path).map_err(ShardError::io("resolve", path))?;
+    let mut rest = Vec::new();
+    let mut at = abs.as_path();
+    loop {
+        if let Ok(real) = at.canonicalize() {
+            return Ok(rest.iter().rev().fold(real, |p, c| p.join(c)));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                at = parent;
+            }
+            _ => return Ok(abs),
+        }
+    }
+}
+
+/// Refuses an output folder inside a shard folder: the merged run would then sit among the
+/// shard's own files (and be copied into the next merge of a folder that contains it).
+fn refuse_out_inside(shards: &[ShardStatus], out: &Path) -> Result<()> {
+    let target = resolved(out)?;
+    for s in shards {
+        let dir = resolved(&s.dir)?;
+        if target.starts_with(&dir) {
+            return Err(ShardError::OutputInsideShard {
+                out: out.display().to_string(),
+                shard: s.dir.display().to_string(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Parquet's magic bytes, at the start and at the very end of every complete file.
@@ -383,7 +462,12 @@ fn check_shared(
     Ok(())
 }
 
-fn write_merged(shards: &[ShardStatus], reference: &ShardManifest, out: &Path) -> Result<()> {
+fn write_merged(
+    shards: &[ShardStatus],
+    reference: &ShardManifest,
+    out: &Path,
+    finish: &Finish<'_>,
+) -> Result<()> {
     let out_exists = match std::fs::read_dir(out) {
         Ok(mut entries) => {
             if entries.next().is_some() {
@@ -422,6 +506,11 @@ fn write_merged(shards: &[ShardStatus], reference: &ShardManifest, out: &Path) -
             }
         }
     }
+    finish(reference, tmp.path()).map_err(|source| ShardError::Finish {
+        collection: reference.collection.clone(),
+        out: out.display().to_string(),
+        source,
+    })?;
     if out_exists {
         std::fs::remove_dir(out).map_err(ShardError::io("replace the empty folder", out))?;
     }

@@ -3,8 +3,8 @@
 //! need a collector.
 
 use roboaudit_shard::{
-    JobFiles, SHARD_FILE, SHARD_SCHEMA, Shard, ShardError, ShardManifest, config_hash, merge,
-    status,
+    JobFiles, SHARD_FILE, SHARD_SCHEMA, Shard, ShardError, ShardManifest, check, config_hash,
+    merge, merge_with, status,
 };
 use std::path::{Path, PathBuf};
 
@@ -277,4 +277,117 @@ fn manifests_no_collector_writes_are_refused() {
         assert!(matches!(e, ShardError::NotAShard { .. }), "{to}: {e}");
         assert!(e.to_string().contains(needle), "{to}: {e}");
     }
+}
+
+/// `check` reports exactly what `merge` refuses: a shard of another configuration is named, and
+/// a healthy set has no problems.
+#[test]
+fn check_reports_what_merge_refuses() {
+    let root = tempfile::tempdir().unwrap();
+    let s0 = shard_dir(root.path(), "s0", Shard::new(0, 2).unwrap(), 0, JOBS);
+    let s1 = shard_dir(root.path(), "s1", Shard::new(1, 2).unwrap(), 0, JOBS);
+    let other = shard_dir(root.path(), "o1", Shard::new(1, 2).unwrap(), 9, JOBS);
+    let c = check(&[s0.clone(), other.clone()]).unwrap();
+    assert!(c.shards.iter().all(|s| s.complete()));
+    assert_eq!(c.problems.len(), 1, "{:?}", c.problems);
+    assert!(c.problems[0].contains("o1 (shard 1/2) comes from another configuration"));
+    let e = merge(&[s0.clone(), other], &root.path().join("m")).unwrap_err();
+    assert!(e.to_string().contains(&c.problems[0]), "{e}");
+    assert!(
+        check(&[s0.clone(), s1.clone()])
+            .unwrap()
+            .problems
+            .is_empty()
+    );
+    let missing = check(&[s1]).unwrap().problems;
+    assert_eq!(missing.len(), 1, "{missing:?}");
+    assert!(
+        missing[0].starts_with("shard 0/2 is missing"),
+        "{missing:?}"
+    );
+}
+
+/// An output folder inside a shard folder is refused before anything is written, however it
+/// is spelled (a `..` detour, a folder that does not exist yet).
+#[test]
+fn an_output_inside_a_shard_folder_is_refused() {
+    let root = tempfile::tempdir().unwrap();
+    let s0 = shard_dir(root.path(), "s0", Shard::new(0, 2).unwrap(), 0, JOBS);
+    let s1 = shard_dir(root.path(), "s1", Shard::new(1, 2).unwrap(), 0, JOBS);
+    for out in [
+        s1.join("merged"),
+        s0.join("../s1/new/deeper"),
+        s0.join("parts"),
+    ] {
+        let e = merge(&[s0.clone(), s1.clone()], &out).unwrap_err();
+        assert!(
+            matches!(e, ShardError::OutputInsideShard { .. }),
+            "{}: {e}",
+            out.display()
+        );
+    }
+    assert!(!s1.join("merged").exists() && !s1.join("new").exists());
+    let sibling = root.path().join("s1-merged");
+    merge(&[s0, s1], &sibling).unwrap();
+}
+
+/// The finishing step runs on the merged folder before it reaches `out`: what it writes is
+/// there, and when it fails nothing is (no temporary folder left either).
+#[test]
+fn the_finishing_step_runs_before_the_rename_and_its_failure_leaves_nothing() {
+    let root = tempfile::tempdir().unwrap();
+    let dirs: Vec<PathBuf> = (0..2)
+        .map(|i| {
+            shard_dir(
+                root.path(),
+                &format!("s{i}"),
+                Shard::new(i, 2).unwrap(),
+                0,
+                JOBS,
+            )
+        })
+        .collect();
+    let out = root.path().join("merged");
+    let fail = |m: &ShardManifest, dir: &Path| -> Result<(), roboaudit_shard::FinishError> {
+        assert_eq!(m.collection, "test");
+        assert!(dir.join("parts/part-0003.txt").is_file());
+        Err(format!(
+            "{} does not assemble",
+            dir.join("parts/part-0003.txt").display()
+        )
+        .into())
+    };
+    let e = merge_with(&dirs, &out, &fail).unwrap_err();
+    let text = e.to_string();
+    assert!(matches!(e, ShardError::Finish { .. }), "{text}");
+    assert!(text.contains("part-0003.txt does not assemble"), "{text}");
+    assert!(text.contains("nothing was written to"), "{text}");
+    assert!(!out.exists());
+    let left = std::fs::read_dir(root.path())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with(".tmp")
+        })
+        .count();
+    assert_eq!(left, 0);
+    let assemble = |_: &ShardManifest, dir: &Path| -> Result<(), roboaudit_shard::FinishError> {
+        let mut all = String::new();
+        for j in 0..JOBS {
+            all += &std::fs::read_to_string(dir.join(format!("parts/part-{j:04}.txt")))?;
+        }
+        std::fs::remove_dir_all(dir.join("parts"))?;
+        std::fs::write(dir.join("all.txt"), all)?;
+        Ok(())
+    };
+    merge_with(&dirs, &out, &assemble).unwrap();
+    assert!(!out.join("parts").exists());
+    assert!(
+        std::fs::read_to_string(out.join("all.txt"))
+            .unwrap()
+            .starts_with("job 0job 1")
+    );
 }

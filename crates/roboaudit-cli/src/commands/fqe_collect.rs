@@ -7,6 +7,8 @@
 //! same settings and target names continues it; a rerun with others removes it.
 //!
 //! `--policy NAME=ws://HOST:PORT` adds served target policies (`roboaudit_fqe_collect::served`).
+//! `--shard I/N` runs only a shard of the built-in targets' rollouts into `OUT`
+//! (`roboaudit_fqe_collect::shard`; `roboaudit merge` completes the run).
 
 use crate::commands::fqe_actions::{classify, client_config, split_policy};
 use crate::commands::memory::collect::ServedArgs;
@@ -64,6 +66,13 @@ pub struct CollectArgs {
     /// Served-policy settings.
     #[command(flatten)]
     pub served: ServedArgs,
+    /// Run only shard I of N (0-based) of the built-in targets' ground-truth rollouts into
+    /// --out with a shard.json, resumably (jobs: target × task blocks, j mod N = I), e.g. a
+    /// Slurm array task's `--shard $SLURM_ARRAY_TASK_ID/N`; `roboaudit merge` joins the shards
+    /// and records the dataset, giving the folder an unsharded run writes. Built-in targets
+    /// only.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<roboaudit_shard::Shard>,
 }
 
 impl CollectArgs {
@@ -196,6 +205,9 @@ pub fn run(args: &CollectArgs) -> anyhow::Result<()> {
     let specs = served_specs(args)?;
     if args.served_only {
         cfg.targets.clear();
+    }
+    if let Some(shard) = args.shard {
+        return run_shard(&cfg, &specs, args, shard);
     }
     check_out(&args.out)?;
     let client_cfg = client_config(args.served.timeout, args.served.allow_remote_policy)?;
@@ -330,5 +342,42 @@ pub fn run(args: &CollectArgs) -> anyhow::Result<()> {
         }
     }
     println!("wrote {}", args.out.display());
+    Ok(())
+}
+
+/// `fqe collect --shard I/N`: the shard's rollout blocks into `--out`, nothing assembled.
+fn run_shard(
+    cfg: &CheckedConfig,
+    specs: &[(String, String)],
+    args: &CollectArgs,
+    shard: roboaudit_shard::Shard,
+) -> anyhow::Result<()> {
+    if !specs.is_empty() || args.served_only {
+        return Err(Usage(
+            "--shard takes the built-in targets only: a served policy's rollouts and latency cannot be shown to be the same in every shard's process; collect it unsharded (it resumes)".into(),
+        )
+        .into());
+    }
+    crate::output::refuse_out_file(&args.out)?;
+    crate::output::ensure_dir(&args.out)?;
+    let started = Instant::now();
+    let pb = crate::progress::bar(0, "fqe collect: ground-truth rollouts");
+    let run = roboaudit_fqe_collect::shard::collect_shard(cfg, &args.out, shard, &|d, n| {
+        pb.set_length(n as u64);
+        pb.set_position(d as u64);
+    });
+    pb.finish_and_clear();
+    let run = run.map_err(|e| match e {
+        CollectError::Shard(e) => crate::commands::shard::exit_error(e),
+        other => anyhow::Error::new(other),
+    })?;
+    println!(
+        "shard {shard}: {} of {} rollout blocks in {} ({} resumed) in {:.1} s; when every shard is done: roboaudit merge SHARD_DIR… --out DIR (it records the dataset)",
+        run.owned,
+        run.total,
+        args.out.display(),
+        run.resumed,
+        started.elapsed().as_secs_f64()
+    );
     Ok(())
 }

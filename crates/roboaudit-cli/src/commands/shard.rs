@@ -2,10 +2,10 @@
 //! (e.g. as a Slurm job array).
 
 use crate::exit::{InvalidInput, Usage};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
-use roboaudit_shard::{ShardError, ShardStatus};
-use std::path::PathBuf;
+use roboaudit_shard::{FinishError, ShardError, ShardStatus};
+use std::path::{Path, PathBuf};
 
 /// Inputs and output of `roboaudit merge`.
 #[derive(Debug, Args)]
@@ -21,32 +21,25 @@ pub struct MergeArgs {
 /// Inputs of `roboaudit status`.
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// Shard folders of one or several sharded collections.
+    /// Shard folders of one sharded collection (folders of several are listed too, and reported
+    /// as not mergeable together).
     #[arg(value_name = "SHARD_DIR", required = true, num_args = 1..)]
     shards: Vec<PathBuf>,
 }
 
-/// Merges shard folders after checking that they form one complete collection.
+/// Merges shard folders after checking that they form one complete collection; the
+/// collection's library finishes the merged folder (see [`finish`]).
 pub fn merge(args: &MergeArgs) -> Result<()> {
     crate::output::refuse_out_file(&args.out)?;
-    let memory = args
+    let outcome =
+        roboaudit_shard::merge_with(&args.shards, &args.out, &finish).map_err(exit_error)?;
+    print_status(&outcome.shards);
+    if let Some(file) = outcome
         .shards
         .first()
-        .and_then(|d| roboaudit_shard::ShardManifest::read(d).ok().flatten())
-        .is_some_and(|m| m.collection == roboaudit_memory_harness::resume::COLLECTION);
-    let outcome = if memory {
-        merge_memory(args)?
-    } else {
-        roboaudit_shard::merge(&args.shards, &args.out).map_err(exit_error)?
-    };
-    print_status(&outcome.shards);
-    if memory {
-        println!(
-            "assembled {}",
-            args.out
-                .join(super::memory::collect::RECORDS_FILE)
-                .display()
-        );
+        .and_then(|s| assembled(&s.manifest.collection))
+    {
+        println!("assembled {}", args.out.join(file).display());
     }
     println!(
         "merged {} shards ({} job files, {} shared files) into {}",
@@ -58,46 +51,38 @@ pub fn merge(args: &MergeArgs) -> Result<()> {
     Ok(())
 }
 
-/// A memory collection's merge: the shards' pairs are merged into a folder beside `--out` and
-/// assembled there into the records and manifest an unsharded run writes; only the finished
-/// folder is renamed to `--out`, so a failed assembly leaves nothing there.
-fn merge_memory(args: &MergeArgs) -> Result<roboaudit_shard::MergeOutcome> {
-    let out = &args.out;
-    let occupied = std::fs::read_dir(out).is_ok_and(|mut e| e.next().is_some());
-    if occupied || out.is_file() {
-        return Err(exit_error(ShardError::OutputExists(
-            out.display().to_string(),
-        )));
+/// The finishing step of each collection kind whose merged job files are not yet its run
+/// folder: the library that writes the collection assembles it.
+fn finish(m: &roboaudit_shard::ShardManifest, dir: &Path) -> Result<(), FinishError> {
+    use roboaudit_memory_harness::{intervene_shard, resume};
+    match m.collection.as_str() {
+        resume::COLLECTION => resume::finish_merged(dir)?,
+        intervene_shard::COLLECTION => intervene_shard::finish_merged(dir)?,
+        roboaudit_fqe_collect::shard::COLLECTION => {
+            roboaudit_fqe_collect::shard::finish_merged(dir)?
+        }
+        _ => {}
     }
-    let parent = out
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    crate::output::ensure_dir(parent)?;
-    let stage = tempfile::Builder::new()
-        .prefix(".tmp-assemble-")
-        .tempdir_in(parent)
-        .with_context(|| format!("cannot create a temporary folder in {}", parent.display()))?;
-    let merged = stage.path().join("merged");
-    let outcome = roboaudit_shard::merge(&args.shards, &merged).map_err(exit_error)?;
-    super::memory::collect::finish_merged(&merged).with_context(|| {
-        format!(
-            "the merged pairs do not assemble (a file named below is the merged copy of the shard file of the same name under records.partial/); nothing was written to {}",
-            out.display()
-        )
-    })?;
-    if out.is_dir() {
-        std::fs::remove_dir(out).with_context(|| format!("cannot replace {}", out.display()))?;
-    }
-    std::fs::rename(&merged, out)
-        .with_context(|| format!("cannot move the merged collection to {}", out.display()))?;
-    Ok(outcome)
+    Ok(())
 }
 
-/// Prints jobs done per shard folder; exit code 0 whether or not they are complete.
+/// The result file a collection kind's finishing step assembles, for the report line.
+fn assembled(collection: &str) -> Option<&'static str> {
+    use roboaudit_memory_harness::{intervene_shard, output, resume};
+    match collection {
+        resume::COLLECTION => Some(output::RECORDS_FILE),
+        intervene_shard::COLLECTION => Some(intervene_shard::STUDY_FILE),
+        roboaudit_fqe_collect::shard::COLLECTION => Some("ground_truth.json"),
+        _ => None,
+    }
+}
+
+/// Prints jobs done per shard folder, then whether `roboaudit merge` would accept the folders
+/// together and, if not, its refusal; exit code 0 either way.
 pub fn status(args: &StatusArgs) -> Result<()> {
-    let statuses = roboaudit_shard::status(&args.shards).map_err(exit_error)?;
-    print_status(&statuses);
+    let check = roboaudit_shard::check(&args.shards).map_err(exit_error)?;
+    let statuses = &check.shards;
+    print_status(statuses);
     let done: usize = statuses.iter().map(|s| s.done_units).sum();
     let total: usize = statuses.iter().map(|s| s.owned_units).sum();
     let complete = statuses.iter().filter(|s| s.complete()).count();
@@ -105,6 +90,14 @@ pub fn status(args: &StatusArgs) -> Result<()> {
         "{complete} of {} shard folders complete; {done} of {total} units done in the folders given",
         statuses.len()
     );
+    if check.problems.is_empty() {
+        println!("ready to merge: roboaudit merge would accept these folders");
+    } else {
+        println!(
+            "not mergeable: roboaudit merge would refuse these folders:\n  {}",
+            check.problems.join("\n  ")
+        );
+    }
     Ok(())
 }
 
@@ -138,12 +131,13 @@ fn short_hash(hash: &str) -> &str {
 
 pub(crate) fn exit_error(e: ShardError) -> anyhow::Error {
     match e {
-        ShardError::OutputExists(_) | ShardError::InvalidSpec { .. } => {
-            anyhow::Error::new(Usage(e.to_string()))
-        }
+        ShardError::OutputExists(_)
+        | ShardError::OutputInsideShard { .. }
+        | ShardError::InvalidSpec { .. } => anyhow::Error::new(Usage(e.to_string())),
         ShardError::Inconsistent(_)
         | ShardError::NotAShard { .. }
         | ShardError::Conflict { .. }
+        | ShardError::Finish { .. }
         | ShardError::Json { .. } => anyhow::Error::new(InvalidInput(e.to_string())),
         ShardError::Io { .. } => anyhow::Error::new(e),
     }

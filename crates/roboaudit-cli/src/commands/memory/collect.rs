@@ -1,21 +1,18 @@
 //! `roboaudit memory collect`: crossed pairs on the testbed with a built-in policy.
 
 use crate::exit::{InvalidInput, Usage};
-use crate::{output, progress};
-use anyhow::{Context, Result};
+use crate::progress;
+use anyhow::Result;
 use roboaudit_memory::Plan;
 use roboaudit_memory_harness::{
     BuiltinPolicy, CollectConfig, HarnessError, MemoryPolicy, PolicyKind, PolicyParams, Reuse,
-    Route, ServedPolicy, Tolerance, collect, resume,
+    Route, ServedPolicy, Tolerance, collect, output, resume,
 };
 use roboaudit_testbed::{ExpertParams, TaskKind};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// File name of the records inside `--out`.
-pub const RECORDS_FILE: &str = "records.parquet";
-/// File name of the manifest inside `--out`.
-pub const MANIFEST_FILE: &str = "manifest.json";
+pub use roboaudit_memory_harness::output::{MANIFEST_FILE, RECORDS_FILE};
 
 /// Harness settings shared by `collect` and `calibrate`.
 #[derive(clap::Args, Debug, Clone)]
@@ -147,17 +144,13 @@ pub fn is_served(spec: &str) -> bool {
     spec.starts_with("ws://") || served_spec(spec).1 != spec
 }
 
-/// The manifest as JSON with, for a served policy, `served_policy`: its address, capabilities,
-/// metadata and query latency (median, p95).
-pub fn manifest_json(
-    manifest: &roboaudit_memory_harness::Manifest,
-    served: Option<&ServedPolicy>,
-) -> Result<Vec<u8>> {
-    let mut v = serde_json::to_value(manifest).context("cannot serialize the manifest")?;
-    if let (Some(p), Some(map)) = (served, v.as_object_mut()) {
+/// For a served policy, the manifest's `served_policy` field: its address, capabilities,
+/// metadata, reconnections and query latency (median, p95).
+pub fn served_field(served: Option<&ServedPolicy>) -> Option<(&'static str, serde_json::Value)> {
+    served.map(|p| {
         let c = p.client();
-        map.insert(
-            "served_policy".into(),
+        (
+            "served_policy",
             serde_json::json!({
                 "url": c.url(),
                 "capabilities": c.capabilities(),
@@ -165,9 +158,8 @@ pub fn manifest_json(
                 "reconnections": c.generation().saturating_sub(1),
                 "latency": c.latency(),
             }),
-        );
-    }
-    serde_json::to_vec_pretty(&v).context("cannot serialize the manifest")
+        )
+    })
 }
 
 /// Arguments of `memory collect`.
@@ -299,7 +291,7 @@ pub fn run(args: &CollectArgs) -> Result<()> {
         (None, None) => return Err(Usage("no policy".into()).into()),
     };
 
-    output::ensure_dir(&args.out)?;
+    crate::output::ensure_dir(&args.out)?;
     let started = Instant::now();
     let total = cfg.pairs.saturating_mul(cfg.routes.len().max(1));
     let bar = progress::bar(total as u64, "");
@@ -335,7 +327,8 @@ pub fn run(args: &CollectArgs) -> Result<()> {
         );
     }
 
-    let manifest_path = write_result(&args.out, &run, served.as_ref())?;
+    let manifest_path = output::write_collection(&args.out, &run, served_field(served.as_ref()))
+        .map_err(usage_or)?;
     let m = &run.manifest;
     println!(
         "{} on {}: {} pairs × {} seeds, {} excluded (never replaced), in {seconds:.1} s",
@@ -359,32 +352,6 @@ pub fn run(args: &CollectArgs) -> Result<()> {
     Ok(())
 }
 
-/// Writes `records.parquet` and `manifest.json` of `run` into `out` together, then removes the
-/// kept pairs; returns the manifest's path.
-fn write_result(
-    out: &Path,
-    run: &roboaudit_memory_harness::Collection,
-    served: Option<&ServedPolicy>,
-) -> Result<PathBuf> {
-    let records_path = out.join(RECORDS_FILE);
-    let manifest_path = out.join(MANIFEST_FILE);
-    let json = manifest_json(&run.manifest, served)?;
-    let parquet = records_bytes(out, &run.records)?;
-    // The pair lands together: records without their manifest would block every rerun (records
-    // are never overwritten) while telling nobody how they were collected.
-    output::write_all_atomic(&[(&records_path, &parquet), (&manifest_path, &json)])?;
-    resume::finish(out)?;
-    Ok(manifest_path)
-}
-
-/// Turns a merged sharded collection in `out` (its kept pairs) into the records and manifest
-/// an unsharded run writes.
-pub(crate) fn finish_merged(out: &Path) -> Result<()> {
-    let run = resume::assemble_kept(out).map_err(usage_or)?;
-    write_result(out, &run, None)?;
-    Ok(())
-}
-
 /// Runs the harness with a progress bar over pairs (rate and ETA; hidden in pipes and CI) whose
 /// message starts with `label`. Configuration errors become usage errors.
 pub(crate) fn collect_with_progress(
@@ -399,18 +366,6 @@ pub(crate) fn collect_with_progress(
     let run = collect(cfg, policy, &mut |done, _| bar.set_position(done as u64)).map_err(usage_or);
     bar.finish_and_clear();
     run
-}
-
-/// The records as Parquet bytes: the writer only writes to a path, so they go through a
-/// temporary file in `dir` (removed when done) and are then staged with the manifest.
-fn records_bytes(dir: &Path, records: &[roboaudit_data::MemoryRecord]) -> Result<Vec<u8>> {
-    let tmp = tempfile::Builder::new()
-        .suffix(".parquet")
-        .tempfile_in(dir)
-        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
-    roboaudit_data::write_memory_records(tmp.path(), records)
-        .with_context(|| format!("cannot write the records into {}", dir.display()))?;
-    std::fs::read(tmp.path()).with_context(|| format!("cannot read back {}", tmp.path().display()))
 }
 
 fn refuse_existing(path: &Path) -> Result<()> {

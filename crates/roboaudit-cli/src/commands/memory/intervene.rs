@@ -3,11 +3,13 @@
 use super::collect::usage_or;
 use crate::exit::Usage;
 use crate::{output, progress};
-use anyhow::{Context, Result};
-use roboaudit_memory_harness::intervals::{BootstrapSettings, RateInterval};
+use anyhow::Result;
+use roboaudit_memory_harness::intervals::BootstrapSettings;
 use roboaudit_memory_harness::intervene::{
-    InterventionConfig, InterventionStudy, replacement_study, restoration_study,
+    InterventionConfig, StudyKind, replacement_study, restoration_study,
 };
+use roboaudit_memory_harness::intervene_output::{table, write_study};
+use roboaudit_memory_harness::intervene_shard;
 use roboaudit_memory_harness::{
     BuiltinPolicy, MemoryPolicy, PolicyKind, PolicyParams, ServedPolicy,
 };
@@ -56,6 +58,12 @@ pub struct InterveneArgs {
     /// Output folder: DIR/interventions.json and DIR/interventions.md.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
+    /// Run only shard I of N (0-based; recipients e with e mod N = I) into --out with a
+    /// shard.json, resumably, e.g. a Slurm array task's `--shard $SLURM_ARRAY_TASK_ID/N`;
+    /// `roboaudit merge` joins the shards into the interventions.json and interventions.md an
+    /// unsharded run writes. Built-in policies only.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<roboaudit_shard::Shard>,
 }
 
 /// Connects to a served policy and refuses it (exit 2) unless its memory is native: the
@@ -99,9 +107,9 @@ pub fn run(args: &InterveneArgs) -> Result<()> {
         },
         ..InterventionConfig::default()
     };
-    let study_fn = match args.study.as_str() {
-        "replacement" => replacement_study,
-        "restoration" => restoration_study,
+    let kind = match args.study.as_str() {
+        "replacement" => StudyKind::Replacement,
+        "restoration" => StudyKind::Restoration,
         other => {
             return Err(Usage(format!(
                 "unknown study `{other}`; valid: replacement, restoration"
@@ -109,6 +117,13 @@ pub fn run(args: &InterveneArgs) -> Result<()> {
             .into());
         }
     };
+    if args.shard.is_some() && super::collect::is_served(&args.policy) {
+        return Err(Usage(
+            "--shard takes built-in policies only: a served policy's answers cannot be shown to be the same in every shard's process; run it unsharded".into(),
+        )
+        .into());
+    }
+    let identity = serde_json::json!({ "builtin": &params });
     let mut served = None;
     let mut builtin = None;
     let policy: &mut dyn MemoryPolicy = if super::collect::is_served(&args.policy) {
@@ -118,8 +133,16 @@ pub fn run(args: &InterveneArgs) -> Result<()> {
         builtin.insert(BuiltinPolicy::new(kind, params).map_err(usage_or)?)
     };
     let name = policy.name();
+    if let Some(shard) = args.shard {
+        return run_shard(args, kind, &cfg, policy, &identity, shard);
+    }
+    intervene_shard::refuse_shard_folder(&args.out).map_err(usage_or)?;
     let spinner = progress::spinner("running continuations");
-    let study = study_fn(&cfg, policy).map_err(usage_or)?;
+    let study = match kind {
+        StudyKind::Replacement => replacement_study(&cfg, policy),
+        StudyKind::Restoration => restoration_study(&cfg, policy),
+    }
+    .map_err(usage_or)?;
     spinner.finish_and_clear();
     if let Some(p) = &served {
         println!("{}", super::collect::latency_line(p));
@@ -137,14 +160,42 @@ pub fn run(args: &InterveneArgs) -> Result<()> {
         println!("own-history reconstruction reproduces the native memory: {ok}");
     }
     output::ensure_dir(&args.out)?;
-    let path = args.out.join("interventions.json");
-    let json = serde_json::to_vec_pretty(&study).context("cannot serialize the study")?;
-    let md_path = args.out.join("interventions.md");
-    output::write_all_atomic(&[
-        (&path, &json),
-        (&md_path, markdown(&study, &name).as_bytes()),
-    ])?;
+    let (path, md_path) = write_study(&args.out, &study, &name).map_err(usage_or)?;
     println!("wrote {} and {}", path.display(), md_path.display());
+    Ok(())
+}
+
+/// `memory intervene --shard I/N`: the shard's recipients into `--out`, nothing assembled.
+fn run_shard(
+    args: &InterveneArgs,
+    kind: StudyKind,
+    cfg: &InterventionConfig,
+    policy: &mut dyn MemoryPolicy,
+    identity: &serde_json::Value,
+    shard: roboaudit_shard::Shard,
+) -> Result<()> {
+    output::ensure_dir(&args.out)?;
+    let started = std::time::Instant::now();
+    let bar = progress::bar(shard.job_count(cfg.episodes) as u64, "recipients");
+    let run = intervene_shard::run_shard(
+        kind,
+        cfg,
+        policy,
+        identity,
+        &args.out,
+        shard,
+        &mut |d, _| bar.set_position(d as u64),
+    );
+    bar.finish_and_clear();
+    let run = run.map_err(usage_or)?;
+    println!(
+        "shard {shard}: {} of {} recipients in {} ({} resumed) in {:.1} s; when every shard is done: roboaudit merge SHARD_DIR… --out DIR",
+        run.owned,
+        cfg.episodes,
+        args.out.display(),
+        run.resumed,
+        started.elapsed().as_secs_f64()
+    );
     Ok(())
 }
 
@@ -166,96 +217,4 @@ fn check_fault_chunks(fault_chunks: usize, task: TaskKind, chunk_len: usize) -> 
         .into());
     }
     Ok(())
-}
-
-/// `0.833 [0.583, 1.000]`, or `–` where the rate does not apply.
-fn rate(r: Option<RateInterval>) -> String {
-    match r {
-        None => "–".to_owned(),
-        Some(r) => match r.ci {
-            Some([lo, hi]) => format!("{:.3} [{lo:.3}, {hi:.3}]", r.estimate),
-            None => format!("{:.3} [undefined]", r.estimate),
-        },
-    }
-}
-
-/// Rows of (condition, n, counts, success, committed own, committed donor) for both renderings.
-fn rows(study: &InterventionStudy) -> Vec<[String; 6]> {
-    study
-        .summary
-        .iter()
-        .map(|c| {
-            let iv = study.intervals.iter().find(|i| i.condition == c.condition);
-            [
-                c.condition.clone(),
-                c.n.to_string(),
-                format!(
-                    "{}/{}/{}/{}",
-                    c.successes, c.committed_own, c.committed_donor, c.committed_none
-                ),
-                rate(iv.and_then(|i| i.success)),
-                rate(iv.and_then(|i| i.committed_own)),
-                rate(iv.and_then(|i| i.committed_donor)),
-            ]
-        })
-        .collect()
-}
-
-const HEADER: [&str; 6] = [
-    "condition",
-    "n",
-    "succ/own/donor/none",
-    "success",
-    "committed own",
-    "committed donor",
-];
-
-fn table(study: &InterventionStudy) -> String {
-    let mut out = String::new();
-    let line = |r: &[&str]| {
-        format!(
-            "{:<15} {:>3} {:>19}  {:<22} {:<22} {:<22}\n",
-            r[0], r[1], r[2], r[3], r[4], r[5]
-        )
-    };
-    out.push_str(&line(&HEADER));
-    for r in rows(study) {
-        let r: Vec<&str> = r.iter().map(String::as_str).collect();
-        out.push_str(&line(&r));
-    }
-    out.push_str(&interval_note(study));
-    out.push('\n');
-    out
-}
-
-fn interval_note(study: &InterventionStudy) -> String {
-    let b = &study.config.bootstrap;
-    format!(
-        "rates with {:.0}% layout-stratified bootstrap intervals (recipient clusters within layout levels, {} resamples, seed {})",
-        b.level * 100.0,
-        b.resamples,
-        b.seed
-    )
-}
-
-fn markdown(study: &InterventionStudy, policy: &str) -> String {
-    let mut md = format!(
-        "# Memory intervention: {} study\n\nPolicy `{policy}` on `{}`, {} recipients ({} skipped before any query).\n\n",
-        study.study,
-        study.config.task.name(),
-        study.config.episodes - study.skipped,
-        study.skipped
-    );
-    md.push_str(&format!("| {} |\n", HEADER.join(" | ")));
-    md.push_str("|---|---:|---:|---|---|---|\n");
-    for r in rows(study) {
-        md.push_str(&format!("| {} |\n", r.join(" | ")));
-    }
-    md.push_str(&format!("\n{}.\n", interval_note(study)));
-    if let Some(ok) = study.own_reproduces_native {
-        md.push_str(&format!(
-            "\nOwn-history reconstruction reproduces the native memory: {ok}.\n"
-        ));
-    }
-    md
 }
