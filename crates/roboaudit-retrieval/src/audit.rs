@@ -148,6 +148,19 @@ pub fn run_prepared(
         .draws
         .replicates_many(t, &rule_draws, method == IntervalMethod::Percentile)
         .map_err(RetrievalError::stats("shared scene resamples"))?;
+    // One replicate set per rule that selected, in the same order: pairing them by position
+    // below is only sound while the counts agree.
+    if all_replicates.len() != rule_draws.len() {
+        return Err(RetrievalError::Stats {
+            what: "shared scene resamples".to_owned(),
+            source: roboaudit_stats::StatsError::LengthMismatch {
+                left: "replicate sets",
+                left_len: all_replicates.len(),
+                right: "rules that selected",
+                right_len: rule_draws.len(),
+            },
+        });
+    }
     drop(rule_draws);
     let mut all_replicates = all_replicates.into_iter();
     let shared = Shared {
@@ -161,6 +174,7 @@ pub fn run_prepared(
             s.map(|(selection, aurocs)| Prepared {
                 selection,
                 aurocs,
+                // Counted above: one per rule that selected.
                 replicates: all_replicates.next().unwrap_or_default(),
             })
         })

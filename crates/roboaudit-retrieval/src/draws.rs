@@ -242,6 +242,23 @@ impl SharedDraws {
             || self.resample_replicates(t, rules, gaps),
         );
         let (gap_values, within_slot, within) = resampled?;
+        // Paired with the rules by position: every list must have one entry per rule (gaps
+        // none at all when not asked for).
+        let want_gaps = if gaps { rules.len() } else { 0 };
+        for (what, len, want) in [
+            ("shuffle replicates", shuffled.len(), rules.len()),
+            ("within-query slots", within_slot.len(), rules.len()),
+            ("gap replicates", gap_values.len(), want_gaps),
+        ] {
+            if len != want {
+                return Err(StatsError::LengthMismatch {
+                    left: what,
+                    left_len: len,
+                    right: "rules",
+                    right_len: want,
+                });
+            }
+        }
         let mut gap_values = gap_values.into_iter();
         let mut within: Vec<Option<Vec<f64>>> = within.into_iter().map(Some).collect();
         Ok(shuffled
