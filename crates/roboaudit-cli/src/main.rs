@@ -6,6 +6,9 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)] // The CLI is where printing belongs.
 
+// First, so that `outln!` and `out!` are in scope in every module after it.
+#[macro_use]
+mod stdout;
 mod commands;
 mod exit;
 mod output;
@@ -133,6 +136,14 @@ fn main() {
         }
     };
     if let Err(err) = result {
+        let closed_pipe = err.chain().any(|cause| {
+            cause
+                .downcast_ref::<stdout::StdoutError>()
+                .is_some_and(stdout::StdoutError::is_closed_pipe)
+        });
+        if closed_pipe {
+            std::process::exit(exit::FAILURE);
+        }
         eprintln!("error: {}", render_error(&err));
         std::process::exit(exit::code_for(&err));
     }

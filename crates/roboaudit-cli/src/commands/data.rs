@@ -1,7 +1,6 @@
 //! `roboaudit data …`: look at datasets before auditing with them.
 
 use std::fmt::Write as _;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -274,13 +273,8 @@ fn check_reward_column(dataset: &LeRobotDataset, reward: &str) -> Result<()> {
     .into())
 }
 
-/// Writes to stdout; a closed pipe (`… | head`) ends the output quietly instead of panicking.
+/// Writes `text` to stdout as it is (no newline added).
 fn write_stdout(text: &str) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(e).context("cannot write to standard output")
-        }
-        _ => Ok(()),
-    }
+    out!("{text}")?;
+    Ok(())
 }

@@ -282,13 +282,13 @@ pub fn run(args: &DetectArgs) -> Result<()> {
         (&args.out, detection.labels_csv().as_bytes()),
         (&report, &[json.as_slice(), b"\n"].concat()),
     ])?;
-    print!("{}", detection.report.summary());
-    println!(
+    out!("{}", detection.report.summary())?;
+    outln!(
         "wrote {} ({} episodes) and {}",
         args.out.display(),
         detection.episodes.len(),
         report.display()
-    );
+    )?;
     // On stderr, where they are not lost in a redirected summary; the report keeps them too.
     for w in &detection.report.warnings {
         eprintln!("warning: {w}");

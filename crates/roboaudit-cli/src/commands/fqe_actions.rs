@@ -116,14 +116,14 @@ pub fn run(args: &ActionsArgs) -> Result<()> {
     let dataset = LeRobotDataset::open(&args.dataset)?;
     let mut client = PolicyClient::connect(&url, config).map_err(classify)?;
     let caps = client.capabilities();
-    println!(
+    outln!(
         "policy {name} at {url}: {}",
         if caps.is_empty() {
             "a plain openpi server (no roboaudit extensions: no reset between episodes, no action seeds)".to_owned()
         } else {
             format!("roboaudit capabilities {}", caps.join(", "))
         }
-    );
+    )?;
     let cfg = ActionsConfig {
         name: name.clone(),
         samples: args.samples,
@@ -156,7 +156,7 @@ pub fn run(args: &ActionsArgs) -> Result<()> {
         classify(e).context(format!("fqe actions stopped{hint}"))
     })?;
     let ms = |v: Option<f64>| v.map_or("-".to_owned(), |x| format!("{x:.2} ms"));
-    println!(
+    outln!(
         "{} episodes, {} frames × {} samples (action width {}, chunks of {}){}",
         m.episodes,
         m.frames,
@@ -171,19 +171,19 @@ pub fn run(args: &ActionsArgs) -> Result<()> {
         } else {
             String::new()
         }
-    );
-    println!(
+    )?;
+    outln!(
         "latency per query: median {}, p95 {} (server's own inference: median {})",
         ms(m.latency.median_ms),
         ms(m.latency.p95_ms),
         ms(m.latency.server_infer_median_ms)
-    );
-    println!(
+    )?;
+    outln!(
         "wrote {} and {}; use: roboaudit fqe fit --dataset {} --policy-actions {name}={}",
         args.out.display(),
         manifest_path(&args.out).display(),
         args.dataset.display(),
         args.out.display()
-    );
+    )?;
     Ok(())
 }

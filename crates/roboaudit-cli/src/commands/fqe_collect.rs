@@ -216,14 +216,14 @@ pub fn run(args: &CollectArgs) -> anyhow::Result<()> {
         let client = PolicyClient::connect(url, client_cfg)
             .map_err(|e| classify(e).context(format!("served policy {name}")))?;
         let caps = client.capabilities();
-        println!(
+        outln!(
             "policy {name} at {url}: {}",
             if caps.is_empty() {
                 "a plain openpi server (no roboaudit extensions: no reset between rollouts, no action seeds)".to_owned()
             } else {
                 format!("roboaudit capabilities {}", caps.join(", "))
             }
-        );
+        )?;
         served.push(ServedTarget {
             name: name.clone(),
             client,
@@ -293,7 +293,7 @@ pub fn run(args: &CollectArgs) -> anyhow::Result<()> {
     }
     let t = &summary.truth;
     let c = &cfg.config;
-    println!(
+    outln!(
         "dataset: {} episodes, {} frames, 4 push tasks ({}x{} images) in {:.1} s ({:.1} episodes/s incl. rollouts)",
         t.n_dataset_episodes,
         t.n_dataset_frames,
@@ -301,33 +301,36 @@ pub fn run(args: &CollectArgs) -> anyhow::Result<()> {
         c.image_size,
         elapsed,
         t.n_dataset_episodes as f64 / elapsed.max(1e-9)
-    );
-    println!(
+    )?;
+    outln!(
         "ground truth: {} rollouts per policy and task, gamma = {}",
-        c.rollouts, c.gamma
-    );
-    println!(
+        c.rollouts,
+        c.gamma
+    )?;
+    outln!(
         "{:<14} {:>6} {:>6}  per task V^pi / SR",
-        "policy", "V^pi", "SR"
-    );
+        "policy",
+        "V^pi",
+        "SR"
+    )?;
     for p in &t.policies {
         let per: Vec<String> = p
             .tasks
             .iter()
             .map(|k| format!("{:.2}/{:.2}", k.v_pi, k.success_rate))
             .collect();
-        println!(
+        outln!(
             "{:<14} {:>6.3} {:>6.3}  {}",
             p.policy,
             p.suite_v_pi,
             p.suite_success_rate,
             per.join("  ")
-        );
+        )?;
     }
     let ms = |v: Option<f64>| v.map_or("-".to_owned(), |x| format!("{x:.2} ms"));
     for p in &t.policies {
         if let Some(s) = &p.served {
-            println!(
+            outln!(
                 "served policy {} at {}: rollouts {} queries (median {}, p95 {}), dataset frames {} queries (median {}, p95 {}), {} reconnections",
                 p.policy,
                 s.url,
@@ -338,10 +341,10 @@ pub fn run(args: &CollectArgs) -> anyhow::Result<()> {
                 ms(s.latency.actions.median_ms),
                 ms(s.latency.actions.p95_ms),
                 s.latency.reconnections
-            );
+            )?;
         }
     }
-    println!("wrote {}", args.out.display());
+    outln!("wrote {}", args.out.display())?;
     Ok(())
 }
 
@@ -371,13 +374,13 @@ fn run_shard(
         CollectError::Shard(e) => crate::commands::shard::exit_error(e),
         other => anyhow::Error::new(other),
     })?;
-    println!(
+    outln!(
         "shard {shard}: {} of {} rollout blocks in {} ({} resumed) in {:.1} s; when every shard is done: roboaudit merge SHARD_DIR… --out DIR (it records the dataset)",
         run.owned,
         run.total,
         args.out.display(),
         run.resumed,
         started.elapsed().as_secs_f64()
-    );
+    )?;
     Ok(())
 }

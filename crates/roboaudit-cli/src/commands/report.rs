@@ -39,18 +39,18 @@ pub fn run(args: &ReportArgs) -> Result<()> {
             p.note.as_deref().unwrap_or("no data")
         );
     }
-    println!(
+    outln!(
         "{} retrieval, {} memory, {} FQE section(s); {drawn} of {} plots drawn",
         report.retrieval.len(),
         report.memory.len(),
         report.fqe.len(),
         report.plots.len()
-    );
-    println!(
+    )?;
+    outln!(
         "wrote {}, {} and {}",
         args.out.join("report.json").display(),
         args.out.join("report.md").display(),
         args.out.join("index.html").display()
-    );
+    )?;
     Ok(())
 }

@@ -269,18 +269,18 @@ fn audit(args: AuditArgs) -> Result<()> {
         (&audit_path, &json),
         (&args.out.join("summary.md"), summary.as_bytes()),
     ])?;
-    println!("{}", roboaudit_retrieval::render_compact_table(&report));
+    outln!("{}", roboaudit_retrieval::render_compact_table(&report))?;
     // A library size the audit could not run is said here too, not only in the files.
     for skipped in &report.library_interventions {
         if let Some(reason) = &skipped.reason {
             eprintln!("note: --library-size {} skipped: {reason}", skipped.size);
         }
     }
-    println!(
+    outln!(
         "wrote {} and {}",
         audit_path.display(),
         args.out.join("summary.md").display()
-    );
+    )?;
     Ok(())
 }
 
@@ -370,38 +370,40 @@ fn collect(args: &CollectArgs) -> Result<()> {
     };
     let out = collect_run(&config, &args.out, &options)?;
     if out.resumed_from > 0 {
-        println!(
+        outln!(
             "resumed after {} of {} executions already in {}",
             out.resumed_from,
             out.total,
             out.dir.display()
-        );
+        )?;
     }
-    println!(
+    outln!(
         "library: {} experiences accepted of {} recorded ({} rejected in their own base scene)",
-        out.library.pool, out.library.attempts, out.library.rejected
-    );
+        out.library.pool,
+        out.library.attempts,
+        out.library.rejected
+    )?;
     if let (Some(shard), true) = (args.shard, out.complete) {
-        println!(
+        outln!(
             "shard {shard}: wrote its {} executions to {}; when every shard is done: roboaudit merge SHARD_DIR… --out DIR",
             out.total,
             out.dir.display()
-        );
+        )?;
     } else if out.complete {
-        println!(
+        outln!(
             "wrote {} executions to {}; audit with: roboaudit retrieval audit --run {} --structural structural --out {}",
             out.total,
             out.dir.display(),
             out.dir.display(),
             out.dir.join("audit").display()
-        );
+        )?;
     } else {
-        println!(
+        outln!(
             "stopped after {} of {} executions in {}; rerun the same command to resume",
             out.done,
             out.total,
             out.dir.display()
-        );
+        )?;
     }
     Ok(())
 }

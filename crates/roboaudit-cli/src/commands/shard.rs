@@ -33,21 +33,21 @@ pub fn merge(args: &MergeArgs) -> Result<()> {
     crate::output::refuse_out_file(&args.out)?;
     let outcome =
         roboaudit_shard::merge_with(&args.shards, &args.out, &finish).map_err(exit_error)?;
-    print_status(&outcome.shards);
+    print_status(&outcome.shards)?;
     if let Some(file) = outcome
         .shards
         .first()
         .and_then(|s| assembled(&s.manifest.collection))
     {
-        println!("assembled {}", args.out.join(file).display());
+        outln!("assembled {}", args.out.join(file).display())?;
     }
-    println!(
+    outln!(
         "merged {} shards ({} job files, {} shared files) into {}",
         outcome.shards.len(),
         outcome.jobs,
         outcome.shared,
         args.out.display()
-    );
+    )?;
     Ok(())
 }
 
@@ -82,26 +82,26 @@ fn assembled(collection: &str) -> Option<&'static str> {
 pub fn status(args: &StatusArgs) -> Result<()> {
     let check = roboaudit_shard::check(&args.shards).map_err(exit_error)?;
     let statuses = &check.shards;
-    print_status(statuses);
+    print_status(statuses)?;
     let done: usize = statuses.iter().map(|s| s.done_units).sum();
     let total: usize = statuses.iter().map(|s| s.owned_units).sum();
     let complete = statuses.iter().filter(|s| s.complete()).count();
-    println!(
+    outln!(
         "{complete} of {} shard folders complete; {done} of {total} units done in the folders given",
         statuses.len()
-    );
+    )?;
     if check.problems.is_empty() {
-        println!("ready to merge: roboaudit merge would accept these folders");
+        outln!("ready to merge: roboaudit merge would accept these folders")?;
     } else {
-        println!(
+        outln!(
             "not mergeable: roboaudit merge would refuse these folders:\n  {}",
             check.problems.join("\n  ")
-        );
+        )?;
     }
     Ok(())
 }
 
-fn print_status(statuses: &[ShardStatus]) {
+fn print_status(statuses: &[ShardStatus]) -> Result<(), crate::stdout::StdoutError> {
     for s in statuses {
         let m = &s.manifest;
         let mut line = format!(
@@ -121,8 +121,9 @@ fn print_status(statuses: &[ShardStatus]) {
                 s.stray_jobs.len()
             ));
         }
-        println!("{line}  [{} {}]", m.collection, short_hash(&m.config_hash));
+        outln!("{line}  [{} {}]", m.collection, short_hash(&m.config_hash))?;
     }
+    Ok(())
 }
 
 fn short_hash(hash: &str) -> &str {

@@ -187,7 +187,7 @@ pub fn run(cmd: TestbedCommand) -> Result<()> {
                 },
             )?;
             write_atomic(&out, &img.to_png()?)?;
-            println!("wrote {} ({size}x{size}, {})", out.display(), task.name());
+            outln!("wrote {} ({size}x{size}, {})", out.display(), task.name())?;
             Ok(())
         }
         TestbedCommand::Rollout {
@@ -278,12 +278,12 @@ pub fn run(cmd: TestbedCommand) -> Result<()> {
                     &records,
                     &roboaudit_testbed::WriteOptions { video },
                 )?;
-                println!(
+                outln!(
                     "recorded {} episodes, {} frames (LeRobot v3.0) in {}",
                     d.episodes,
                     d.frames,
                     out.display()
-                );
+                )?;
             }
             write_atomic(&out.join("episodes.csv"), csv.as_bytes())?;
             let summary = serde_json::json!({
@@ -297,11 +297,11 @@ pub fn run(cmd: TestbedCommand) -> Result<()> {
                 &out.join("summary.json"),
                 serde_json::to_string_pretty(&summary)?.as_bytes(),
             )?;
-            println!(
+            outln!(
                 "{}: {successes}/{episodes} successes; wrote {}",
                 task.name(),
                 out.join("episodes.csv").display()
-            );
+            )?;
             Ok(())
         }
         TestbedCommand::Scenes {
@@ -345,7 +345,7 @@ pub fn run(cmd: TestbedCommand) -> Result<()> {
             }
             let n = set.base.len() + set.queries.len();
             let noun = if n == 1 { "scene" } else { "scenes" };
-            println!("wrote {n} {noun} to {}", out.display());
+            outln!("wrote {n} {noun} to {}", out.display())?;
             Ok(())
         }
     }

@@ -82,7 +82,7 @@ impl PolicySummary {
     }
 
     /// One line of the demo's closing summary.
-    pub(super) fn print(&self) {
+    pub(super) fn print(&self) -> Result<(), crate::stdout::StdoutError> {
         // The same count as the progress lines (pairs asked for), with the exclusions named.
         let pairs = if self.n_excluded > 0 {
             format!(
@@ -94,7 +94,7 @@ impl PolicySummary {
         } else {
             format!("{} pairs", self.n_pairs)
         };
-        println!(
+        outln!(
             "  {:8} {pairs} × {} seeds: warranted choice {}  F {}  U1 {}  fully reliable {}/{}  F > 0: {}",
             self.policy,
             self.seeds,
@@ -109,20 +109,21 @@ impl PolicySummary {
                 Some(false) => "no",
                 None => "undefined",
             }
-        );
+        )?;
+        Ok(())
     }
 }
 
 impl ControlSummary {
     /// One line of the demo's closing summary.
-    pub(super) fn print(&self) {
+    pub(super) fn print(&self) -> Result<(), crate::stdout::StdoutError> {
         let ci = |c: Option<[f64; 2]>| {
             c.map_or_else(
                 || "undefined".to_owned(),
                 |[lo, hi]| format!("[{lo:+.3}, {hi:+.3}]"),
             )
         };
-        println!(
+        outln!(
             "  route control (bank, {} pairs × 2 routes): nuisance {:+.3} {}, interaction {:+.3} {} (90%, margin ±{}): {}",
             self.pairs,
             self.nuisance.0,
@@ -131,7 +132,8 @@ impl ControlSummary {
             ci(self.interaction.1),
             self.margin,
             if self.passed { "passed" } else { "not passed" }
-        );
+        )?;
+        Ok(())
     }
 }
 

@@ -247,31 +247,32 @@ pub fn run(args: &DemoArgs) -> Result<()> {
     let json = serde_json::to_vec_pretty(&report).context("cannot serialize the demo report")?;
     output::write_atomic(&out.join("audit.json"), &json)?;
 
-    print_headlines(&report);
+    print_headlines(&report)?;
     let page = out.join("index.html");
-    println!(
+    outln!(
         "wrote {} (report.md, report.json) and {} in {:.0} s; open {} in a browser",
         out.join("audit.json").display(),
         page.display(),
         started.elapsed().as_secs_f64(),
         page.display()
-    );
+    )?;
     Ok(())
 }
 
-fn print_headlines(report: &DemoReport) {
-    println!("retrieval audit (success rates over query scenes):");
+fn print_headlines(report: &DemoReport) -> Result<(), crate::stdout::StdoutError> {
+    outln!("retrieval audit (success rates over query scenes):")?;
     for t in &report.tasks {
-        retrieval::print_headline(t);
+        retrieval::print_headline(t)?;
     }
-    println!("counterfactual memory audit (put_back, pair-bootstrap 95% intervals):");
+    outln!("counterfactual memory audit (put_back, pair-bootstrap 95% intervals):")?;
     for m in &report.memory {
-        m.print();
+        m.print()?;
     }
     if let Some(c) = &report.memory_control {
-        c.print();
+        c.print()?;
     }
     if let Some(f) = &report.fqe {
         f.print();
     }
+    Ok(())
 }

@@ -108,10 +108,10 @@ pub(super) fn run(
 }
 
 /// Prints the headline of one task: reference points, then the best deployable rule.
-pub(super) fn print_headline(t: &DemoTask) {
+pub(super) fn print_headline(t: &DemoTask) -> Result<(), crate::stdout::StdoutError> {
     let a = &t.audit;
     let r = &a.reference;
-    println!(
+    outln!(
         "  {:5} {} experiences × {} scenes: random (expected) {:.3}  oracle {:.3}  best-fixed {:.3} ({})  headroom {:.3}",
         t.task,
         a.n_experiences,
@@ -121,7 +121,7 @@ pub(super) fn print_headline(t: &DemoTask) {
         r.best_fixed,
         r.best_fixed_experience,
         r.headroom
-    );
+    )?;
     // Rules that need hindsight (oracle, best-fixed) are references, not candidates.
     let deployable = a
         .rules
@@ -129,7 +129,7 @@ pub(super) fn print_headline(t: &DemoTask) {
         .filter(|x| x.name != "oracle" && x.name != "best_fixed")
         .max_by(|x, y| x.success.total_cmp(&y.success));
     if let Some(b) = deployable {
-        println!(
+        outln!(
             "        best deployable rule {}: success {:.3}, advantage {}{}, top-pick share {:.2} (concentration {:.2}), shuffle gap {}{}",
             b.name,
             b.success,
@@ -151,6 +151,7 @@ pub(super) fn print_headline(t: &DemoTask) {
             } else {
                 ""
             }
-        );
+        )?;
     }
+    Ok(())
 }

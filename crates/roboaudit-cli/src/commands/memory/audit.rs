@@ -33,15 +33,15 @@ pub fn run(
     let audit = audit_into(&records, &plan, out)?;
     let audit_path = out.join(roboaudit_memory::AUDIT_FILE);
     let summary_path = out.join("summary.md");
-    println!("{}", roboaudit_memory::render_compact_table(&audit));
+    outln!("{}", roboaudit_memory::render_compact_table(&audit))?;
     if audit.plan_source == PlanSource::Defaults {
-        println!("note: no --plan given; the defaults of docs/methods.md §2 apply (plan {hash})");
+        outln!("note: no --plan given; the defaults of docs/methods.md §2 apply (plan {hash})")?;
     }
-    println!(
+    outln!(
         "wrote {} and {}",
         audit_path.display(),
         summary_path.display()
-    );
+    )?;
     Ok(())
 }
 

@@ -114,21 +114,24 @@ pub fn run(args: &CalibrateArgs) -> Result<()> {
         .into());
     }
 
-    println!(
+    outln!(
         "{:<10} {:<20} {:>10} {:>12}  ok",
-        "calibrator", "metric", "expected", "got"
-    );
+        "calibrator",
+        "metric",
+        "expected",
+        "got"
+    )?;
     for r in &cal.results {
         for c in &r.checks {
             let got = c.got.map_or("undefined".to_owned(), |g| format!("{g:.6}"));
-            println!(
+            outln!(
                 "{:<10} {:<20} {:>10} {:>12}  {}",
                 r.calibrator.name(),
                 c.metric,
                 c.expected,
                 got,
                 if c.passed { "yes" } else { "NO" }
-            );
+            )?;
         }
     }
     if let Some(dir) = &args.out {
@@ -136,7 +139,7 @@ pub fn run(args: &CalibrateArgs) -> Result<()> {
         let path = dir.join("calibration.json");
         let json = serde_json::to_vec_pretty(&cal).context("cannot serialize the calibration")?;
         output::write_atomic(&path, &json)?;
-        println!("wrote {}", path.display());
+        outln!("wrote {}", path.display())?;
     }
     if !cal.passed {
         let failures: Vec<String> = cal
@@ -159,9 +162,9 @@ pub fn run(args: &CalibrateArgs) -> Result<()> {
             failures.join("; ")
         );
     }
-    println!(
+    outln!(
         "all {} calibrators recovered their known answers",
         cal.results.len()
-    );
+    )?;
     Ok(())
 }

@@ -303,14 +303,14 @@ pub fn run(args: &CollectArgs) -> Result<()> {
         });
         bar.finish_and_clear();
         let run = run.map_err(usage_or)?;
-        println!(
+        outln!(
             "shard {shard}: {} of {} pairs in {} ({} resumed) in {:.1} s; when every shard is done: roboaudit merge SHARD_DIR… --out DIR",
             run.owned,
             cfg.pairs,
             args.out.display(),
             run.resumed,
             started.elapsed().as_secs_f64()
-        );
+        )?;
         return Ok(());
     }
     let run = resume::collect_resumable(&cfg, policy, &identity, &args.out, &mut |done, _| {
@@ -320,35 +320,35 @@ pub fn run(args: &CollectArgs) -> Result<()> {
     let (run, resumed) = run.map_err(usage_or)?;
     let seconds = started.elapsed().as_secs_f64();
     if resumed > 0 {
-        println!(
+        outln!(
             "resumed {resumed} of {} pairs kept in {}",
             cfg.pairs,
             args.out.join(resume::PARTIAL_DIR).display()
-        );
+        )?;
     }
 
     let manifest_path = output::write_collection(&args.out, &run, served_field(served.as_ref()))
         .map_err(usage_or)?;
     let m = &run.manifest;
-    println!(
+    outln!(
         "{} on {}: {} pairs × {} seeds, {} excluded (never replaced), in {seconds:.1} s",
         m.policy,
         cfg.task.name(),
         m.n_pairs,
         cfg.action_seeds.len(),
         m.n_excluded
-    );
+    )?;
     for e in &m.excluded {
-        println!("  excluded {}: {}", e.pair_id, e.reason);
+        outln!("  excluded {}: {}", e.pair_id, e.reason)?;
     }
     if let Some(p) = &served {
-        println!("{}", latency_line(p));
+        outln!("{}", latency_line(p))?;
     }
-    println!(
+    outln!(
         "wrote {} and {}",
         records_path.display(),
         manifest_path.display()
-    );
+    )?;
     Ok(())
 }
 

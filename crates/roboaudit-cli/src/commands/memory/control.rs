@@ -25,7 +25,7 @@ pub fn run(records_path: &Path, plan_path: Option<&Path>, out: &Path) -> Result<
             .map_or("undefined".to_owned(), |[lo, hi]| {
                 format!("[{lo:.3}, {hi:.3}]")
             });
-        println!(
+        outln!(
             "route {:<6} {} pairs  F {} {ci}  positive rule {}",
             s.name,
             s.n_pairs,
@@ -37,13 +37,13 @@ pub fn run(records_path: &Path, plan_path: Option<&Path>, out: &Path) -> Result<
                 Some(false) => "failed",
                 None => "undefined",
             }
-        );
+        )?;
     }
     for (name, e) in [("nuisance", &c.nuisance), ("interaction", &c.interaction)] {
         let ci = e.ci.map_or("undefined".to_owned(), |[lo, hi]| {
             format!("[{lo:.3}, {hi:.3}]")
         });
-        println!(
+        outln!(
             "{name:<12} {:.3} {ci} ({:.0}%) margin ±{} ({}): {}",
             e.estimate,
             e.level * 100.0,
@@ -54,10 +54,10 @@ pub fn run(records_path: &Path, plan_path: Option<&Path>, out: &Path) -> Result<
             } else {
                 "not shown equivalent"
             }
-        );
+        )?;
     }
-    println!("control {}", if c.passed { "passed" } else { "failed" });
-    println!("wrote {}", out.join(CONTROL_FILE).display());
+    outln!("control {}", if c.passed { "passed" } else { "failed" })?;
+    outln!("wrote {}", out.join(CONTROL_FILE).display())?;
     Ok(())
 }
 

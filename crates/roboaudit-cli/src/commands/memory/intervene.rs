@@ -145,23 +145,23 @@ pub fn run(args: &InterveneArgs) -> Result<()> {
     .map_err(usage_or)?;
     spinner.finish_and_clear();
     if let Some(p) = &served {
-        println!("{}", super::collect::latency_line(p));
+        outln!("{}", super::collect::latency_line(p))?;
     }
-    println!(
+    outln!(
         "{} study, {} on {}: {} recipients ({} skipped before any query)",
         study.study,
         name,
         cfg.task.name(),
         cfg.episodes - study.skipped,
         study.skipped
-    );
-    print!("{}", table(&study));
+    )?;
+    out!("{}", table(&study))?;
     if let Some(ok) = study.own_reproduces_native {
-        println!("own-history reconstruction reproduces the native memory: {ok}");
+        outln!("own-history reconstruction reproduces the native memory: {ok}")?;
     }
     output::ensure_dir(&args.out)?;
     let (path, md_path) = write_study(&args.out, &study, &name).map_err(usage_or)?;
-    println!("wrote {} and {}", path.display(), md_path.display());
+    outln!("wrote {} and {}", path.display(), md_path.display())?;
     Ok(())
 }
 
@@ -188,14 +188,14 @@ fn run_shard(
     );
     bar.finish_and_clear();
     let run = run.map_err(usage_or)?;
-    println!(
+    outln!(
         "shard {shard}: {} of {} recipients in {} ({} resumed) in {:.1} s; when every shard is done: roboaudit merge SHARD_DIR… --out DIR",
         run.owned,
         cfg.episodes,
         args.out.display(),
         run.resumed,
         started.elapsed().as_secs_f64()
-    );
+    )?;
     Ok(())
 }
 
