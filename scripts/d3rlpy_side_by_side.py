@@ -19,18 +19,28 @@ a lookup of the policy-actions file that returns one of the frame's M samples at
 (success or horizon), as in roboaudit.
 
 Usage: python scripts/d3rlpy_side_by_side.py --run DIR --roboaudit target/debug/roboaudit
-       --out DIR [--steps 5000] [--seed 0] [--target-update 100]
+       --out DIR [--steps 5000] [--seed 0] [--target-update 100] [--threads 1,2] [--d3rlpy-lr 1e-4]
 
 Both neural estimators get the same gradient steps, batch (256), target-copy period and seed;
 otherwise each keeps its own defaults (roboaudit: AdamW 1e-3 decayed, 256 hidden units and its
-input embeddings; d3rlpy: Adam 1e-4, a 256-256 MLP encoder).
+input embeddings; d3rlpy: Adam at --d3rlpy-lr, default its own 1e-4, a 256-256 MLP encoder).
+Each neural estimator runs once per --threads value (one thread: pinned to core 0 with
+`taskset` when it exists; roboaudit `--threads N`, d3rlpy `torch.set_num_threads(N)`), and the
+table gives ms per gradient step (neural training wall time over steps × fits, so with two
+threads it is the throughput), d3rlpy's ms over roboaudit's, median ARE and Spearman. roboaudit
+averages the policy-actions file's M samples in every Bellman target where d3rlpy takes one: at
+M > 1 roboaudit does more work per step.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
+import re
+import shutil
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -77,16 +87,28 @@ def metrics(est: dict, truth: dict) -> dict:
     return {"spearman": float(rho), "median_are": float(np.median(ares)), "suite_estimates": [float(x) for x in suite_e]}
 
 
-def roboaudit(bin_: str, run: Path, out: Path, extra: list[str], reuse: bool = False) -> tuple[dict, float]:
-    """Runs `roboaudit fqe fit` (single-threaded) into `out`, or with `reuse` reads a finished
-    fit there (fqe.json and the wall time it took, wall_s.txt)."""
+def pinned(threads: int) -> list[str]:
+    """`taskset -c 0` for a one-thread run when taskset exists, else nothing."""
+    return ["taskset", "-c", "0"] if threads == 1 and shutil.which("taskset") else []
+
+
+def roboaudit(bin_: str, run: Path, out: Path, extra: list[str], reuse: bool = False,
+              threads: int = 1) -> tuple[dict, float]:
+    """Runs `roboaudit fqe fit --threads N` into `out`, or with `reuse` reads a finished fit there
+    (fqe.json and the wall time it took, wall_s.txt). The wall time is the neural batch's when the
+    fit printed it (`neural FQE: K fits in S s`, returned per fit), else the whole run's."""
     if not (reuse and (out / "wall_s.txt").is_file()):
         t0 = time.time()
         out.mkdir(parents=True, exist_ok=True)
-        with (out / "stdout.txt").open("w") as log:
-            subprocess.run([bin_, "fqe", "fit", "--run", str(run), "--out", str(out), *extra], check=True,
-                           stdout=log, env={"RAYON_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"})
-        (out / "wall_s.txt").write_text(f"{time.time() - t0:.3f}\n")
+        with (out / "stdout.txt").open("w") as log, (out / "stderr.txt").open("w") as err:
+            subprocess.run([*pinned(threads), bin_, "fqe", "fit", "--run", str(run), "--out", str(out),
+                            "--threads", str(threads), *extra], check=True,
+                           stdout=log, stderr=err, env={"PATH": "/usr/bin:/bin"})
+        wall = time.time() - t0
+        m = re.search(r"neural FQE: (\d+) fits in ([0-9.]+) s", (out / "stderr.txt").read_text())
+        if m:
+            wall = float(m.group(2)) / int(m.group(1))
+        (out / "wall_s.txt").write_text(f"{wall:.3f}\n")
     wall = float((out / "wall_s.txt").read_text())
     rep = json.loads((out / "fqe.json").read_text())
     est = {}
@@ -102,8 +124,10 @@ def roboaudit(bin_: str, run: Path, out: Path, extra: list[str], reuse: bool = F
 
 
 def d3rlpy_fqe(
-    run: Path, out: Path, truth: dict, steps: int, seed: int, target_update: int
+    run: Path, out: Path, truth: dict, steps: int, seed: int, target_update: int,
+    threads: int = 1, lr: float = 1e-4,
 ) -> tuple[dict, float]:
+    """d3rlpy's FQE per policy; returns the estimates and the training wall time per policy."""
     import logging
 
     import d3rlpy
@@ -112,7 +136,11 @@ def d3rlpy_fqe(
 
     os.chdir(out)  # d3rlpy writes a d3rlpy_logs/ folder into the working directory
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
-    torch.set_num_threads(1)
+    torch.set_num_threads(threads)
+    if threads == 1 and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {0})
+    elif hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, set(range(os.cpu_count() or 1)))
     state, action, success, episode, task, _ = load(run)
     n_tasks = int(task.max()) + 1
     obs = np.concatenate([state, np.eye(n_tasks, dtype=np.float32)[task]], axis=1)
@@ -129,7 +157,7 @@ def d3rlpy_fqe(
     firsts = np.flatnonzero(np.insert(episode[1:] != episode[:-1], 0, True))
     est: dict = {}
     calls = {"rows": 0, "missed": 0}
-    t0 = time.time()
+    trained = 0.0
     for p in truth["policies"]:
         acts = policy_file(run, p["policy"], len(obs))
         rng = np.random.default_rng([seed, len(est)])
@@ -154,12 +182,15 @@ def d3rlpy_fqe(
             algo=algo,
             config=d3rlpy.ope.FQEConfig(
                 gamma=truth["gamma"], batch_size=256, target_update_interval=target_update,
+                learning_rate=lr,
             ),
             device="cpu:0",
         )
+        t0 = time.time()
         fqe.fit(dataset, n_steps=steps, n_steps_per_epoch=steps, show_progress=False,
                 save_interval=10**9, with_timestamp=False,
                 logger_adapter=d3rlpy.logging.NoopAdapterFactory())
+        trained += time.time() - t0
         for k in range(n_tasks):
             f = firsts[task[firsts] == k]
             q = [fqe.predict_value(obs[f], acts[f, j]) for j in range(acts.shape[1])]
@@ -169,7 +200,7 @@ def d3rlpy_fqe(
           f"(terminal transitions are {terminal_share:.1%} of the data)")
     if calls["missed"] > 3 * terminal_share * calls["rows"] + 100:
         raise SystemExit("policy lookup failed: next observations do not match dataset rows")
-    return est, time.time() - t0
+    return est, trained / len(truth["policies"])
 
 
 def main() -> None:
@@ -183,6 +214,8 @@ def main() -> None:
                     help="reuse finished linear fits in OUT/ra-linear-* (they do not depend on the neural settings)")
     ap.add_argument("--target-update", type=int, default=100,
                     help="target-network copy period of both neural FQEs (steps)")
+    ap.add_argument("--threads", default="1,2", help="thread counts to time, comma-separated")
+    ap.add_argument("--d3rlpy-lr", type=float, default=1e-4, help="d3rlpy FQE's learning rate")
     a = ap.parse_args()
     a.run, a.out = a.run.resolve(), a.out.resolve()
     a.out.mkdir(parents=True, exist_ok=True)
@@ -195,12 +228,39 @@ def main() -> None:
     rows.append(("naive average", lin["naive"], t_lin))
     img, t_img = roboaudit(a.roboaudit, a.run, a.out / "ra-linear-image", ["--no-neural"], a.reuse_linear)
     rows.append(("roboaudit linear FQE (image+state)", img["linear"], t_img))
-    neu, t_neu = roboaudit(a.roboaudit, a.run, a.out / "ra-neural-state",
-                           ["--image-feature", "none", "--steps", str(a.steps), "--seeds", str(a.seed),
-                            "--target-update", str(a.target_update)])
-    rows.append(("roboaudit neural FQE (state)", neu["neural"], t_neu))
-    d3, t_d3 = d3rlpy_fqe(a.run, a.out, truth, a.steps, a.seed, a.target_update)
-    rows.append(("d3rlpy FQE (state + task one-hot)", d3, t_d3))
+    threads = [int(t) for t in a.threads.split(",")]
+    timed = []  # (name, threads, estimates, seconds per fit)
+    for t in threads:
+        neu, t_neu = roboaudit(a.roboaudit, a.run, a.out / f"ra-neural-state-t{t}",
+                               ["--image-feature", "none", "--steps", str(a.steps), "--seeds", str(a.seed),
+                                "--target-update", str(a.target_update)], threads=t)
+        rows.append((f"roboaudit neural FQE (state), {t} thr", neu["neural"], t_neu))
+        timed.append(("roboaudit", t, neu["neural"], t_neu))
+        d3, t_d3 = d3rlpy_fqe(a.run, a.out, truth, a.steps, a.seed, a.target_update, t, a.d3rlpy_lr)
+        rows.append((f"d3rlpy FQE (state + task), {t} thr", d3, t_d3))
+        timed.append(("d3rlpy", t, d3, t_d3))
+    print(f"\n{'neural FQE':10s} {'threads':>7s} {'ms/step':>8s} {'d3rlpy/ra':>9s} {'median ARE':>11s} {'Spearman':>9s}")
+    per_step = {}
+    for name, t, est, sec in timed:
+        per_step[(name, t)] = sec * 1e3 / a.steps
+    bench = []
+    for name, t, est, sec in timed:
+        m = metrics(est, truth)
+        ratio = per_step[("d3rlpy", t)] / per_step[("roboaudit", t)]
+        print(f"{name:10s} {t:7d} {per_step[(name, t)]:8.2f} {ratio:9.2f} {m['median_are']:11.3f} "
+              f"{m['spearman']:9.3f}")
+        if name == "roboaudit":
+            d3m = metrics(dict(next(e for n, tt, e, _ in timed if n == "d3rlpy" and tt == t)), truth)
+            bench.append(
+                f"| {datetime.date.today()} | {socket.gethostname()} ({os.cpu_count()} cores, load "
+                f"{os.getloadavg()[0]:.1f}) | neural FQE side by side, {a.run.name} run, {a.steps} steps, batch 256, "
+                f"target period {a.target_update}, {t} thread(s){' pinned to core 0' if t == 1 else ''} "
+                f"(scripts/d3rlpy_side_by_side.sh) | roboaudit {per_step[('roboaudit', t)]:.2f} ms/step, "
+                f"median ARE {m['median_are']:.3f}, Spearman {m['spearman']:.3f} | d3rlpy 2.8.1 "
+                f"{per_step[('d3rlpy', t)]:.2f} ms/step (lr {a.d3rlpy_lr:g}), median ARE {d3m['median_are']:.3f}, "
+                f"Spearman {d3m['spearman']:.3f} | {ratio:.2f}x |")
+    with open(Path(__file__).resolve().parent.parent / "BENCHMARKS.md", "a") as f:
+        f.write("".join(line + "\n" for line in bench))
     table = []
     print(f"\n{'estimator':38s} {'Spearman':>9s} {'median ARE':>11s} {'wall s':>8s}   suite estimates")
     for name, est, wall in rows:
@@ -213,6 +273,7 @@ def main() -> None:
           + " ".join(f"{p['suite_v_pi']:.3f}" for p in truth["policies"]))
     (a.out / "side_by_side.json").write_text(json.dumps(
         {"run": str(a.run), "steps": a.steps, "seed": a.seed, "target_update": a.target_update,
+         "ms_per_step": [{"estimator": n, "threads": t, "ms": per_step[(n, t)]} for n, t, _, _ in timed],
          "rows": table,
          "truth": [{"policy": p["policy"], "suite_v_pi": p["suite_v_pi"]} for p in truth["policies"]]},
         indent=2))

@@ -126,6 +126,7 @@ fn main() {
         neural,
         linear,
         seeds,
+        bootstrap: u("bootstrap", 0),
         coverage_threshold: 3.0,
     };
     let t = Instant::now();

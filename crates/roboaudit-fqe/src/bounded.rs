@@ -1,10 +1,10 @@
 //! Independent jobs run at most `rayon::current_num_threads()` at a time.
 //!
-//! Each neural fit installs a one-thread rayon pool of its own (candle would otherwise split
-//! every small matrix product across threads). Driven by `par_iter` from rayon workers, such fits
-//! do not respect the thread limit: a worker that waits for another pool keeps stealing jobs of
-//! its own, so every fit starts at once, even with `RAYON_NUM_THREADS=1`. Driving the jobs from
-//! scoped plain threads, which never steal, keeps the number of busy threads at the limit.
+//! A job that installs a rayon pool of its own (candle's image encoder, for one) and
+//! is driven by `par_iter` from rayon workers does not respect the thread limit: a worker that
+//! waits for another pool keeps stealing jobs of its own, so every job starts at once, even with
+//! `RAYON_NUM_THREADS=1`. Driving the jobs from scoped plain threads, which never steal, keeps the
+//! number of busy threads at the limit whatever a job does inside.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;

@@ -9,6 +9,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use rayon::prelude::*;
+
 use crate::FqeError;
 use crate::inputs::{FqeInputs, TargetActions};
 use crate::linalg::column_stats;
@@ -71,7 +73,7 @@ impl SupportIndex {
             }
         }
         let tasks = (0..inputs.tasks.len())
-            .map(|l| {
+            .map(|l| -> Vec<(usize, Vec<usize>)> {
                 let rows: Vec<usize> = inputs
                     .episodes
                     .iter()
@@ -80,7 +82,7 @@ impl SupportIndex {
                     .collect();
                 let refs = strided(&rows, MAX_REFERENCES);
                 strided(&rows, MAX_QUERIES)
-                    .into_iter()
+                    .into_par_iter()
                     .map(|q| {
                         let xq = &x[q * dx..(q + 1) * dx];
                         let mut d: Vec<(f32, usize)> = refs
@@ -91,7 +93,17 @@ impl SupportIndex {
                             })
                             .collect();
                         d.push((0.0, q));
-                        d.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+                        let order = |a: &(f32, usize), b: &(f32, usize)| {
+                            a.0.total_cmp(&b.0).then(a.1.cmp(&b.1))
+                        };
+                        // Only the nearest matter: the query can appear twice (as itself and as
+                        // a reference, at the same key), so NEIGHBOURS + 1 smallest keys hold the
+                        // NEIGHBOURS nearest distinct frames.
+                        if d.len() > NEIGHBOURS + 1 {
+                            d.select_nth_unstable_by(NEIGHBOURS, order);
+                            d.truncate(NEIGHBOURS + 1);
+                        }
+                        d.sort_by(order);
                         d.dedup_by_key(|p| p.1);
                         (q, d.iter().take(NEIGHBOURS).map(|p| p.1).collect())
                     })

@@ -9,15 +9,16 @@ use crate::FqeError;
 use crate::bounded::run_bounded;
 use crate::coverage::{SupportIndex, coverage};
 use crate::inputs::{FqeInputs, TargetActions};
-use crate::linear::{LinearFqeConfig, fit_linear};
+use crate::linear::{LinearFqeConfig, LinearSystems};
 use crate::metrics::{Metrics, Scored, metrics, suite_truth};
 use crate::naive::naive_estimate;
-use crate::neural::{NeuralFit, NeuralFqeConfig, fit_neural_with_progress};
+use crate::neural::{NeuralFit, NeuralFqeConfig, fit_neural_replicate, fit_neural_with_progress};
 use crate::number::compact;
 use crate::report::{
-    Cell, CellErrors, EstimatorMetrics, FqeReport, InSupport, PolicyReport, SCHEMA, SeedSpread,
-    TruthCell,
+    Cell, CellErrors, EstimatorMetrics, FqeReport, InSupport, Interval, PolicyReport, SCHEMA,
+    SeedSpread, TruthCell,
 };
+use rayon::prelude::*;
 
 /// Schema tag of the ground-truth file.
 pub const GROUND_TRUTH_SCHEMA: &str = "roboaudit.fqe.ground_truth.v1";
@@ -127,6 +128,10 @@ pub struct FitConfig {
     pub linear: LinearFqeConfig,
     /// Neural training seeds.
     pub seeds: Vec<u64>,
+    /// Episode-bootstrap refits per policy (0: none). Refit `b` trains on resampled episodes
+    /// with seed `seeds[b % seeds.len()]` ([`crate::neural::fit_neural_replicate`]); their
+    /// estimates give each cell's and each policy's [`crate::report::Interval`].
+    pub bootstrap: usize,
     /// Coverage threshold (see [`crate::coverage::DEFAULT_COVERAGE_THRESHOLD`]).
     pub coverage_threshold: f64,
 }
@@ -141,8 +146,9 @@ pub struct TargetPolicy {
 }
 
 /// Fits neural (per seed), linear and naive estimates for every policy; no metrics.
-/// The (policy, seed) neural fits run in parallel on rayon's pool (each with candle's own CPU
-/// kernels), then linear FQE per policy; `progress(policy, step)` is called before the neural
+/// The (policy, seed) neural fits run in parallel on the current rayon pool, one fit per thread
+/// (each single-threaded, so the pool's size is the number of cores the fit uses), then linear
+/// FQE per policy; `progress(policy, step)` is called before the neural
 /// batch and before each linear fit.
 ///
 /// # Errors
@@ -157,13 +163,12 @@ pub fn fit_all(
     fit_all_with_progress(inputs, policies, config, describe, progress, &|_| {})
 }
 
-/// Units of work of [`fit_all_with_progress`]: every neural gradient step of every
-/// (policy, seed) fit, plus one per linear fit.
+/// Units of work of [`fit_all_with_progress`]: every neural gradient step (the cap with
+/// `auto_steps`) of every (policy, seed) fit and bootstrap refit, plus one per linear fit.
 pub fn fit_work(policies: usize, config: &FitConfig) -> u64 {
-    let neural = config
-        .neural
-        .as_ref()
-        .map_or(0, |n| n.steps * config.seeds.len() * policies);
+    let neural = config.neural.as_ref().map_or(0, |n| {
+        n.steps * (config.seeds.len() + config.bootstrap) * policies
+    });
     u64::try_from(neural + policies).unwrap_or(u64::MAX)
 }
 
@@ -189,12 +194,18 @@ pub fn fit_all_with_progress(
     let gamma = config.linear.gamma;
     let naive = naive_estimate(inputs, gamma)?;
     let support = SupportIndex::new(inputs)?;
-    // Every (policy, seed) neural fit is independent: they run in parallel, at most rayon's
-    // thread count at once, and are collected in (policy, seed) order, so the report does not
-    // depend on the schedule.
-    let jobs: Vec<(usize, u64)> = match &config.neural {
+    // Every (policy, seed) neural fit and bootstrap refit is independent: they run in parallel
+    // at most rayon's thread count at once, and are collected in (policy, seed, refit) order, so the
+    // report does not depend on the schedule.
+    let per_policy = config.seeds.len() + config.bootstrap;
+    let jobs: Vec<(usize, u64, Option<u64>)> = match &config.neural {
         Some(_) => (0..policies.len())
-            .flat_map(|i| config.seeds.iter().map(move |s| (i, *s)))
+            .flat_map(|i| {
+                let seeds = config.seeds.iter().map(move |s| (i, *s, None));
+                let refits = (0..config.bootstrap)
+                    .map(move |b| (i, config.seeds[b % config.seeds.len()], Some(b as u64)));
+                seeds.chain(refits)
+            })
             .collect(),
         None => Vec::new(),
     };
@@ -206,38 +217,66 @@ pub fn fit_all_with_progress(
     }
     let neural_fits: Vec<NeuralFit> = match &config.neural {
         Some(neural) => run_bounded(jobs.len(), |j| {
-            let (i, seed) = jobs[j];
-            fit_neural_with_progress(
-                inputs,
-                &policies[i].actions,
-                &NeuralFqeConfig {
-                    gamma,
-                    seed,
-                    ..neural.clone()
-                },
-                &|k| work(u64::try_from(k).unwrap_or(u64::MAX)),
-            )
+            let (i, seed, replicate) = jobs[j];
+            let c = NeuralFqeConfig {
+                gamma,
+                seed,
+                ..neural.clone()
+            };
+            let on_steps = |k: usize| work(u64::try_from(k).unwrap_or(u64::MAX));
+            match replicate {
+                None => fit_neural_with_progress(inputs, &policies[i].actions, &c, &on_steps),
+                Some(b) => fit_neural_replicate(inputs, &policies[i].actions, &c, b, &on_steps),
+            }
         })
         .into_iter()
         .collect::<Result<Vec<_>, _>>()?,
         None => Vec::new(),
     };
+    // ΦᵀΦ and Φᵀr do not depend on the policy: computed once, then one solve per policy, the
+    // policies in parallel (collected in order).
+    progress("all policies", "linear");
+    let systems = LinearSystems::new(inputs, &config.linear)?;
+    let linear_fits = policies
+        .par_iter()
+        .with_max_len(1)
+        .map(|p| {
+            let fit = systems.fit(inputs, &p.actions);
+            work(1);
+            fit
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let mut fits = neural_fits.into_iter();
     let mut out = Vec::new();
     let mut flags = Vec::new();
-    for p in policies {
-        progress(&p.name, "linear");
-        let lin = fit_linear(inputs, &p.actions, &config.linear)?;
-        work(1);
+    for (p, lin) in policies.iter().zip(linear_fits) {
         let cov = coverage(inputs, &support, &p.actions, config.coverage_threshold)?;
         let mut per_seed: Vec<Vec<Option<f64>>> = Vec::new();
         let mut curves = Vec::new();
-        if config.neural.is_some() {
-            for fit in fits.by_ref().take(config.seeds.len()) {
+        let mut neural_steps = Vec::new();
+        let mut refits: Vec<Vec<Option<f64>>> = Vec::new();
+        if let Some(neural) = &config.neural {
+            for (k, fit) in fits.by_ref().take(per_policy).enumerate() {
+                if k >= config.seeds.len() {
+                    refits.push(fit.tasks.iter().map(|t| t.value).collect());
+                    continue;
+                }
                 per_seed.push(fit.tasks.iter().map(|t| t.value).collect());
                 curves.push(fit.curve);
+                if neural.auto_steps {
+                    neural_steps.push(fit.steps);
+                }
             }
         }
+        let refit_means: Vec<f64> = refits
+            .iter()
+            .filter_map(|r| {
+                let known: Vec<f64> = r.iter().flatten().copied().collect();
+                #[allow(clippy::cast_precision_loss)]
+                let mean = known.iter().sum::<f64>() / known.len() as f64;
+                (!known.is_empty()).then_some(mean)
+            })
+            .collect();
         let cells = (0..inputs.tasks.len())
             .map(|l| {
                 let seeds: Vec<f64> = per_seed.iter().filter_map(|s| s[l]).collect();
@@ -248,7 +287,11 @@ pub fn fit_all_with_progress(
                     task_index: l,
                     task: inputs.tasks[l].clone(),
                     dataset_episodes: inputs.episodes.iter().filter(|e| e.task == l).count(),
-                    neural: SeedSpread::of(&seeds),
+                    neural: SeedSpread::of(&seeds).map(|mut s| {
+                        let values: Vec<f64> = refits.iter().filter_map(|r| r[l]).collect();
+                        s.interval = Interval::percentile(&values);
+                        s
+                    }),
                     linear: lin.tasks[l].value,
                     naive: naive[l].value,
                     coverage: cov[l].clone(),
@@ -262,6 +305,8 @@ pub fn fit_all_with_progress(
             samples: p.actions.samples,
             tasks: cells,
             curves,
+            neural_steps,
+            neural_interval: Interval::percentile(&refit_means),
             linear_converged: lin.converged,
             linear_iterations: lin.iterations,
         });

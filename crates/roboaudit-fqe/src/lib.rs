@@ -3,7 +3,7 @@
 //!
 //! Pipeline: [`inputs::FqeInputs`] (frozen features, proprioception, actions, tasks, labels) and
 //! [`inputs::TargetActions`] (`M` target-policy action samples per frame) feed three estimators —
-//! neural FQE ([`neural::fit_neural`], candle, CPU), linear FQE ([`linear::fit_linear`], closed-form
+//! neural FQE ([`neural::fit_neural`], a hand-written network on the CPU), linear FQE ([`linear::fit_linear`], closed-form
 //! ridge iterated) and the naive dataset-return average ([`naive::naive_estimate`]). Coverage
 //! diagnostics ([`coverage`]) and metrics against ground truth ([`metrics`]) make the report.
 //! Image features come from a frozen [`Encoder`] — raw 32×32 pixels, or a pretrained DINOv2
@@ -68,7 +68,9 @@ pub use evaluate::{
     read_ground_truth, read_ground_truth_fingerprinted, score,
 };
 pub use inputs::{EpisodeSpan, FqeInputs, InputPart, TargetActions};
-pub use linear::{ActionTerms, LinearFit, LinearFqeConfig, LinearSolver, fit_linear};
+pub use linear::{
+    ActionTerms, LinearFit, LinearFqeConfig, LinearSolver, LinearSystems, fit_linear,
+};
 pub use load::{
     FrameFeatures, LoadOptions, LoadedDataset, align_target_actions, behaviour_actions,
     component_rows, load_lerobot, load_lerobot_with_progress,
@@ -76,10 +78,10 @@ pub use load::{
 pub use naive::naive_estimate;
 pub use neural::{
     CurvePoint, NeuralFit, NeuralFqeConfig, PROGRESS_EVERY, QHead, fit_neural,
-    fit_neural_with_progress,
+    fit_neural_replicate, fit_neural_with_progress,
 };
 pub use pipeline::{Provenance, Truth, fit_and_score};
-pub use report::{DatasetIdentity, FqeReport, SCHEMA, fingerprint};
+pub use report::{DatasetIdentity, FqeReport, Interval, SCHEMA, fingerprint};
 
 /// One estimate `V̂(π, l)` of a task.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

@@ -157,6 +157,14 @@ impl Standardizer {
         out
     }
 
+    /// Appends `φ(x_k, a_k) = x̃ ⊗ ã` of frame `k`'s own action to `phi`.
+    fn push_phi(&self, inputs: &FqeInputs, k: usize, buf: &mut Vec<f32>, phi: &mut Vec<f64>) {
+        let x = self.x_aug(inputs, k, buf);
+        let mut a = vec![0.0; self.a_dim()];
+        self.add_a_aug(inputs.action(k), 1.0, &mut a);
+        kron(&x, &a, phi);
+    }
+
     fn a_dim(&self) -> usize {
         match self.terms {
             ActionTerms::Linear => 1 + self.a_mean.len(),
@@ -220,6 +228,89 @@ fn kron(x: &[f64], a: &[f64], out: &mut Vec<f64>) {
 /// Rows per Gram block: bounds memory at `CHUNK × dim` values per matrix.
 const CHUNK: usize = 4096;
 
+/// The policy-independent part of linear FQE on one dataset: the standardization and, per task,
+/// its transitions, `ΦᵀΦ` and `Φᵀr`. Computed once by [`LinearSystems::new`] and shared by every
+/// target policy's [`LinearSystems::fit`] (only `ΦᵀΨ'` depends on the policy).
+pub struct LinearSystems {
+    st: Standardizer,
+    done: Vec<bool>,
+    config: LinearFqeConfig,
+    /// Per task: its frames, `ΦᵀΦ` (`dim × dim`) and `Φᵀr`; `None` without episodes.
+    tasks: Vec<Option<TaskGram>>,
+}
+
+struct TaskGram {
+    rows: Vec<usize>,
+    gram: Vec<f64>,
+    c: Vec<f64>,
+}
+
+impl LinearSystems {
+    /// Validates `config` and `inputs` and accumulates each task's `ΦᵀΦ` and `Φᵀr` (tasks in
+    /// parallel on the current rayon pool; each task's sums in frame order, so the bytes do not
+    /// depend on the thread count).
+    ///
+    /// # Errors
+    /// [`FqeError::InvalidConfig`]/[`FqeError::InvalidInputs`] from validation.
+    pub fn new(inputs: &FqeInputs, config: &LinearFqeConfig) -> Result<Self, FqeError> {
+        use rayon::prelude::*;
+        config.validate()?;
+        inputs.validate()?;
+        let st = Standardizer::new(inputs, config.action_terms);
+        let (done, _) = inputs.terminal_flags();
+        let rewards = inputs.rewards();
+        let dim = (inputs.input_dim() + 1) * st.a_dim();
+        let tasks = (0..inputs.tasks.len())
+            .into_par_iter()
+            .with_max_len(1)
+            .map(|l| {
+                let rows: Vec<usize> = inputs
+                    .episodes
+                    .iter()
+                    .filter(|e| e.task == l)
+                    .flat_map(|e| e.start..e.start + e.len)
+                    .collect();
+                if rows.is_empty() {
+                    return Ok(None);
+                }
+                let mut buf = Vec::new();
+                let mut gram = vec![0.0; dim * dim];
+                let mut c = vec![0.0; dim];
+                let mut phi = Vec::new();
+                for chunk in rows.chunks(CHUNK) {
+                    phi.clear();
+                    for &k in chunk {
+                        let start = phi.len();
+                        st.push_phi(inputs, k, &mut buf, &mut phi);
+                        let r = f64::from(rewards[k]);
+                        for (cj, pj) in c.iter_mut().zip(&phi[start..]) {
+                            *cj += r * pj;
+                        }
+                    }
+                    add_at_b(&mut gram, &phi, &phi, chunk.len(), dim, dim)?;
+                }
+                Ok(Some(TaskGram { rows, gram, c }))
+            })
+            .collect::<Result<Vec<_>, FqeError>>()?;
+        Ok(Self {
+            st,
+            done,
+            config: config.clone(),
+            tasks,
+        })
+    }
+
+    /// Linear FQE for one target policy on these systems: the same values as [`fit_linear`].
+    ///
+    /// # Errors
+    /// [`FqeError::InvalidInputs`] for target actions that do not match the inputs;
+    /// [`FqeError::Numerical`] as [`fit_linear`].
+    pub fn fit(&self, inputs: &FqeInputs, target: &TargetActions) -> Result<LinearFit, FqeError> {
+        inputs.validate_target(target)?;
+        fit_with(self, inputs, target)
+    }
+}
+
 /// Fits linear FQE for one target policy and returns `V̂(π, l)` for every task.
 ///
 /// # Errors
@@ -234,9 +325,15 @@ pub fn fit_linear(
     config.validate()?;
     inputs.validate()?;
     inputs.validate_target(target)?;
-    let st = Standardizer::new(inputs, config.action_terms);
-    let (done, _) = inputs.terminal_flags();
-    let rewards = inputs.rewards();
+    LinearSystems::new(inputs, config)?.fit(inputs, target)
+}
+
+fn fit_with(
+    sys: &LinearSystems,
+    inputs: &FqeInputs,
+    target: &TargetActions,
+) -> Result<LinearFit, FqeError> {
+    let (st, done, config) = (&sys.st, &sys.done, &sys.config);
     let dx = inputs.input_dim() + 1;
     let da = st.a_dim();
     let dim = dx * da;
@@ -258,36 +355,23 @@ pub fn fit_linear(
         acc
     };
 
-    for l in 0..inputs.tasks.len() {
-        let rows: Vec<usize> = inputs
-            .episodes
-            .iter()
-            .filter(|e| e.task == l)
-            .flat_map(|e| e.start..e.start + e.len)
-            .collect();
-        if rows.is_empty() {
+    for (l, system) in sys.tasks.iter().enumerate() {
+        let Some(TaskGram { rows, gram, c }) = system else {
             tasks.push(TaskEstimate {
                 task: l,
                 value: None,
             });
             continue;
-        }
-        let mut gram = vec![0.0; dim * dim];
+        };
+        let (mut gram, c) = (gram.clone(), c.clone());
         let mut cross = vec![0.0; dim * dim];
-        let mut c = vec![0.0; dim];
+        let mut phi = Vec::new();
+        let mut psi = Vec::new();
         for chunk in rows.chunks(CHUNK) {
-            let mut phi = Vec::with_capacity(chunk.len() * dim);
-            let mut psi = Vec::with_capacity(chunk.len() * dim);
+            phi.clear();
+            psi.clear();
             for &k in chunk {
-                let x = st.x_aug(inputs, k, &mut buf);
-                let mut a = vec![0.0; da];
-                st.add_a_aug(inputs.action(k), 1.0, &mut a);
-                let start = phi.len();
-                kron(&x, &a, &mut phi);
-                let r = f64::from(rewards[k]);
-                for (cj, pj) in c.iter_mut().zip(&phi[start..]) {
-                    *cj += r * pj;
-                }
+                st.push_phi(inputs, k, &mut buf, &mut phi);
                 if done[k] {
                     psi.extend(std::iter::repeat_n(0.0, dim));
                 } else {
@@ -295,7 +379,6 @@ pub fn fit_linear(
                     kron(&xn, &mean_target(k + 1), &mut psi);
                 }
             }
-            add_at_b(&mut gram, &phi, &phi, chunk.len(), dim, dim)?;
             add_at_b(&mut cross, &phi, &psi, chunk.len(), dim, dim)?;
         }
         #[allow(clippy::cast_precision_loss)]
@@ -315,7 +398,7 @@ pub fn fit_linear(
             lu_solve(&mut a, dim, &mut w)?;
             tasks.push(TaskEstimate {
                 task: l,
-                value: Some(initial_value(inputs, &st, &mean_target, l, &w, dim)),
+                value: Some(initial_value(inputs, st, &mean_target, l, &w, dim)),
             });
             continue;
         }
@@ -367,7 +450,7 @@ pub fn fit_linear(
         }
         tasks.push(TaskEstimate {
             task: l,
-            value: Some(initial_value(inputs, &st, &mean_target, l, &w, dim)),
+            value: Some(initial_value(inputs, st, &mean_target, l, &w, dim)),
         });
     }
     Ok(LinearFit {

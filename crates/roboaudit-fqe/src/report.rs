@@ -33,6 +33,49 @@ pub struct SeedSpread {
     pub max: f64,
     /// One value per seed, in seed order.
     pub seeds: Vec<f64>,
+    /// Episode-bootstrap interval of the estimate when bootstrap refits ran
+    /// ([`crate::FitConfig::bootstrap`]); absent from the file otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Interval>,
+}
+
+/// A percentile interval over episode-bootstrap refits (SPEC §3): the 2.5% and 97.5% quantiles
+/// (linear interpolation between order statistics) of the refits' estimates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// Lower end (2.5% quantile).
+    pub lo: f64,
+    /// Upper end (97.5% quantile).
+    pub hi: f64,
+    /// Nominal coverage, 0.95.
+    pub level: f64,
+    /// Refits the quantiles come from.
+    pub replicates: usize,
+}
+
+impl Interval {
+    /// The 95% percentile interval of `values` (`None` with fewer than 2 finite values).
+    pub fn percentile(values: &[f64]) -> Option<Self> {
+        let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+        if v.len() < 2 {
+            return None;
+        }
+        v.sort_by(f64::total_cmp);
+        #[allow(clippy::cast_precision_loss)]
+        let q = |p: f64| {
+            let h = p * (v.len() - 1) as f64;
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let k = h.floor() as usize;
+            let next = v[(k + 1).min(v.len() - 1)];
+            v[k] + (h - h.floor()) * (next - v[k])
+        };
+        Some(Self {
+            lo: q(0.025),
+            hi: q(0.975),
+            level: 0.95,
+            replicates: v.len(),
+        })
+    }
 }
 
 impl SeedSpread {
@@ -52,6 +95,7 @@ impl SeedSpread {
             min: values.iter().copied().fold(f64::INFINITY, f64::min),
             max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
             seeds: values.to_vec(),
+            interval: None,
         })
     }
 }
@@ -114,6 +158,14 @@ pub struct PolicyReport {
     pub tasks: Vec<Cell>,
     /// Neural learning curve per seed.
     pub curves: Vec<Vec<CurvePoint>>,
+    /// Gradient steps each seed's fit made when `--steps auto` let it stop before the cap
+    /// ([`crate::NeuralFqeConfig::auto_steps`]); empty (and absent from the file) otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub neural_steps: Vec<usize>,
+    /// Episode-bootstrap interval of the task-averaged neural estimate (each refit's mean over
+    /// the tasks it estimates); absent without bootstrap refits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub neural_interval: Option<Interval>,
     /// Whether linear FQE reached its tolerance.
     pub linear_converged: bool,
     /// Fixed-point iterations linear FQE used.
@@ -259,4 +311,25 @@ pub struct FqeReport {
 /// text, a changed file almost surely another.
 pub fn fingerprint(bytes: &[u8]) -> String {
     format!("{:016x}", fnv1a64(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Interval;
+
+    #[test]
+    fn percentile_interval_interpolates_like_numpy() {
+        // numpy.percentile([0, 1, 2, 3], [2.5, 97.5]) = [0.075, 2.925]; NaN is left out.
+        let i = Interval::percentile(&[3.0, f64::NAN, 0.0, 2.0, 1.0]).unwrap();
+        assert!(
+            (i.lo - 0.075).abs() < 1e-12 && (i.hi - 2.925).abs() < 1e-12,
+            "{i:?}"
+        );
+        assert_eq!(i.replicates, 4);
+        // numpy.percentile(range(1, 42), [2.5, 97.5]) = [2, 40].
+        let v: Vec<f64> = (1..=41).map(f64::from).collect();
+        let i = Interval::percentile(&v).unwrap();
+        assert_eq!((i.lo, i.hi), (2.0, 40.0));
+        assert!(Interval::percentile(&[1.0]).is_none());
+    }
 }

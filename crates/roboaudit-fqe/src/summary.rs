@@ -104,6 +104,43 @@ pub fn render_table(r: &FqeReport) -> String {
     s
 }
 
+/// The episode-bootstrap intervals section of `summary.md` (nothing without refits).
+fn render_intervals(r: &FqeReport, s: &mut String) {
+    if r.policies.iter().all(|p| p.neural_interval.is_none()) {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "## Neural FQE: 95% episode-bootstrap intervals\n\n| policy | task mean | {} |\n|---|---|{}",
+        r.tasks.join(" | "),
+        "---|".repeat(r.tasks.len())
+    );
+    let show = |i: Option<&crate::report::Interval>| {
+        i.map_or_else(|| "—".to_owned(), |i| format!("[{:.3}, {:.3}]", i.lo, i.hi))
+    };
+    let mut refits = 0;
+    for p in &r.policies {
+        refits = refits.max(p.neural_interval.as_ref().map_or(0, |i| i.replicates));
+        let cells: Vec<String> = p
+            .tasks
+            .iter()
+            .map(|c| show(c.neural.as_ref().and_then(|n| n.interval.as_ref())))
+            .collect();
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} |",
+            p.policy,
+            show(p.neural_interval.as_ref()),
+            cells.join(" | ")
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\n2.5–97.5% quantiles of {refits} refits, each on the episodes of one resample (per task, \
+         drawn with replacement).\n"
+    );
+}
+
 /// `summary.md`: settings, the estimate table, metrics per estimator (suite, per seed, per task)
 /// and the coverage flags.
 pub fn render_markdown(r: &FqeReport) -> String {
@@ -125,6 +162,7 @@ pub fn render_markdown(r: &FqeReport) -> String {
         let _ = writeln!(s);
     }
     let _ = writeln!(s, "## Estimates\n\n```\n{}```\n", render_table(r));
+    render_intervals(r, &mut s);
     let _ = writeln!(
         s,
         "regret@1 = (max V − V of the policy with the top estimate) / max V; when several policies \

@@ -6,8 +6,8 @@
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use roboaudit_fqe::{
-    ActionTerms, EpisodeSpan, FqeInputs, InputPart, LinearFqeConfig, LinearSolver, NeuralFqeConfig,
-    TargetActions, fit_linear, fit_neural, naive_estimate,
+    ActionTerms, EpisodeSpan, FitConfig, FqeInputs, InputPart, LinearFqeConfig, LinearSolver,
+    NeuralFqeConfig, TargetActions, TargetPolicy, fit_all, fit_linear, fit_neural, naive_estimate,
 };
 
 /// One recorded episode: per frame (state, action), and the terminal label.
@@ -392,4 +392,111 @@ fn every_input_part_is_used_at_the_initial_inputs() {
     first_only.parts.truncate(1);
     let wrong = fit_linear(&first_only, &target, &config).unwrap();
     assert!((wrong.tasks[0].value.unwrap() - truth).abs() > 0.1);
+}
+
+fn small_neural() -> NeuralFqeConfig {
+    NeuralFqeConfig {
+        gamma: GAMMA,
+        steps: 3000,
+        batch_size: 128,
+        hidden: 64,
+        part_embedding: 16,
+        action_embedding: 8,
+        task_embedding: 4,
+        learning_rate: 2e-3,
+        target_update_every: 50,
+        curve_every: 100,
+        seed: 3,
+        ..NeuralFqeConfig::default()
+    }
+}
+
+#[test]
+fn auto_steps_stop_a_settled_fit_before_the_cap_near_dynamic_programming() {
+    let (inputs, target, truth) = chain_inputs(11);
+    let config = NeuralFqeConfig {
+        steps: 20_000,
+        auto_steps: true,
+        ..small_neural()
+    };
+    let fit = fit_neural(&inputs, &target, &config).unwrap();
+    // At least one backup (a target copy every 50 steps) per frame of the median episode.
+    let mut lens: Vec<usize> = inputs.episodes.iter().map(|e| e.len).collect();
+    lens.sort_unstable();
+    let median = lens[lens.len() / 2];
+    assert!(
+        fit.steps >= median * 50 && fit.steps < 20_000,
+        "{} steps, median episode {median} frames",
+        fit.steps
+    );
+    assert_eq!(fit.curve.last().unwrap().step, fit.steps);
+    for (est, v) in fit.tasks.iter().zip(&truth) {
+        let got = est.value.unwrap();
+        assert!(
+            (got - v).abs() < 0.03,
+            "task {}: {got} vs exact {v}",
+            est.task
+        );
+    }
+    let fixed = fit_neural(&inputs, &target, &small_neural()).unwrap();
+    assert_eq!(fixed.steps, 3000);
+}
+
+#[test]
+fn fit_all_with_bootstrap_refits_gives_the_same_bytes_on_one_and_two_threads() {
+    let (inputs, target, _) = chain_inputs(11);
+    let policies = vec![
+        TargetPolicy {
+            name: "chain".into(),
+            actions: target.clone(),
+        },
+        TargetPolicy {
+            name: "chain again".into(),
+            actions: target,
+        },
+    ];
+    let config = FitConfig {
+        neural: Some(NeuralFqeConfig {
+            steps: 400,
+            ..small_neural()
+        }),
+        linear: exact_linear(),
+        seeds: vec![0, 1],
+        bootstrap: 3,
+        coverage_threshold: 3.0,
+    };
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let report = pool
+            .install(|| {
+                fit_all(
+                    &inputs,
+                    &policies,
+                    &config,
+                    serde_json::json!({}),
+                    &mut |_, _| {},
+                )
+            })
+            .unwrap();
+        serde_json::to_string(&report).unwrap()
+    };
+    let one = run(1);
+    assert_eq!(one, run(2));
+    let report: serde_json::Value = serde_json::from_str(&one).unwrap();
+    for p in report["policies"].as_array().unwrap() {
+        let i = &p["neural_interval"];
+        assert_eq!(i["replicates"], 3);
+        assert!(i["lo"].as_f64().unwrap() <= i["hi"].as_f64().unwrap());
+        for c in p["tasks"].as_array().unwrap() {
+            assert_eq!(c["neural"]["interval"]["replicates"], 3);
+        }
+    }
+    // The same policy twice: the same fits, refits and intervals.
+    assert_eq!(
+        report["policies"][0]["tasks"],
+        report["policies"][1]["tasks"]
+    );
 }

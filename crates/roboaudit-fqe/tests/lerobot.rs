@@ -53,6 +53,7 @@ fn linear_only(gamma: f64) -> FitConfig {
             ..LinearFqeConfig::default()
         },
         seeds: vec![],
+        bootstrap: 0,
         coverage_threshold: 1.0,
     }
 }
@@ -125,6 +126,7 @@ fn linear_fqe_ranks_the_chain_policies_and_beats_the_naive_average() {
             ..LinearFqeConfig::default()
         },
         seeds: vec![],
+        bootstrap: 0,
         coverage_threshold: 1.0,
     };
     let mut report = fit_all(

@@ -91,9 +91,22 @@ pub struct FitArgs {
     /// Neural training seeds, comma-separated, each once.
     #[arg(long, value_delimiter = ',', default_value = "0,1,2")]
     pub seeds: Vec<u64>,
-    /// Neural gradient steps.
+    /// Neural gradient steps per fit: `auto` (stop each fit once its estimate has settled, after
+    /// enough Bellman backups for the median episode; at most --max-steps) or a fixed count N.
+    #[arg(long, default_value = "auto", value_parser = parse_steps)]
+    pub steps: Steps,
+    /// The cap of `--steps auto` (the learning rate decays over it).
     #[arg(long, default_value_t = 20_000)]
-    pub steps: usize,
+    pub max_steps: usize,
+    /// Episode-bootstrap refits per policy (0: none): each trains neural FQE on the episodes of
+    /// one resample (per task, drawn with replacement) and the 2.5–97.5% quantiles of their
+    /// estimates are reported per policy and task. Costs B more neural fits per policy.
+    #[arg(long, default_value_t = 0)]
+    pub bootstrap: usize,
+    /// Threads for the whole fit (neural fits run one per thread); default: RAYON_NUM_THREADS,
+    /// else one per core.
+    #[arg(long)]
+    pub threads: Option<usize>,
     /// Target network copy period N.
     #[arg(long, default_value_t = 100)]
     pub target_update: usize,
@@ -161,11 +174,48 @@ pub struct FitArgs {
     pub coverage_threshold: f64,
 }
 
+/// `--steps`: `auto` or a fixed number of gradient steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Steps {
+    /// Stop each fit when settled, at most `--max-steps`.
+    Auto,
+    /// Exactly this many steps.
+    Fixed(usize),
+}
+
+fn parse_steps(s: &str) -> Result<Steps, String> {
+    if s == "auto" {
+        return Ok(Steps::Auto);
+    }
+    s.parse()
+        .map(Steps::Fixed)
+        .map_err(|_| format!("expected `auto` or a number of steps, got `{s}`"))
+}
+
+impl FitArgs {
+    /// The step count (the cap with `auto`) and whether the fit stops when settled.
+    pub(super) fn step_budget(&self) -> (usize, bool) {
+        match self.steps {
+            Steps::Auto => (self.max_steps, true),
+            Steps::Fixed(n) => (n, false),
+        }
+    }
+}
+
 /// Runs an FQE subcommand.
 pub fn run(cmd: FqeCommand) -> Result<()> {
     match cmd {
         FqeCommand::Collect(args) => super::fqe_collect::run(&args),
-        FqeCommand::Fit(args) => fit(&args),
+        FqeCommand::Fit(args) => match args.threads {
+            // Every parallel step of the fit (encoding, linear FQE, the neural fits) runs on the
+            // current rayon pool, so installing one of N threads bounds the whole fit.
+            Some(n) => rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .context("cannot start the thread pool")?
+                .install(|| fit(&args)),
+            None => fit(&args),
+        },
         FqeCommand::Evaluate(args) => super::fqe_evaluate::evaluate(&args),
         FqeCommand::Actions(args) => super::fqe_actions::run(&args),
     }
@@ -521,7 +571,8 @@ fn fit(args: &FitArgs) -> Result<()> {
     let config = FitConfig {
         neural: (!args.no_neural).then(|| NeuralFqeConfig {
             gamma,
-            steps: args.steps,
+            steps: args.step_budget().0,
+            auto_steps: args.step_budget().1,
             target_update_every: args.target_update,
             target_tau: args.target_tau,
             learning_rate: args.learning_rate,
@@ -549,6 +600,7 @@ fn fit(args: &FitArgs) -> Result<()> {
             ..LinearFqeConfig::default()
         },
         seeds: args.seeds.clone(),
+        bootstrap: args.bootstrap,
         coverage_threshold: args.coverage_threshold,
     };
     config.linear.validate().map_err(classify)?;
@@ -605,6 +657,9 @@ fn fit(args: &FitArgs) -> Result<()> {
     }
     // One unit per neural gradient step of every (policy, seed) fit and one per linear fit.
     let bar = crate::progress::bar(fit_work(targets.len(), &config), "fitting");
+    // The neural batch runs between the "neural" and "linear" progress calls: its wall time is
+    // printed (not reported: fqe.json keeps the same bytes on every machine).
+    let (mut neural_start, mut neural_end) = (None, None);
     let truth = truth
         .as_ref()
         .zip(truth_print.as_deref())
@@ -621,11 +676,25 @@ fn fit(args: &FitArgs) -> Result<()> {
             dataset: DatasetIdentity::of(&ds).map_err(classify)?,
             truth,
         },
-        &mut |_, _| {},
+        &mut |_, what| {
+            if what.starts_with("neural") {
+                neural_start = Some(std::time::Instant::now());
+            } else if what == "linear" {
+                neural_end = Some(std::time::Instant::now());
+            }
+        },
         &|k| bar.inc(k),
     )
     .map_err(classify)?;
     bar.finish_and_clear();
+    if let (Some(a), Some(b)) = (neural_start, neural_end) {
+        let fits = targets.len() * (config.seeds.len() + config.bootstrap);
+        eprintln!(
+            "neural FQE: {fits} fits in {:.2} s on {} threads",
+            (b - a).as_secs_f64(),
+            rayon::current_num_threads()
+        );
+    }
     if let Some(note) = predicted {
         report.notes.push(note);
     }

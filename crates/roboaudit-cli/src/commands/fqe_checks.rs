@@ -20,6 +20,8 @@ pub(super) const MAX_COMPONENTS: usize = 1024;
 const MAX_STEPS: usize = 10_000_000;
 /// Most mini-batch rows per step.
 const MAX_BATCH: usize = 65_536;
+/// Most episode-bootstrap refits per policy.
+const MAX_BOOTSTRAP: usize = 1000;
 /// Most training seeds.
 const MAX_SEEDS: usize = 100;
 /// Checks the numeric options and the output paths before any file is read (exit code 2): a
@@ -65,13 +67,21 @@ pub(super) fn check_options(args: &FitArgs, dataset_dir: &Path) -> Result<()> {
         check_cache_folder(cache)?;
         refuse_inside_dataset("--cache", cache, dataset_dir)?;
     }
+    if args.threads == Some(0) {
+        return usage("--threads must be at least 1".to_owned());
+    }
     if args.no_neural {
         return check_linear(args);
     }
-    if !(1..=MAX_STEPS).contains(&args.steps) {
+    let (steps, auto) = args.step_budget();
+    if !(1..=MAX_STEPS).contains(&steps) {
+        let flag = if auto { "--max-steps" } else { "--steps" };
+        return usage(format!("{flag} {steps} is out of range 1..={MAX_STEPS}"));
+    }
+    if args.bootstrap > MAX_BOOTSTRAP {
         return usage(format!(
-            "--steps {} is out of range 1..={MAX_STEPS}",
-            args.steps
+            "--bootstrap {} is out of range 0..={MAX_BOOTSTRAP}",
+            args.bootstrap
         ));
     }
     if !(1..=MAX_BATCH).contains(&args.batch_size) {

@@ -26,8 +26,13 @@ pub enum QHead {
 pub struct NeuralFqeConfig {
     /// Discount `γ` in `[0, 1]`.
     pub gamma: f64,
-    /// Gradient steps.
+    /// Gradient steps; with `auto_steps`, the cap.
     pub steps: usize,
+    /// Stop each fit when its estimate has settled (see [`super::SETTLE_WINDOW`]: enough Bellman
+    /// backups for the median episode and a flat learning curve), at most `steps`. The learning
+    /// rate still decays over `steps`. Absent in older reports: false.
+    #[serde(default)]
+    pub auto_steps: bool,
     /// Transitions per mini-batch.
     pub batch_size: usize,
     /// Width of the hidden layers.
@@ -67,6 +72,7 @@ impl Default for NeuralFqeConfig {
         Self {
             gamma: 0.99,
             steps: 20_000,
+            auto_steps: false,
             batch_size: 256,
             hidden: 256,
             part_embedding: 64,

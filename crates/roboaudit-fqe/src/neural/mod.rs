@@ -15,13 +15,19 @@
 //! the network at a hundred deviations; the coverage diagnostics flag such policies). Every random
 //! draw comes from `seed`.
 
+mod auto;
 mod config;
+mod kernel;
+mod mlp;
+#[cfg(test)]
 mod net;
+mod resample;
+#[cfg(test)]
+mod tests;
 
+pub use auto::{SETTLE_ABS, SETTLE_REL, SETTLE_WINDOW};
 pub use config::{NeuralFqeConfig, QHead};
 
-use candle_core::{D, DType, Device, Tensor, Var};
-use candle_nn::{AdamW, Optimizer, ParamsAdamW};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
@@ -29,7 +35,8 @@ use serde::Serialize;
 use crate::inputs::{FqeInputs, TargetActions};
 use crate::linalg::column_stats;
 use crate::{FqeError, TaskEstimate};
-use net::Net;
+use mlp::{AdamW, Mlp, Work};
+use resample::Resample;
 
 /// One learning-curve point.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
@@ -51,6 +58,8 @@ pub struct NeuralFit {
     pub curve: Vec<CurvePoint>,
     /// The seed used.
     pub seed: u64,
+    /// Gradient steps made: `config.steps`, or fewer when `auto_steps` stopped the fit.
+    pub steps: usize,
 }
 
 /// Standardized copies of inputs, actions and target actions.
@@ -113,83 +122,83 @@ fn prepare(inputs: &FqeInputs, target: &TargetActions) -> Result<Prepared, FqeEr
     })
 }
 
-/// `(x, a', task)` tensors for `rows`: one input and task per row, its `M` target-action
-/// samples (`rows·M × da`).
-fn target_inputs(p: &Prepared, rows: &[usize]) -> Result<(Tensor, Tensor, Tensor), FqeError> {
-    let (dx, da, m) = (p.dx, p.da, p.m);
-    let mut x = Vec::with_capacity(rows.len() * dx);
-    let mut a = Vec::with_capacity(rows.len() * m * da);
-    let mut t = Vec::with_capacity(rows.len());
-    for &k in rows {
-        x.extend_from_slice(&p.x[k * dx..(k + 1) * dx]);
-        a.extend_from_slice(&p.target[k * m * da..(k + 1) * m * da]);
-        t.push(p.task[k]);
-    }
-    let n = rows.len();
-    Ok((
-        Tensor::from_vec(x, (n, dx), &Device::Cpu)?,
-        Tensor::from_vec(a, (n * m, da), &Device::Cpu)?,
-        Tensor::from_vec(t, n, &Device::Cpu)?,
-    ))
+/// Gathered inputs of `rows`: input rows, tasks, and `m` actions per row from `actions`
+/// (`da·m` values per frame).
+#[derive(Default)]
+struct Batch {
+    x: Vec<f32>,
+    a: Vec<f32>,
+    task: Vec<u32>,
 }
 
-/// `mean_j Q(x_k, a'_j, l)` for each of `rows`, computed with parameters `params`.
+impl Batch {
+    fn gather(&mut self, p: &Prepared, rows: &[usize], actions: &[f32], m: usize) {
+        let (dx, da) = (p.dx, p.da);
+        self.x.clear();
+        self.a.clear();
+        self.task.clear();
+        for &k in rows {
+            self.x.extend_from_slice(&p.x[k * dx..(k + 1) * dx]);
+            self.a
+                .extend_from_slice(&actions[k * m * da..(k + 1) * m * da]);
+            self.task.push(p.task[k]);
+        }
+    }
+}
+
+/// `mean_j Q(x_k, a'_j, l)` for each of `rows`, with parameters `theta`, appended to `out`.
 fn mean_q(
-    net: &Net,
-    params: &[Tensor],
+    net: &Mlp,
+    theta: &[f32],
     p: &Prepared,
     rows: &[usize],
-) -> Result<Vec<f32>, FqeError> {
-    let mut out = Vec::with_capacity(rows.len());
+    batch: &mut Batch,
+    work: &mut Work,
+    out: &mut Vec<f32>,
+) {
+    #[allow(clippy::cast_precision_loss)]
+    let inv_m = 1.0 / p.m as f32;
     for chunk in rows.chunks(1024) {
-        let (x, a, t) = target_inputs(p, chunk)?;
-        let q = net.forward(params, &x, &a, &t, p.m)?.mean(D::Minus1)?;
-        out.extend(q.to_vec1::<f32>()?);
+        batch.gather(p, chunk, &p.target, p.m);
+        net.forward(theta, &batch.x, &batch.a, &batch.task, p.m, work);
+        out.extend(
+            work.q
+                .chunks_exact(p.m)
+                .map(|s| s.iter().sum::<f32>() * inv_m),
+        );
     }
-    Ok(out)
 }
 
 fn task_values(
-    net: &Net,
-    params: &[Tensor],
+    net: &Mlp,
+    theta: &[f32],
     p: &Prepared,
     inputs: &FqeInputs,
-) -> Result<Vec<TaskEstimate>, FqeError> {
+    resample: Option<&Resample>,
+    batch: &mut Batch,
+    work: &mut Work,
+) -> Vec<TaskEstimate> {
+    let mut q = Vec::new();
     (0..inputs.tasks.len())
         .map(|l| {
-            let initial = inputs.initial_frames(l);
+            let initial = match resample {
+                Some(r) => r.initial[l].clone(),
+                None => inputs.initial_frames(l),
+            };
             if initial.is_empty() {
-                return Ok(TaskEstimate {
+                return TaskEstimate {
                     task: l,
                     value: None,
-                });
+                };
             }
-            let q = mean_q(net, params, p, &initial)?;
+            q.clear();
+            mean_q(net, theta, p, &initial, batch, work, &mut q);
             #[allow(clippy::cast_precision_loss)]
             let value = q.iter().map(|v| f64::from(*v)).sum::<f64>() / q.len() as f64;
-            Ok(TaskEstimate {
+            TaskEstimate {
                 task: l,
                 value: Some(value),
-            })
-        })
-        .collect()
-}
-
-fn snapshot(vars: &[Var]) -> Result<Vec<Tensor>, FqeError> {
-    Ok(vars
-        .iter()
-        .map(|v| v.as_tensor().copy())
-        .collect::<Result<Vec<_>, _>>()?)
-}
-
-/// `(1 − τ) θ̄ + τ θ`, detached from the graph.
-fn polyak(target: &[Tensor], vars: &[Var], tau: f64) -> Result<Vec<Tensor>, FqeError> {
-    target
-        .iter()
-        .zip(vars)
-        .map(|(t, v)| {
-            let online = v.as_tensor().detach();
-            Ok(((t * (1.0 - tau))? + (online * tau)?)?.detach())
+            }
         })
         .collect()
 }
@@ -226,83 +235,106 @@ pub fn fit_neural_with_progress(
     config.validate()?;
     inputs.validate()?;
     inputs.validate_target(target)?;
-    // candle splits every matrix product and element-wise op over rayon's threads. For a network
-    // this small the splitting costs more than it saves, and inside `fit_all`, which already runs
-    // one fit per thread, it nests pools: each fit runs on a pool of its own single thread.
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .map_err(|e| {
-            FqeError::Candle(candle_core::Error::Msg(format!(
-                "cannot start the training thread: {e}"
-            )))
-        })?;
-    pool.install(|| train(inputs, target, config, on_steps))
+    train(inputs, target, config, None, on_steps)
 }
 
+/// Episode-bootstrap replicate `replicate` of [`fit_neural_with_progress`]: the same training on
+/// the episodes of one resample (see the `resample` module: per task, as many episodes as it
+/// has, drawn with replacement from `config.seed`'s stream `replicate + 1`); the estimate
+/// averages over the resampled episodes' first frames. Same seed and replicate ⇒ same bytes.
+///
+/// # Errors
+/// As [`fit_neural`].
+pub fn fit_neural_replicate(
+    inputs: &FqeInputs,
+    target: &TargetActions,
+    config: &NeuralFqeConfig,
+    replicate: u64,
+    on_steps: &(dyn Fn(usize) + Sync),
+) -> Result<NeuralFit, FqeError> {
+    config.validate()?;
+    inputs.validate()?;
+    inputs.validate_target(target)?;
+    let resample = Resample::draw(inputs, config.seed, replicate);
+    train(inputs, target, config, Some(resample), on_steps)
+}
+
+#[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
 fn train(
     inputs: &FqeInputs,
     target: &TargetActions,
     config: &NeuralFqeConfig,
+    resample: Option<Resample>,
     on_steps: &(dyn Fn(usize) + Sync),
 ) -> Result<NeuralFit, FqeError> {
     let p = prepare(inputs, target)?;
-    let net = Net::new(inputs.parts.iter().map(|q| q.width).collect(), config);
+    let pool: &[usize] = resample.as_ref().map_or(&[], |r| &r.frames);
+    let net = Mlp::new(
+        inputs.parts.iter().map(|q| q.width).collect(),
+        p.da,
+        inputs.tasks.len(),
+        config,
+    );
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
-    let vars = net.init(&mut rng, p.da, inputs.tasks.len())?;
-    let mut opt = AdamW::new(
-        vars.clone(),
-        ParamsAdamW {
-            lr: config.learning_rate,
-            weight_decay: config.weight_decay,
-            ..ParamsAdamW::default()
-        },
-    )?;
-    let mut target_params = snapshot(&vars)?;
+    let mut theta = net.init(&mut rng);
+    let mut opt = AdamW::new(net.len(), config.weight_decay);
+    let mut grad = vec![0.0f32; net.len()];
+    let mut target_theta = theta.clone();
+    let (mut batch, mut work) = (Batch::default(), Work::default());
     let n = inputs.n_frames();
     let gamma = config.gamma as f32;
     let mut curve = Vec::new();
     let mut loss_sum = 0.0;
     let mut loss_count = 0usize;
     let b = config.batch_size;
+    let mut rows = Vec::with_capacity(b);
+    let mut next = Vec::with_capacity(b);
+    let mut q_next = Vec::with_capacity(b);
+    let mut y = Vec::with_capacity(b);
+    let stop = config
+        .auto_steps
+        .then(|| auto::StopRule::new(config, inputs));
+    let mut reported = 0;
+    let mut done_steps = config.steps;
     for step in 0..config.steps {
         let frac = step as f64 / config.steps as f64;
-        opt.set_learning_rate(
-            config.learning_rate * (1.0 - frac * (1.0 - config.final_lr_fraction)),
-        );
-        let rows: Vec<usize> = (0..b).map(|_| rng.random_range(0..n)).collect();
-        // Terminal rows query their own frame; the (1 − done) factor zeroes that term.
-        let next: Vec<usize> = rows
-            .iter()
-            .map(|&k| if p.done[k] { k } else { k + 1 })
-            .collect();
-        let q_next = mean_q(&net, &target_params, &p, &next)?;
-        let y: Vec<f32> = rows
-            .iter()
-            .zip(&q_next)
-            .map(|(&k, q)| p.reward[k] + if p.done[k] { 0.0 } else { gamma * q })
-            .collect();
-        let mut xb = Vec::with_capacity(b * p.dx);
-        let mut ab = Vec::with_capacity(b * p.da);
-        let mut tb = Vec::with_capacity(b);
-        for &k in &rows {
-            xb.extend_from_slice(&p.x[k * p.dx..(k + 1) * p.dx]);
-            ab.extend_from_slice(&p.a[k * p.da..(k + 1) * p.da]);
-            tb.push(p.task[k]);
+        let lr = config.learning_rate * (1.0 - frac * (1.0 - config.final_lr_fraction));
+        rows.clear();
+        if pool.is_empty() {
+            rows.extend((0..b).map(|_| rng.random_range(0..n)));
+        } else {
+            rows.extend((0..b).map(|_| pool[rng.random_range(0..pool.len())]));
         }
-        let online: Vec<Tensor> = vars.iter().map(|v| v.as_tensor().clone()).collect();
-        let q = net
-            .forward(
-                &online,
-                &Tensor::from_vec(xb, (b, p.dx), &Device::Cpu)?,
-                &Tensor::from_vec(ab, (b, p.da), &Device::Cpu)?,
-                &Tensor::from_vec(tb, b, &Device::Cpu)?,
-                1,
-            )?
-            .squeeze(1)?;
-        let y = Tensor::from_vec(y, b, &Device::Cpu)?;
-        let loss = candle_nn::loss::mse(&q, &y)?;
-        let value = f64::from(loss.to_dtype(DType::F32)?.to_scalar::<f32>()?);
+        // Terminal rows query their own frame; the (1 − done) factor zeroes that term.
+        next.clear();
+        next.extend(rows.iter().map(|&k| if p.done[k] { k } else { k + 1 }));
+        q_next.clear();
+        mean_q(
+            &net,
+            &target_theta,
+            &p,
+            &next,
+            &mut batch,
+            &mut work,
+            &mut q_next,
+        );
+        y.clear();
+        y.extend(
+            rows.iter()
+                .zip(&q_next)
+                .map(|(&k, q)| p.reward[k] + if p.done[k] { 0.0 } else { gamma * q }),
+        );
+        batch.gather(&p, &rows, &p.a, 1);
+        grad.fill(0.0);
+        let value = net.loss_grad(
+            &theta,
+            &batch.x,
+            &batch.a,
+            &batch.task,
+            &y,
+            &mut grad,
+            &mut work,
+        );
         if !value.is_finite() {
             return Err(FqeError::Numerical(format!(
                 "neural FQE loss became non-finite at step {step}"
@@ -310,20 +342,29 @@ fn train(
         }
         loss_sum += value;
         loss_count += 1;
-        opt.backward_step(&loss)?;
+        opt.step(&mut theta, &grad, lr);
         if config.target_tau > 0.0 {
-            target_params = polyak(&target_params, &vars, config.target_tau)?;
+            let (keep, take) = ((1.0 - config.target_tau) as f32, config.target_tau as f32);
+            for (t, o) in target_theta.iter_mut().zip(&theta) {
+                *t = *t * keep + *o * take;
+            }
         } else if (step + 1) % config.target_update_every == 0 {
-            target_params = snapshot(&vars)?;
+            target_theta.copy_from_slice(&theta);
         }
         if (step + 1).is_multiple_of(PROGRESS_EVERY) {
             on_steps(PROGRESS_EVERY);
-        } else if step + 1 == config.steps {
-            on_steps(config.steps % PROGRESS_EVERY);
+            reported += PROGRESS_EVERY;
         }
         if (step + 1) % config.curve_every == 0 || step + 1 == config.steps {
-            let online: Vec<Tensor> = vars.iter().map(|v| v.as_tensor().clone()).collect();
-            let values = task_values(&net, &online, &p, inputs)?;
+            let values = task_values(
+                &net,
+                &theta,
+                &p,
+                inputs,
+                resample.as_ref(),
+                &mut batch,
+                &mut work,
+            );
             let known: Vec<f64> = values.iter().filter_map(|t| t.value).collect();
             curve.push(CurvePoint {
                 step: step + 1,
@@ -332,12 +373,29 @@ fn train(
             });
             loss_sum = 0.0;
             loss_count = 0;
+            if stop.as_ref().is_some_and(|s| s.settled(&curve)) {
+                done_steps = step + 1;
+                break;
+            }
         }
     }
-    let online: Vec<Tensor> = vars.iter().map(|v| v.as_tensor().clone()).collect();
+    // The progress calls sum to the cap whether or not the fit stopped early, so that a bar
+    // sized by `fit_work` ends full.
+    if config.steps > reported {
+        on_steps(config.steps - reported);
+    }
     Ok(NeuralFit {
-        tasks: task_values(&net, &online, &p, inputs)?,
+        tasks: task_values(
+            &net,
+            &theta,
+            &p,
+            inputs,
+            resample.as_ref(),
+            &mut batch,
+            &mut work,
+        ),
         curve,
         seed: config.seed,
+        steps: done_steps,
     })
 }

@@ -69,7 +69,11 @@ fn points(s: &FqeSection) -> Vec<Point> {
         .filter_map(|c| {
             Some(Point {
                 truth: c.truth.as_ref()?.v_pi,
-                neural: c.neural.as_ref().map(|n| (n.mean, n.min, n.max)),
+                // The episode-bootstrap interval when the fit made refits, else the seeds' range.
+                neural: c.neural.as_ref().map(|n| match &n.interval {
+                    Some(i) => (n.mean, i.lo, i.hi),
+                    None => (n.mean, n.min, n.max),
+                }),
                 linear: c.linear,
                 naive: c.naive,
             })
@@ -78,7 +82,15 @@ fn points(s: &FqeSection) -> Vec<Point> {
 }
 
 fn estimates(s: &FqeSection, title: &str, labels: (&str, &str)) -> Result<String, String> {
-    let neural_label = if s.report.seeds.len() > 1 {
+    let bootstrapped = s
+        .report
+        .policies
+        .iter()
+        .flat_map(|p| &p.tasks)
+        .any(|c| c.neural.as_ref().is_some_and(|n| n.interval.is_some()));
+    let neural_label = if bootstrapped {
+        "neural FQE (95% episode-bootstrap interval)"
+    } else if s.report.seeds.len() > 1 {
         "neural FQE (seed mean, min–max)"
     } else {
         "neural FQE (one seed)"

@@ -90,14 +90,18 @@ struct Sizes {
     collect: CollectConfig,
     neural: NeuralFqeConfig,
     components: usize,
+    /// Episode-bootstrap refits per policy.
+    bootstrap: usize,
 }
 
-/// Standard: 120 episodes, 20 rollouts, 600 neural steps; small: 12 episodes, 3 rollouts, 60 steps.
-/// A 64-wide network and 64-row batches keep the neural fit to seconds per policy.
+/// Standard: 120 episodes, 20 rollouts, neural fits that stop when settled (at most 8,000 steps,
+/// a target copy every 25 steps: the 65-frame median episode needs 1,625 steps of backups), 8
+/// episode-bootstrap refits per policy; small: 12 episodes, 3 rollouts, 60 steps, no refits.
+/// A 64-wide network and 64-row batches keep each neural fit to seconds.
 fn sizes(scale: Scale) -> Sizes {
-    let (episodes, rollouts, steps, every) = match scale {
-        Scale::Standard => (120, 20, 600, 50),
-        Scale::Small => (12, 3, 60, 10),
+    let (episodes, rollouts, steps, auto, every, target, bootstrap) = match scale {
+        Scale::Standard => (120, 20, 8000, true, 100, 25, 8),
+        Scale::Small => (12, 3, 60, false, 10, 20, 0),
     };
     let collect = CollectConfig {
         episodes,
@@ -109,12 +113,13 @@ fn sizes(scale: Scale) -> Sizes {
     let neural = NeuralFqeConfig {
         gamma: collect.gamma,
         steps,
+        auto_steps: auto,
         batch_size: 64,
         hidden: 64,
         part_embedding: 32,
         action_embedding: 16,
         task_embedding: 8,
-        target_update_every: every * 2,
+        target_update_every: target,
         curve_every: every,
         ..NeuralFqeConfig::default()
     };
@@ -122,6 +127,7 @@ fn sizes(scale: Scale) -> Sizes {
         collect,
         neural,
         components: 32,
+        bootstrap,
     }
 }
 
@@ -210,6 +216,7 @@ fn fit(run_dir: &Path, fit_dir: &Path, s: &Sizes) -> Result<FqeReport> {
             ..LinearFqeConfig::default()
         },
         seeds: vec![0],
+        bootstrap: s.bootstrap,
         coverage_threshold: roboaudit_fqe::DEFAULT_COVERAGE_THRESHOLD,
     };
     // Paths relative to the report folder, so that the same demo in another folder writes the
@@ -269,14 +276,17 @@ pub(super) fn run(
     stage(
         2,
         &format!(
-            "FQE: linear, naive and neural fits ({} steps)",
-            s.neural.steps
+            "FQE: linear, naive and neural fits ({}{} steps, {} bootstrap refits per policy)",
+            if s.neural.auto_steps { "at most " } else { "" },
+            s.neural.steps,
+            s.bootstrap
         ),
     );
     let settings = serde_json::json!({
         "collect": s.collect,
         "neural": s.neural,
         "components": s.components,
+        "bootstrap": s.bootstrap,
     });
     let fqe_json = fit_dir.join("fqe.json");
     let report = if stage_done(&fit_dir, &settings, FIT_OUTPUTS) {

@@ -1,0 +1,141 @@
+//! Neural FQE per-gradient-step cost at the Meta-World bridge's shape (19,152 frames, a 39-value
+//! state, 4-d actions, 2 tasks; batch 256, hidden 256, target period 10), and what threads buy.
+//!
+//! `neural_speed STEPS one`: one fit on a one-thread pool with M = 1 and M = 8 target-action
+//! samples, ms per step and their ratio (run it pinned: `taskset -c 0`).
+//! `neural_speed STEPS two`: two fits (two policies, M = 8) on a one-thread pool, then on a
+//! two-thread pool: throughput ratio, and the process's CPU seconds over wall seconds for each
+//! (what `--threads` must bound). Do not pin this one.
+//!
+//! Ratios come from one run of this program, so load from other processes on the machine moves
+//! both sides. `scripts/bench_fqe_speed.sh` runs both with the dev profile (optimized in this
+//! workspace) and records them in BENCHMARKS.md.
+#![allow(
+    clippy::print_stdout,
+    clippy::unwrap_used,
+    clippy::cast_precision_loss,
+    clippy::cast_possible_wrap
+)]
+
+use std::time::Instant;
+
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+use roboaudit_fqe::{
+    EpisodeSpan, FqeInputs, InputPart, NeuralFqeConfig, TargetActions, fit_neural,
+};
+
+/// User + system CPU seconds of this process (Linux `/proc/self/stat`, clock ticks of 1/100 s).
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    let f: Vec<&str> = after.split_whitespace().collect();
+    // Fields 14 and 15 of the stat line (utime, stime); `after` starts at field 3.
+    let ticks: f64 = f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap();
+    ticks / 100.0
+}
+
+fn inputs(rng: &mut ChaCha8Rng) -> (FqeInputs, usize) {
+    let (frames, len, state, adim, tasks) = (19_152, 152, 39, 4, 2);
+    let mut g =
+        |n: usize| -> Vec<f32> { (0..n).map(|_| rng.random::<f32>() * 2.0 - 1.0).collect() };
+    let episodes = (0..frames / len)
+        .map(|i| EpisodeSpan {
+            episode_index: i as i64,
+            start: i * len,
+            len,
+            task: i % tasks,
+            success: i % 3 != 0,
+        })
+        .collect();
+    (
+        FqeInputs {
+            parts: vec![InputPart {
+                name: "state".into(),
+                width: state,
+                values: g(frames * state),
+            }],
+            action_dim: adim,
+            actions: g(frames * adim),
+            episodes,
+            tasks: (0..tasks).map(|l| format!("task {l}")).collect(),
+            frame_index: (0..frames as i64).collect(),
+        },
+        adim,
+    )
+}
+
+fn target(rng: &mut ChaCha8Rng, frames: usize, adim: usize, samples: usize) -> TargetActions {
+    TargetActions {
+        samples,
+        action_dim: adim,
+        values: (0..frames * samples * adim)
+            .map(|_| rng.random::<f32>() * 2.0 - 1.0)
+            .collect(),
+    }
+}
+
+/// Runs `fits` on a pool of `threads`; returns (wall s, CPU s).
+fn timed(
+    threads: usize,
+    fits: &[(&FqeInputs, &TargetActions)],
+    config: &NeuralFqeConfig,
+) -> (f64, f64) {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    let (c0, t0) = (cpu_seconds(), Instant::now());
+    pool.install(|| {
+        fits.par_iter()
+            .map(|(i, t)| fit_neural(i, t, config).unwrap())
+            .collect::<Vec<_>>()
+    });
+    (t0.elapsed().as_secs_f64(), cpu_seconds() - c0)
+}
+
+fn main() {
+    let steps: usize = std::env::args().nth(1).map_or(1000, |s| s.parse().unwrap());
+    let mut rng = ChaCha8Rng::seed_from_u64(0);
+    let (inp, adim) = inputs(&mut rng);
+    let n = inp.n_frames();
+    let t1 = target(&mut rng, n, adim, 1);
+    let t8 = target(&mut rng, n, adim, 8);
+    let config = NeuralFqeConfig {
+        steps,
+        target_update_every: 10,
+        curve_every: steps,
+        ..NeuralFqeConfig::default()
+    };
+    let ms = |wall: f64, fits: usize| wall * 1e3 / (steps * fits) as f64;
+    let mode = std::env::args().nth(2).unwrap_or_else(|| "one".into());
+    if mode == "one" {
+        // CPU milliseconds too: on a loaded machine the wall time also counts waiting for the core.
+        let (w1, c1) = timed(1, &[(&inp, &t1)], &config);
+        let (w8, c8) = timed(1, &[(&inp, &t8)], &config);
+        println!(
+            "one thread, {steps} steps: M=1 {:.2} ms/step ({:.2} CPU ms), M=8 {:.2} ms/step \
+             ({:.2} CPU ms), ratio {:.2} (CPU {:.2})",
+            ms(w1, 1),
+            ms(c1, 1),
+            ms(w8, 1),
+            ms(c8, 1),
+            w8 / w1,
+            c8 / c1
+        );
+        return;
+    }
+    let two = [(&inp, &t8), (&inp, &t8)];
+    let (wa, ca) = timed(1, &two, &config);
+    let (wb, cb) = timed(2, &two, &config);
+    println!(
+        "two fits (M=8): 1 thread {:.2} ms/step (CPU/wall {:.2}), 2 threads {:.2} ms/step \
+         (CPU/wall {:.2}); throughput ratio {:.2}",
+        ms(wa, 2),
+        ca / wa,
+        ms(wb, 2),
+        cb / wb,
+        wa / wb
+    );
+}

@@ -1,0 +1,114 @@
+//! `--steps auto`: when a neural fit stops before its step cap.
+//!
+//! A fit stops at a learning-curve point once (1) it has made at least as many Bellman backups as
+//! the median episode has frames — a terminal label reaches an episode's first frame only after
+//! about one backup per frame, so before that a flat curve shows the initialization, not an
+//! estimate — and (2) over the last `max(SETTLE_WINDOW, points / 4)` curve points the mean value
+//! has moved (max − min) by at most `SETTLE_ABS + SETTLE_REL · |value|` and the Bellman loss has
+//! not doubled. (2) is stricter than the "not flattened" warning of
+//! [`crate::notes::curve_unsettled`] (0.05 + 0.1·|value| between two points), so a fit stopped
+//! here does not carry that warning. The rule reads only the fit's own curve, so each
+//! (policy, seed) fit stops at the same step whatever the thread count.
+
+use super::{CurvePoint, NeuralFqeConfig};
+use crate::inputs::FqeInputs;
+
+/// Curve points the settling window holds at least.
+pub const SETTLE_WINDOW: usize = 5;
+/// Absolute part of the settling tolerance on the curve's mean value.
+pub const SETTLE_ABS: f64 = 0.01;
+/// Relative part of the settling tolerance (times `|value|`).
+pub const SETTLE_REL: f64 = 0.02;
+
+/// The stop rule of one fit.
+pub(super) struct StopRule {
+    min_steps: usize,
+}
+
+impl StopRule {
+    /// The rule for a fit of `config` on `inputs` (whose median episode length sets the
+    /// minimum number of backups).
+    pub(super) fn new(config: &NeuralFqeConfig, inputs: &FqeInputs) -> Self {
+        let mut lens: Vec<usize> = inputs.episodes.iter().map(|e| e.len).collect();
+        lens.sort_unstable();
+        let frames = lens.get(lens.len() / 2).copied().unwrap_or(1);
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss
+        )]
+        let min_steps = if config.target_tau > 0.0 {
+            (frames as f64 / config.target_tau).ceil() as usize
+        } else {
+            frames.saturating_mul(config.target_update_every)
+        };
+        Self { min_steps }
+    }
+
+    /// Whether the fit may stop after the last point of `curve`.
+    pub(super) fn settled(&self, curve: &[CurvePoint]) -> bool {
+        settled(curve, self.min_steps)
+    }
+}
+
+fn settled(curve: &[CurvePoint], min_steps: usize) -> bool {
+    let Some(last) = curve.last() else {
+        return false;
+    };
+    let window = SETTLE_WINDOW.max(curve.len() / 4);
+    if last.step < min_steps || curve.len() < window {
+        return false;
+    }
+    let tail = &curve[curve.len() - window..];
+    let (lo, hi) = tail
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), c| {
+            (lo.min(c.mean_value), hi.max(c.mean_value))
+        });
+    let flat = hi - lo <= SETTLE_ABS + SETTLE_REL * last.mean_value.abs();
+    let loss_ok = !(tail[0].loss > 0.0 && last.loss > 2.0 * tail[0].loss);
+    // The note's own test too: its quarter can reach one point further back than the window.
+    flat && loss_ok && last.mean_value.is_finite() && !crate::notes::curve_unsettled(curve)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn curve(values: &[f64]) -> Vec<CurvePoint> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| CurvePoint {
+                step: (i + 1) * 100,
+                loss: 0.01,
+                mean_value: *v,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn stops_only_when_flat_and_past_the_backups() {
+        let flat = curve(&[0.5, 0.3, 0.40, 0.405, 0.41, 0.40, 0.402]);
+        // Window of 5: 0.40..0.41 moved 0.01 ≤ 0.01 + 0.02·0.402.
+        assert!(settled(&flat, 700));
+        // Not yet enough backups.
+        assert!(!settled(&flat, 800));
+        // Moving by 0.03 in the window.
+        let moving = curve(&[0.5, 0.3, 0.40, 0.41, 0.42, 0.43, 0.43]);
+        assert!(!settled(&moving, 0));
+        // Too few points for the window.
+        assert!(!settled(&curve(&[0.4, 0.4, 0.4, 0.4]), 0));
+        let mut growing = curve(&[0.4; 6]);
+        growing[5].loss = 0.03;
+        assert!(!settled(&growing, 0));
+        // 20 points: the window holds the last 5, the note's quarter starts at point 14, where
+        // the loss was less than half the last one; a stopped fit must not carry the warning.
+        let mut late = curve(&[0.4; 20]);
+        late[14].loss = 0.004;
+        assert!(crate::notes::curve_unsettled(&late));
+        assert!(!settled(&late, 0));
+        late[14].loss = 0.01;
+        assert!(settled(&late, 0));
+    }
+}
