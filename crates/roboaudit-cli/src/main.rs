@@ -4,7 +4,9 @@
 //! error; 3 invalid input (a missing, unreadable or malformed input file: the message names the file,
 //! and the row and column where there is one).
 
-#![allow(clippy::print_stdout, clippy::print_stderr)] // The CLI is where printing belongs.
+// The CLI is where printing belongs: to stderr directly, to stdout only through `outln!`/`out!`
+// (`println!` panics when the reader is gone), so `print_stdout` stays a warning here too.
+#![allow(clippy::print_stderr)]
 
 // First, so that `outln!` and `out!` are in scope in every module after it.
 #[macro_use]
@@ -107,34 +109,7 @@ fn main() {
     let matches = allow_negative_numbers(<Cli as clap::CommandFactory>::command()).get_matches();
     let cli =
         <Cli as clap::FromArgMatches>::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
-    // `println!` panics when standard output is gone (`roboaudit … | head`) or full: that is
-    // the reader's or the disk's doing, not a bug, so it ends the run with exit code 1 and one
-    // line (none for a closed pipe, whose reader asked for no more) instead of a panic message
-    // and code 101. Every result file is written before anything is printed.
-    let default_hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        if info.payload_as_str().and_then(stdout_failure).is_none() {
-            default_hook(info);
-        }
-    }));
-    let result = match std::panic::catch_unwind(move || run(cli)) {
-        Ok(result) => result,
-        Err(payload) => {
-            let message = payload
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| payload.downcast_ref::<&str>().copied());
-            match message.and_then(stdout_failure) {
-                Some(reason) => {
-                    if !reason.contains("Broken pipe") {
-                        eprintln!("error: cannot write to standard output: {reason}");
-                    }
-                    std::process::exit(1);
-                }
-                None => std::panic::resume_unwind(payload),
-            }
-        }
-    };
+    let result = run(cli);
     if let Err(err) = result {
         let closed_pipe = err.chain().any(|cause| {
             cause
@@ -161,12 +136,6 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Merge(args) => commands::shard::merge(&args),
         Command::Status(args) => commands::shard::status(&args),
     }
-}
-
-/// The reason of std's "failed printing to stdout" panic (what `println!` raises when the
-/// write fails), `None` for any other panic message.
-fn stdout_failure(message: &str) -> Option<&str> {
-    message.strip_prefix("failed printing to stdout: ")
 }
 
 /// The error and its causes joined by ": ", skipping a cause whose text the message already

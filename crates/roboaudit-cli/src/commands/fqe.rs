@@ -481,9 +481,9 @@ pub(super) fn write_outputs(out: &Path, report: &FqeReport) -> Result<()> {
         (&out.join("fqe.json"), &json),
         (&out.join("summary.md"), render_markdown(report).as_bytes()),
     ])?;
-    print!("{}", render_table(report));
+    out!("{}", render_table(report))?;
     for n in &report.notes {
-        println!("warning: {n}");
+        outln!("warning: {n}")?;
     }
     Ok(())
 }

@@ -51,18 +51,19 @@ pub(crate) struct FqeSummary {
 
 impl FqeSummary {
     /// Lines of the demo's closing summary.
-    pub(super) fn print(&self) {
+    pub(super) fn print(&self) -> Result<(), crate::stdout::StdoutError> {
         let opt = |v: Option<f64>| v.map_or_else(|| "—".to_owned(), |x| format!("{x:.3}"));
-        println!(
+        outln!(
             "fitted Q evaluation (push suite, {} dataset episodes, {} rollouts per policy and task):",
-            self.episodes, self.rollouts
-        );
+            self.episodes,
+            self.rollouts
+        )?;
         let truth: Vec<String> = self
             .truth
             .iter()
             .map(|(p, v)| format!("{p} {v:.2}"))
             .collect();
-        println!("  ground-truth V^pi: {}", truth.join(", "));
+        outln!("  ground-truth V^pi: {}", truth.join(", "))?;
         for e in &self.estimators {
             // An estimator with a warning is not presented as a bare number.
             let prefix = format!("{} FQE:", e.estimator);
@@ -71,18 +72,19 @@ impl FqeSummary {
             } else {
                 ""
             };
-            println!(
+            outln!(
                 "  {:7} Spearman(V^pi) {:>6}  regret@1 {:>5}  median ARE {:>6}  MMRV {:>5}{flag}",
                 e.estimator,
                 opt(e.spearman_v),
                 opt(e.regret_at_1_v),
                 opt(e.median_are),
                 opt(e.mmrv_v)
-            );
+            )?;
         }
         for n in &self.notes {
-            println!("  warning: {n}");
+            outln!("  warning: {n}")?;
         }
+        Ok(())
     }
 }
 
