@@ -446,6 +446,7 @@ fn out_of_range_options_are_usage_errors_checked_before_reading() {
         &["--max-steps", "0"],
         &["--bootstrap", "1001"],
         &["--threads", "0"],
+        &["--threads", "1025"],
         &["--batch-size", "0"],
         &["--target-update", "0"],
         &["--learning-rate", "-1"],
@@ -458,6 +459,28 @@ fn out_of_range_options_are_usage_errors_checked_before_reading() {
         assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", stderr(&o));
         assert!(!out.exists(), "{bad:?}");
     }
+}
+
+/// fqe.json records paths as JSON text: a folder name that is not UTF-8 is a usage error
+/// before any work, not a panic after the feature pass.
+#[cfg(unix)]
+#[test]
+fn a_dataset_path_that_is_not_utf8_is_a_usage_error() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join(std::ffi::OsStr::from_bytes(b"bad\xffname"));
+    std::fs::create_dir_all(&data).unwrap();
+    let out = dir.path().join("res");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_roboaudit"))
+        .args(["fqe", "fit", "--no-neural", "--dataset"])
+        .arg(&data)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is not a UTF-8 path"), "{}", stderr(&o));
+    assert!(!out.exists());
 }
 
 #[test]

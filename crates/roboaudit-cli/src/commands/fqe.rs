@@ -206,16 +206,7 @@ impl FitArgs {
 pub fn run(cmd: FqeCommand) -> Result<()> {
     match cmd {
         FqeCommand::Collect(args) => super::fqe_collect::run(&args),
-        FqeCommand::Fit(args) => match args.threads {
-            // Every parallel step of the fit (encoding, linear FQE, the neural fits) runs on the
-            // current rayon pool, so installing one of N threads bounds the whole fit.
-            Some(n) => rayon::ThreadPoolBuilder::new()
-                .num_threads(n)
-                .build()
-                .context("cannot start the thread pool")?
-                .install(|| fit(&args)),
-            None => fit(&args),
-        },
+        FqeCommand::Fit(args) => fit(&args),
         FqeCommand::Evaluate(args) => super::fqe_evaluate::evaluate(&args),
         FqeCommand::Actions(args) => super::fqe_actions::run(&args),
     }
@@ -495,6 +486,21 @@ fn fit(args: &FitArgs) -> Result<()> {
         .or_else(|| args.run.as_ref().map(|r| r.join("dataset")))
         .ok_or_else(|| Usage("pass --run DIR or --dataset DIR".into()))?;
     check_options(args, &dataset_dir)?;
+    match args.threads {
+        // Every parallel step of the fit (encoding, linear FQE, the neural fits) runs on the
+        // current rayon pool, so installing one of N threads bounds the whole fit. Started after
+        // the option checks: a usage error costs no threads.
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .context("cannot start the thread pool")?
+            .install(|| fit_checked(args, &dataset_dir)),
+        None => fit_checked(args, &dataset_dir),
+    }
+}
+
+/// [`fit`] once its options are checked.
+fn fit_checked(args: &FitArgs, dataset_dir: &Path) -> Result<()> {
     let encoder_spec = encoder_spec(&args.encoder)?;
     // The weights are read (and checked) before the dataset: a wrong file must not cost a
     // dataset pass.
@@ -527,7 +533,7 @@ fn fit(args: &FitArgs) -> Result<()> {
         .unwrap_or(0.99);
     let gt_dir = gt_path.as_deref().and_then(Path::parent);
     let policy_files = policies(args, truth.as_ref(), gt_dir)?;
-    let ds = LeRobotDataset::open(&dataset_dir)
+    let ds = LeRobotDataset::open(dataset_dir)
         .with_context(|| format!("cannot open LeRobot dataset {}", dataset_dir.display()))?;
     let labels = labels_source(args.labels.as_ref(), &ds)?;
     let (labels_described, predicted) = describe_labels(&labels);

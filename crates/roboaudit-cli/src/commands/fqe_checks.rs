@@ -26,6 +26,10 @@ const MAX_BOOTSTRAP: usize = 1000;
 const MAX_SEEDS: usize = 100;
 /// Checks the numeric options and the output paths before any file is read (exit code 2): a
 /// typo must not cost a dataset pass, and no option may ask for unbounded work or memory.
+/// Most `--threads` a fit takes: a pool is started before any work, and each thread reserves
+/// its stack.
+const MAX_THREADS: usize = 1024;
+
 pub(super) fn check_options(args: &FitArgs, dataset_dir: &Path) -> Result<()> {
     let usage = |m: String| -> Result<()> { Err(Usage(m).into()) };
     if !(1..=MAX_COMPONENTS).contains(&args.components) {
@@ -67,8 +71,31 @@ pub(super) fn check_options(args: &FitArgs, dataset_dir: &Path) -> Result<()> {
         check_cache_folder(cache)?;
         refuse_inside_dataset("--cache", cache, dataset_dir)?;
     }
-    if args.threads == Some(0) {
-        return usage("--threads must be at least 1".to_owned());
+    if let Some(n) = args.threads
+        && !(1..=MAX_THREADS).contains(&n)
+    {
+        return usage(format!("--threads {n} is out of range 1..={MAX_THREADS}"));
+    }
+    // fqe.json records the dataset and file paths as JSON text, which cannot hold a name that is
+    // not UTF-8: refused here, before any dataset pass or feature cache.
+    let paths = [
+        ("--run", args.run.as_deref()),
+        ("--dataset", args.dataset.as_deref()),
+        ("--labels", args.labels.as_deref()),
+        ("--ground-truth", args.ground_truth.as_deref()),
+        ("--out", Some(args.out.as_path())),
+        ("--cache", args.cache.as_deref()),
+        ("the dataset", Some(dataset_dir)),
+    ];
+    for (flag, path) in paths {
+        if let Some(p) = path
+            && p.to_str().is_none()
+        {
+            return usage(format!(
+                "{flag} {} is not a UTF-8 path (fqe.json records paths as text); rename it",
+                p.display()
+            ));
+        }
     }
     if args.no_neural {
         return check_linear(args);

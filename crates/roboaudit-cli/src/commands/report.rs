@@ -21,6 +21,16 @@ pub struct ReportArgs {
 /// once, with a note on stderr.
 pub fn run(args: &ReportArgs) -> Result<()> {
     output::refuse_out_file(&args.out)?;
+    // report.json records every input folder as JSON text, which cannot hold a non-UTF-8 name.
+    for dir in args.dirs.iter().chain([&args.out]) {
+        if dir.to_str().is_none() {
+            return Err(crate::exit::Usage(format!(
+                "{} is not a UTF-8 path (report.json records paths as text); rename it",
+                dir.display()
+            ))
+            .into());
+        }
+    }
     // A demo folder holds a report too (same schema), so it may be re-rendered in place.
     output::refuse_foreign_results(&args.out, &[("report.json", &[roboaudit_report::SCHEMA])])?;
     let spinner = progress::spinner("reading audit outputs");
