@@ -84,6 +84,10 @@ impl Decoded {
     }
 }
 
+/// Frame durations a [`VideoReader::seek`] aims before its target: x264 reorders at most 16
+/// frames (its `bframes` limit), more than any other encoder LeRobot datasets use.
+pub const SEEK_BACKOFF_FRAMES: f64 = 17.0;
+
 /// One open video stream, decoding forward from the start or from the last seek.
 pub struct VideoReader {
     path: PathBuf,
@@ -95,6 +99,15 @@ pub struct VideoReader {
     scaler: Option<(scaling::Context, ff::format::Pixel, u32, u32)>,
     /// The demuxer is exhausted and the decoder was told so.
     drained: bool,
+    /// Set by a seek: its target time and the presentation time of the first keyframe read
+    /// after it. Packets before that keyframe, and packets shown before it (leading B-frames,
+    /// whose earlier reference lies before the keyframe), cannot be decoded and are skipped,
+    /// until a packet shown at or after the target.
+    after_seek: Option<(f64, Option<f64>)>,
+    /// A decode failed between a seek and its target: the stream's keyframes are not all points
+    /// decoding can start from (x264's non-IDR I-frames with the decoder stopping on errors), so
+    /// every later seek decodes from the start instead.
+    seek_from_start: bool,
     /// Frames decoded since opening (a count for benchmarks and tests).
     decoded: u64,
 }
@@ -232,6 +245,8 @@ impl VideoReader {
             info,
             scaler: None,
             drained: false,
+            after_seek: None,
+            seek_from_start: false,
             decoded: 0,
         })
     }
@@ -251,15 +266,25 @@ impl VideoReader {
         self.decoded
     }
 
-    /// Moves to the keyframe at or before `time_s` (seconds): the next [`next_frame`](Self::next_frame)
-    /// returns that keyframe (or the first frame after it that the decoder outputs).
+    /// Moves to a keyframe shown at or before `time_s` (seconds): the frames
+    /// [`next_frame`](Self::next_frame) returns from there include every frame shown at or after
+    /// `time_s`.
+    ///
+    /// The MP4 demuxer seeks by decode time. With reordered frames (H.264 and MPEG-4 B-frames)
+    /// the keyframe decoded before `time_s` can be shown after it, and the B-frames shown between
+    /// cannot be decoded without the keyframe before them; so the seek aims
+    /// [`SEEK_BACKOFF_FRAMES`] frame durations earlier (0.5 s when the stream declares no rate).
     ///
     /// # Errors
     /// [`VideoError::Decode`] when the demuxer cannot seek.
     pub fn seek(&mut self, time_s: f64) -> Result<(), VideoError> {
+        if self.seek_from_start {
+            return self.rewind();
+        }
+        let back = self.info.fps.map_or(0.5, |fps| SEEK_BACKOFF_FRAMES / fps);
         // avformat_seek_file with stream -1 takes AV_TIME_BASE (microsecond) units; its max_ts
         // (the range's end) is inclusive: the keyframe at or before `ts`.
-        let ts = (time_s.max(0.0) * f64::from(ff::ffi::AV_TIME_BASE)).floor() as i64;
+        let ts = ((time_s - back).max(0.0) * f64::from(ff::ffi::AV_TIME_BASE)).floor() as i64;
         self.input
             .seek(ts, ..ts)
             .map_err(|source| VideoError::Decode {
@@ -269,14 +294,45 @@ impl VideoReader {
             })?;
         self.decoder.flush();
         self.drained = false;
+        self.after_seek = Some((time_s, None));
         Ok(())
     }
 
-    /// The next frame in presentation order, `None` at the end of the stream.
+    /// Back to the first packet, decoder flushed.
+    fn rewind(&mut self) -> Result<(), VideoError> {
+        self.input
+            .seek(0, ..0)
+            .map_err(|source| VideoError::Decode {
+                file: self.path.clone(),
+                what: "seeking to the start".to_owned(),
+                source,
+            })?;
+        self.decoder.flush();
+        self.drained = false;
+        self.after_seek = None;
+        Ok(())
+    }
+
+    /// The next frame in presentation order, `None` at the end of the stream. After a
+    /// [`seek`](Self::seek), frames before its target may come first.
     ///
     /// # Errors
     /// [`VideoError::Decode`] for a truncated or corrupt file (naming the packet's time).
     pub fn next_frame(&mut self) -> Result<Option<Decoded>, VideoError> {
+        match self.decode_next() {
+            // Decoding from the keyframe the seek found failed before its target: decode from
+            // the start instead (the frames before the target are skipped by the caller), and
+            // for every later seek. A failure there is the file's.
+            Err(_) if self.after_seek.is_some() && !self.seek_from_start => {
+                self.seek_from_start = true;
+                self.rewind()?;
+                self.decode_next()
+            }
+            other => other,
+        }
+    }
+
+    fn decode_next(&mut self) -> Result<Option<Decoded>, VideoError> {
         let mut frame = RawFrame::empty();
         loop {
             match self.decoder.receive_frame(&mut frame) {
@@ -333,6 +389,16 @@ impl VideoReader {
             }
         }
         let at = packet.pts().map(|p| self.time_base.seconds(p));
+        if let Some((target, key_at)) = self.after_seek {
+            let shown = at.unwrap_or(f64::NEG_INFINITY);
+            match key_at {
+                None if !packet.is_key() => return Ok(()),
+                None => self.after_seek = Some((target, Some(shown))),
+                Some(k) if shown < k => return Ok(()),
+                Some(_) if shown >= target => self.after_seek = None,
+                Some(_) => {}
+            }
+        }
         self.decoder
             .send_packet(&packet)
             .map_err(|source| VideoError::Decode {
