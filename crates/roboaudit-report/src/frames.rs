@@ -87,24 +87,32 @@ fn locate(
         candidates.push(recorded.clone());
     }
     let mut seen_other = None;
+    let mut unreadable = None;
     for dir in candidates.iter().filter(|c| c.is_dir()) {
-        let Ok(ds) = LeRobotDataset::open(dir) else {
-            continue;
+        let ds = match LeRobotDataset::open(dir) {
+            Ok(ds) => ds,
+            Err(e) => {
+                unreadable.get_or_insert_with(|| format!("{}: {e}", dir.display()));
+                continue;
+            }
         };
         match DatasetIdentity::of(&ds) {
             Ok(found) if found.same_dataset(identity) => return Ok((dir.clone(), ds)),
             Ok(found) => seen_other = Some(found),
-            Err(_) => {}
+            Err(e) => {
+                unreadable.get_or_insert_with(|| format!("{}: {e}", dir.display()));
+            }
         }
     }
-    Err(match seen_other {
-        Some(other) => format!(
+    Err(match (seen_other, unreadable) {
+        (Some(other), _) => format!(
             "the dataset at {} is not the one the fit used ({} against {})",
             other.path.display(),
             other.fingerprint,
             identity.fingerprint
         ),
-        None => format!(
+        (None, Some(reason)) => format!("the dataset cannot be read: {reason}"),
+        (None, None) => format!(
             "dataset {} not found beside {}",
             recorded.display(),
             fqe_file.display()

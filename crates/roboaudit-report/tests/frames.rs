@@ -132,6 +132,12 @@ fn a_dataset_that_changed_or_went_missing_skips_the_strip_with_the_reason() {
         .unwrap();
     assert!(!spec.available);
     assert_eq!(spec.note.as_deref(), Some(note.as_str()));
+    // A damaged dataset is named as such, not as missing.
+    std::fs::write(&info, "{garbage").unwrap();
+    let report = build_report(std::slice::from_ref(&fit)).unwrap();
+    let note = report.fqe[0].frames_note.clone().unwrap();
+    assert!(note.starts_with("the dataset cannot be read: "), "{note}");
+    assert!(note.contains("info.json"), "{note}");
     std::fs::remove_dir_all(tmp.path().join("run")).unwrap();
     let report = build_report(&[fit]).unwrap();
     let note = report.fqe[0].frames_note.clone().unwrap();
