@@ -133,15 +133,23 @@ fn a_pass_over_every_frame_decodes_the_file_once() {
 }
 
 #[test]
-fn a_seek_lands_on_the_keyframe_before_the_query() {
-    // lingzu_trim: MPEG-4 with keyframes at frames 0 and 12 (30 fps); a query at frame 13
-    // seeks to 12 and decodes two frames.
-    let mut reader = VideoReader::open(&fixture("lingzu_trim.mp4")).unwrap();
-    reader.seek(13.0 / 30.0).unwrap();
-    let first = reader.next_frame().unwrap().unwrap();
-    assert!(
-        (first.time_s - 12.0 / 30.0).abs() < 1e-9,
-        "{}",
-        first.time_s
-    );
+fn a_seek_lands_on_a_keyframe_before_the_query_and_loses_no_frame() {
+    // lingzu_trim: MPEG-4, 14 frames, keyframes at frames 0 and 12 (30 fps). A seek aims
+    // SEEK_BACKOFF_FRAMES (17) frames before its query, for reordered frames: a query at frame 13
+    // lands on the keyframe at 0, not 12. Decoding forward from there reaches the query frame
+    // with every frame in between.
+    for (query, keyframe) in [(13u32, 0u32)] {
+        let mut reader = VideoReader::open(&fixture("lingzu_trim.mp4")).unwrap();
+        reader.seek(f64::from(query) / 30.0).unwrap();
+        let mut k = keyframe;
+        while k <= query {
+            let d = reader.next_frame().unwrap().unwrap();
+            assert!(
+                (d.time_s - f64::from(k) / 30.0).abs() < 1e-9,
+                "query {query}: expected frame {k}, got {} s",
+                d.time_s
+            );
+            k += 1;
+        }
+    }
 }
