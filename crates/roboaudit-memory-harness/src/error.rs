@@ -44,7 +44,7 @@ pub enum HarnessError {
         /// What is wrong, and the remedy.
         message: String,
     },
-    /// The partial folder of a resumable collection cannot be read or written.
+    /// A file of a collection's output or partial folder cannot be read or written.
     #[error("{path}: {message}")]
     Partial {
         /// The folder or file.
@@ -59,4 +59,22 @@ pub enum HarnessError {
     /// A served policy could not be reached or answered unusably.
     #[error(transparent)]
     Served(#[from] roboaudit_policy_client::PolicyClientError),
+}
+
+impl HarnessError {
+    /// [`HarnessError::Partial`]: `path: cannot {what}: {e}`.
+    pub(crate) fn partial(path: &std::path::Path, what: &str, e: impl std::fmt::Display) -> Self {
+        Self::Partial {
+            path: path.display().to_string(),
+            message: format!("cannot {what}: {e}"),
+        }
+    }
+
+    /// [`HarnessError::ForeignPartial`] naming `path`.
+    pub(crate) fn foreign(path: &std::path::Path, message: String) -> Self {
+        Self::ForeignPartial {
+            path: path.display().to_string(),
+            message,
+        }
+    }
 }

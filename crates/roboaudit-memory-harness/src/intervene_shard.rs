@@ -54,22 +54,9 @@ fn part_files() -> JobFiles {
     }
 }
 
-fn partial(path: &Path, what: &str, e: impl std::fmt::Display) -> HarnessError {
-    HarnessError::Partial {
-        path: path.display().to_string(),
-        message: format!("cannot {what}: {e}"),
-    }
-}
-
-fn foreign(path: &Path, message: String) -> HarnessError {
-    HarnessError::ForeignPartial {
-        path: path.display().to_string(),
-        message,
-    }
-}
-
 fn json_bytes<T: Serialize>(path: &Path, value: &T) -> Result<Vec<u8>, HarnessError> {
-    let mut bytes = serde_json::to_vec_pretty(value).map_err(|e| partial(path, "serialize", e))?;
+    let mut bytes = serde_json::to_vec_pretty(value)
+        .map_err(|e| HarnessError::partial(path, "serialize", e))?;
     bytes.push(b'\n');
     Ok(bytes)
 }
@@ -136,12 +123,14 @@ pub fn run_shard(
         units_per_job: 1,
     };
     let dir = out.join(PARTIAL_DIR);
-    std::fs::create_dir_all(&dir).map_err(|e| partial(&dir, "create the folder", e))?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| HarnessError::partial(&dir, "create the folder", e))?;
     ShardManifest::claim(out, Some(&manifest))?;
     let spec_path = dir.join(SPEC_FILE);
     if !spec_path.is_file() {
         let bytes = json_bytes(&spec_path, &spec)?;
-        write_atomic(&spec_path, &bytes).map_err(|(what, e)| partial(&spec_path, what, e))?;
+        write_atomic(&spec_path, &bytes)
+            .map_err(|(what, e)| HarnessError::partial(&spec_path, what, e))?;
     }
     let done = part_files().present(out)?;
     let owned = shard.job_count(cfg.episodes);
@@ -153,7 +142,8 @@ pub fn run_shard(
             let part = run_recipient(kind, cfg, &task, i, policy)?;
             let path = out.join(part_files().relative(i));
             let bytes = json_bytes(&path, &part)?;
-            write_atomic(&path, &bytes).map_err(|(what, e)| partial(&path, what, e))?;
+            write_atomic(&path, &bytes)
+                .map_err(|(what, e)| HarnessError::partial(&path, what, e))?;
         }
         finished += 1;
         on_recipient(finished, owned);
@@ -172,16 +162,17 @@ pub fn run_shard(
 pub fn finish_merged(merged: &Path) -> Result<(), HarnessError> {
     let dir = merged.join(PARTIAL_DIR);
     let spec_path = dir.join(SPEC_FILE);
-    let read = |path: &Path| std::fs::read(path).map_err(|e| partial(path, "read", e));
+    let read =
+        |path: &Path| std::fs::read(path).map_err(|e| HarnessError::partial(path, "read", e));
     let spec: StudySpec = serde_json::from_slice(&read(&spec_path)?).map_err(|e| {
-        foreign(
+        HarnessError::foreign(
             &spec_path,
             format!("it is not an intervention study's description ({e})"),
         )
     })?;
     let done = part_files().present(merged)?;
     if let Some(i) = (0..spec.config.episodes).find(|i| done.binary_search(i).is_err()) {
-        return Err(foreign(
+        return Err(HarnessError::foreign(
             &merged.join(part_files().relative(i)),
             "the recipient's part is missing; rerun the shard that owns it".into(),
         ));
@@ -190,13 +181,13 @@ pub fn finish_merged(merged: &Path) -> Result<(), HarnessError> {
     for i in 0..spec.config.episodes {
         let path = merged.join(part_files().relative(i));
         let part: RecipientPart = serde_json::from_slice(&read(&path)?).map_err(|e| {
-            foreign(
+            HarnessError::foreign(
                 &path,
                 format!("it is not a recipient's part ({e}); delete it and rerun its shard"),
             )
         })?;
         if part.index != i {
-            return Err(foreign(
+            return Err(HarnessError::foreign(
                 &path,
                 format!(
                     "it holds recipient {}, not {i}; delete it and rerun its shard",
@@ -208,5 +199,5 @@ pub fn finish_merged(merged: &Path) -> Result<(), HarnessError> {
     }
     let study = assemble_study(spec.study, &spec.config, parts)?;
     crate::intervene_output::write_study(merged, &study, &spec.policy)?;
-    std::fs::remove_dir_all(&dir).map_err(|e| partial(&dir, "remove the folder", e))
+    std::fs::remove_dir_all(&dir).map_err(|e| HarnessError::partial(&dir, "remove the folder", e))
 }

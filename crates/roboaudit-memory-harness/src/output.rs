@@ -1,7 +1,6 @@
 //! A collection's result files: `records.parquet` and `manifest.json`, written together, as an
 //! unsharded `memory collect` leaves them and as the merge of its shards must leave them.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::collect::{Collection, Manifest};
@@ -11,13 +10,6 @@ use crate::error::HarnessError;
 pub const RECORDS_FILE: &str = "records.parquet";
 /// File name of the manifest inside a collection's folder.
 pub const MANIFEST_FILE: &str = "manifest.json";
-
-fn failed(path: &Path, what: &str, e: impl std::fmt::Display) -> HarnessError {
-    HarnessError::Partial {
-        path: path.display().to_string(),
-        message: format!("cannot {what}: {e}"),
-    }
-}
 
 /// The manifest as the bytes of `manifest.json`: pretty JSON with its keys sorted (through
 /// [`serde_json::Value`], so that `extra` fields, e.g. a served policy's address and latency,
@@ -29,7 +21,8 @@ pub fn manifest_bytes(
     manifest: &Manifest,
     extra: Option<(&str, serde_json::Value)>,
 ) -> Result<Vec<u8>, HarnessError> {
-    let encode = |e: serde_json::Error| failed(Path::new(MANIFEST_FILE), "serialize", e);
+    let encode =
+        |e: serde_json::Error| HarnessError::partial(Path::new(MANIFEST_FILE), "serialize", e);
     let mut v = serde_json::to_value(manifest).map_err(encode)?;
     if let (Some((key, value)), Some(map)) = (extra, v.as_object_mut()) {
         map.insert(key.to_owned(), value);
@@ -47,26 +40,23 @@ pub fn write_together(files: &[(&Path, &[u8])]) -> Result<(), HarnessError> {
     let mut staged = Vec::with_capacity(files.len());
     for &(path, bytes) in files {
         if path.is_dir() {
-            return Err(failed(path, "write it", "it is a folder"));
+            return Err(HarnessError::partial(path, "write it", "it is a folder"));
         }
-        let dir = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".tmp-")
-            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
-            .tempfile_in(dir)
-            .map_err(|e| failed(dir, "create a temporary file", e))?;
-        tmp.write_all(bytes).map_err(|e| failed(path, "write", e))?;
-        tmp.as_file()
-            .sync_all()
-            .map_err(|e| failed(path, "sync", e))?;
+        let tmp = roboaudit_shard::stage(path, bytes).map_err(|(step, e)| {
+            match step.strip_suffix(" for") {
+                // The temporary file is the folder's.
+                Some(create) => {
+                    let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
+                    HarnessError::partial(dir.unwrap_or(Path::new(".")), create, e)
+                }
+                None => HarnessError::partial(path, step, e),
+            }
+        })?;
         staged.push((path, tmp));
     }
     for (path, tmp) in staged {
         tmp.persist(path)
-            .map_err(|e| failed(path, "write", e.error))?;
+            .map_err(|e| HarnessError::partial(path, "write", e.error))?;
     }
     Ok(())
 }
@@ -81,9 +71,9 @@ fn records_bytes(
         .prefix(".tmp-")
         .suffix(".parquet")
         .tempfile_in(dir)
-        .map_err(|e| failed(dir, "create a temporary file", e))?;
+        .map_err(|e| HarnessError::partial(dir, "create a temporary file", e))?;
     roboaudit_data::write_memory_records(tmp.path(), records)?;
-    std::fs::read(tmp.path()).map_err(|e| failed(tmp.path(), "read back", e))
+    std::fs::read(tmp.path()).map_err(|e| HarnessError::partial(tmp.path(), "read back", e))
 }
 
 /// Writes `run`'s `records.parquet` and `manifest.json` (with `extra`, see [`manifest_bytes`])

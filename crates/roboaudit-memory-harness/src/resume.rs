@@ -76,20 +76,6 @@ fn records_file(index: usize) -> PathBuf {
     pair_files().all_relative(index).swap_remove(0)
 }
 
-fn foreign(path: &Path, message: String) -> HarnessError {
-    HarnessError::ForeignPartial {
-        path: path.display().to_string(),
-        message,
-    }
-}
-
-fn io_error(path: &Path, what: &str, e: impl std::fmt::Display) -> HarnessError {
-    HarnessError::Partial {
-        path: path.display().to_string(),
-        message: format!("cannot {what}: {e}"),
-    }
-}
-
 #[derive(Serialize)]
 struct Identity<'a, I: Serialize> {
     config: &'a CollectConfig,
@@ -103,7 +89,8 @@ struct Identity<'a, I: Serialize> {
 /// there is of the same configuration.
 fn claim(out: &Path, hash: &str) -> Result<PathBuf, HarnessError> {
     let dir = out.join(PARTIAL_DIR);
-    std::fs::create_dir_all(&dir).map_err(|e| io_error(&dir, "create the folder", e))?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| HarnessError::partial(&dir, "create the folder", e))?;
     let path = dir.join(RUN_FILE);
     let want = PartialRun {
         schema: SCHEMA.into(),
@@ -113,13 +100,13 @@ fn claim(out: &Path, hash: &str) -> Result<PathBuf, HarnessError> {
         Ok(bytes) => {
             let have: PartialRun = serde_json::from_slice(&bytes)
                 .map_err(|e| {
-                    foreign(
+                    HarnessError::foreign(
                         &path,
                         format!("it is not a partial memory collection ({e}); delete it or choose a new --out"),
                     )
                 })?;
             if have != want {
-                return Err(foreign(
+                return Err(HarnessError::foreign(
                     &path,
                     format!(
                         "it holds a partial collection of another configuration ({}; this run {hash}); rerun with the same settings and policy to resume it, or choose a new --out",
@@ -129,26 +116,28 @@ fn claim(out: &Path, hash: &str) -> Result<PathBuf, HarnessError> {
             }
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let bytes =
-                serde_json::to_vec_pretty(&want).map_err(|e| io_error(&path, "serialize", e))?;
-            write_atomic(&path, &bytes).map_err(|(what, e)| io_error(&path, what, e))?;
+            let bytes = serde_json::to_vec_pretty(&want)
+                .map_err(|e| HarnessError::partial(&path, "serialize", e))?;
+            write_atomic(&path, &bytes)
+                .map_err(|(what, e)| HarnessError::partial(&path, what, e))?;
         }
-        Err(e) => return Err(io_error(&path, "read", e)),
+        Err(e) => return Err(HarnessError::partial(&path, "read", e)),
     }
     Ok(dir)
 }
 
 fn load(out: &Path, index: usize) -> Result<PairPart, HarnessError> {
     let meta_path = out.join(pair_files().relative(index));
-    let bytes = std::fs::read(&meta_path).map_err(|e| io_error(&meta_path, "read", e))?;
+    let bytes =
+        std::fs::read(&meta_path).map_err(|e| HarnessError::partial(&meta_path, "read", e))?;
     let meta: PartMeta = serde_json::from_slice(&bytes).map_err(|e| {
-        foreign(
+        HarnessError::foreign(
             &meta_path,
             format!("it is not a finished pair ({e}); delete it to collect the pair again"),
         )
     })?;
     if meta.index != index {
-        return Err(foreign(
+        return Err(HarnessError::foreign(
             &meta_path,
             format!(
                 "it holds pair {}, not pair {index}; delete it to collect the pair again",
@@ -177,9 +166,9 @@ fn keep(out: &Path, part: &PairPart) -> Result<(), HarnessError> {
         world_physics_mismatches: part.world_physics_mismatches,
     };
     let meta_path = out.join(pair_files().relative(part.index));
-    let bytes =
-        serde_json::to_vec_pretty(&meta).map_err(|e| io_error(&meta_path, "serialize", e))?;
-    write_atomic(&meta_path, &bytes).map_err(|(what, e)| io_error(&meta_path, what, e))
+    let bytes = serde_json::to_vec_pretty(&meta)
+        .map_err(|e| HarnessError::partial(&meta_path, "serialize", e))?;
+    write_atomic(&meta_path, &bytes).map_err(|(what, e)| HarnessError::partial(&meta_path, what, e))
 }
 
 /// The configuration hash of a collection and what assembling its pairs needs.
@@ -216,9 +205,10 @@ fn write_collect_file(dir: &Path, info: &CollectFile) -> Result<(), HarnessError
     if path.is_file() {
         return Ok(());
     }
-    let mut bytes = serde_json::to_vec_pretty(info).map_err(|e| io_error(&path, "serialize", e))?;
+    let mut bytes = serde_json::to_vec_pretty(info)
+        .map_err(|e| HarnessError::partial(&path, "serialize", e))?;
     bytes.push(b'\n');
-    write_atomic(&path, &bytes).map_err(|(what, e)| io_error(&path, what, e))
+    write_atomic(&path, &bytes).map_err(|(what, e)| HarnessError::partial(&path, what, e))
 }
 
 /// Collects the pairs `owns` accepts that are not kept yet, keeping each as it finishes, and
@@ -234,7 +224,7 @@ fn run_pairs(
     let dir = out.join(PARTIAL_DIR);
     let done: Vec<usize> = pair_files()
         .present(out)
-        .map_err(|e| io_error(&dir, "list", e))?;
+        .map_err(|e| HarnessError::partial(&dir, "list", e))?;
     let per_pair = cfg.routes.len().max(1);
     let owned = (0..cfg.pairs).filter(|&i| owns(i)).count();
     let mut parts = Vec::with_capacity(owned);
@@ -329,7 +319,7 @@ pub fn collect_shard(
 ) -> Result<ShardRun, HarnessError> {
     cfg.validate()?;
     let (hash, info) = identify(cfg, policy, policy_identity, out)?;
-    std::fs::create_dir_all(out).map_err(|e| io_error(out, "create the folder", e))?;
+    std::fs::create_dir_all(out).map_err(|e| HarnessError::partial(out, "create the folder", e))?;
     ShardManifest::claim(out, Some(&shard_manifest(cfg, &hash, shard)))?;
     let dir = claim(out, &hash)?;
     write_collect_file(&dir, &info)?;
@@ -352,25 +342,25 @@ pub fn assemble_kept(out: &Path) -> Result<Collection, HarnessError> {
     let dir = out.join(PARTIAL_DIR);
     let path = dir.join(COLLECT_FILE);
     let bytes = std::fs::read(&path).map_err(|e| {
-        foreign(
+        HarnessError::foreign(
             &path,
             format!("cannot read it ({e}): not a memory collection's kept pairs"),
         )
     })?;
     let info: CollectFile = serde_json::from_slice(&bytes).map_err(|e| {
-        foreign(
+        HarnessError::foreign(
             &path,
             format!("it is not a memory collection's description ({e})"),
         )
     })?;
     let done = pair_files()
         .present(out)
-        .map_err(|e| io_error(&dir, "list", e))?;
+        .map_err(|e| HarnessError::partial(&dir, "list", e))?;
     let missing: Vec<usize> = (0..info.config.pairs)
         .filter(|i| done.binary_search(i).is_err())
         .collect();
     if let Some(first) = missing.first() {
-        return Err(foreign(
+        return Err(HarnessError::foreign(
             &dir,
             format!(
                 "{} of {} pairs are missing (first: {}); finish the collection (or the shard that owns them) first",
@@ -414,6 +404,6 @@ pub fn finish(out: &Path) -> Result<(), HarnessError> {
     match std::fs::remove_dir_all(&dir) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(io_error(&dir, "remove the folder", e)),
+        Err(e) => Err(HarnessError::partial(&dir, "remove the folder", e)),
     }
 }

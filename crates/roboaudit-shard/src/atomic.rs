@@ -4,12 +4,17 @@
 use std::io::Write;
 use std::path::Path;
 
-/// Writes `bytes` to `path` through a synced temporary sibling (mode 0644) and a rename.
+/// The step of [`stage`] or [`write_atomic`] that failed, phrased to precede the path:
+/// `"create a temporary file for"`, `"write"`, `"sync"` or `"rename onto"`.
+pub type Step = &'static str;
+
+/// `bytes` in full in a synced temporary sibling of `path` (mode 0644), ready to be renamed onto
+/// it with `persist` (removed when dropped unpersisted): the first half of [`write_atomic`], for
+/// writers that stage several files before renaming any.
 ///
 /// # Errors
-/// The step that failed (`"create a temporary file for"`, `"write"`, `"sync"` or
-/// `"rename onto"`, phrased to precede the path) and its I/O error.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), (&'static str, std::io::Error)> {
+/// The [`Step`] that failed and its I/O error.
+pub fn stage(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile, (Step, std::io::Error)> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -21,6 +26,16 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), (&'static str, std:
         .map_err(|e| ("create a temporary file for", e))?;
     tmp.write_all(bytes).map_err(|e| ("write", e))?;
     tmp.as_file().sync_all().map_err(|e| ("sync", e))?;
-    tmp.persist(path).map_err(|e| ("rename onto", e.error))?;
+    Ok(tmp)
+}
+
+/// Writes `bytes` to `path` through a synced temporary sibling (mode 0644) and a rename.
+///
+/// # Errors
+/// The [`Step`] that failed and its I/O error.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), (Step, std::io::Error)> {
+    stage(path, bytes)?
+        .persist(path)
+        .map_err(|e| ("rename onto", e.error))?;
     Ok(())
 }

@@ -33,7 +33,7 @@ pub mod manifest;
 pub mod merge;
 pub mod spec;
 
-pub use atomic::write_atomic;
+pub use atomic::{Step, stage, write_atomic};
 pub use error::{Result, ShardError};
 pub use manifest::{JobFiles, MAX_JOBS, SHARD_FILE, SHARD_SCHEMA, ShardManifest, config_hash};
 pub use merge::{
