@@ -374,13 +374,13 @@ fn run_shard(
         CollectError::Shard(e) => crate::commands::shard::exit_error(e),
         other => anyhow::Error::new(other),
     })?;
-    outln!(
-        "shard {shard}: {} of {} rollout blocks in {} ({} resumed) in {:.1} s; when every shard is done: roboaudit merge SHARD_DIR… --out DIR (it records the dataset)",
-        run.owned,
-        run.total,
-        args.out.display(),
+    crate::commands::shard::print_shard_done(
+        shard,
+        (run.owned, run.total, "rollout blocks"),
+        &args.out,
         run.resumed,
-        started.elapsed().as_secs_f64()
+        started,
+        Some("it records the dataset"),
     )?;
     Ok(())
 }

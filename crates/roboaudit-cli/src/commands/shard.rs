@@ -126,6 +126,25 @@ fn print_status(statuses: &[ShardStatus]) -> Result<(), crate::stdout::StdoutErr
     Ok(())
 }
 
+/// What a shard run did, in the words every sharded collection prints: `owned` of `total`
+/// `unit` kept in `out`, `resumed` of them from an earlier run, and the merge to run next
+/// (`merge_note`, e.g. what the merge does besides, appended in parentheses).
+pub(crate) fn print_shard_done(
+    shard: roboaudit_shard::Shard,
+    (owned, total, unit): (usize, usize, &str),
+    out: &Path,
+    resumed: usize,
+    started: std::time::Instant,
+    merge_note: Option<&str>,
+) -> Result<(), crate::stdout::StdoutError> {
+    outln!(
+        "shard {shard}: {owned} of {total} {unit} in {} ({resumed} resumed) in {:.1} s; when every shard is done: roboaudit merge SHARD_DIR… --out DIR{}",
+        out.display(),
+        started.elapsed().as_secs_f64(),
+        merge_note.map_or_else(String::new, |n| format!(" ({n})"))
+    )
+}
+
 fn short_hash(hash: &str) -> &str {
     hash.get(..19).unwrap_or(hash)
 }

@@ -303,13 +303,13 @@ pub fn run(args: &CollectArgs) -> Result<()> {
         });
         bar.finish_and_clear();
         let run = run.map_err(usage_or)?;
-        outln!(
-            "shard {shard}: {} of {} pairs in {} ({} resumed) in {:.1} s; when every shard is done: roboaudit merge SHARD_DIR… --out DIR",
-            run.owned,
-            cfg.pairs,
-            args.out.display(),
+        crate::commands::shard::print_shard_done(
+            shard,
+            (run.owned, cfg.pairs, "pairs"),
+            &args.out,
             run.resumed,
-            started.elapsed().as_secs_f64()
+            started,
+            None,
         )?;
         return Ok(());
     }

@@ -188,13 +188,13 @@ fn run_shard(
     );
     bar.finish_and_clear();
     let run = run.map_err(usage_or)?;
-    outln!(
-        "shard {shard}: {} of {} recipients in {} ({} resumed) in {:.1} s; when every shard is done: roboaudit merge SHARD_DIR… --out DIR",
-        run.owned,
-        cfg.episodes,
-        args.out.display(),
+    crate::commands::shard::print_shard_done(
+        shard,
+        (run.owned, cfg.episodes, "recipients"),
+        &args.out,
         run.resumed,
-        started.elapsed().as_secs_f64()
+        started,
+        None,
     )?;
     Ok(())
 }
