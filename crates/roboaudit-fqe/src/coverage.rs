@@ -74,12 +74,7 @@ impl SupportIndex {
         }
         let tasks = (0..inputs.tasks.len())
             .map(|l| -> Vec<(usize, Vec<usize>)> {
-                let rows: Vec<usize> = inputs
-                    .episodes
-                    .iter()
-                    .filter(|e| e.task == l)
-                    .flat_map(|e| e.start..e.start + e.len)
-                    .collect();
+                let rows = inputs.task_frames(l);
                 let refs = strided(&rows, MAX_REFERENCES);
                 strided(&rows, MAX_QUERIES)
                     .into_par_iter()

@@ -117,6 +117,15 @@ impl FqeInputs {
             .collect()
     }
 
+    /// Rows of every frame of the episodes of task `l`, episode by episode in order.
+    pub fn task_frames(&self, task: usize) -> Vec<usize> {
+        self.episodes
+            .iter()
+            .filter(|e| e.task == task)
+            .flat_map(|e| e.start..e.start + e.len)
+            .collect()
+    }
+
     /// Checks shapes, that episodes tile the frames in order, that tasks are in range and that
     /// every value is finite.
     ///

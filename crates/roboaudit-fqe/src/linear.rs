@@ -264,12 +264,7 @@ impl LinearSystems {
             .into_par_iter()
             .with_max_len(1)
             .map(|l| {
-                let rows: Vec<usize> = inputs
-                    .episodes
-                    .iter()
-                    .filter(|e| e.task == l)
-                    .flat_map(|e| e.start..e.start + e.len)
-                    .collect();
+                let rows = inputs.task_frames(l);
                 if rows.is_empty() {
                     return Ok(None);
                 }
