@@ -296,6 +296,9 @@ fn train(
         .then(|| auto::StopRule::new(config, inputs));
     let mut reported = 0;
     let mut done_steps = config.steps;
+    // The values at the last curve point: the final step always makes one (the cap, or the
+    // step where the fit settled), so they are the fit's estimates.
+    let mut values = Vec::new();
     for step in 0..config.steps {
         let frac = step as f64 / config.steps as f64;
         let lr = config.learning_rate * (1.0 - frac * (1.0 - config.final_lr_fraction));
@@ -356,7 +359,7 @@ fn train(
             reported += PROGRESS_EVERY;
         }
         if (step + 1) % config.curve_every == 0 || step + 1 == config.steps {
-            let values = task_values(
+            values = task_values(
                 &net,
                 &theta,
                 &p,
@@ -385,15 +388,7 @@ fn train(
         on_steps(config.steps - reported);
     }
     Ok(NeuralFit {
-        tasks: task_values(
-            &net,
-            &theta,
-            &p,
-            inputs,
-            resample.as_ref(),
-            &mut batch,
-            &mut work,
-        ),
+        tasks: values,
         curve,
         seed: config.seed,
         steps: done_steps,
