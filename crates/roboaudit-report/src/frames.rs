@@ -6,9 +6,11 @@
 //! found again by its fingerprint, through the same frame readers as the fit (PNG `image` and
 //! decoded `video` features alike).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use base64::Engine;
+use roboaudit_data::DataError;
 use roboaudit_data::lerobot::{DEFAULT_TOLERANCE_S, FeatureKind, LeRobotDataset, Rgb8Image};
 use roboaudit_fqe::{DatasetIdentity, FqeReport};
 
@@ -29,7 +31,8 @@ pub(crate) fn strip(report: &FqeReport, fqe_file: &Path) -> Result<FrameStrip, S
     let (root, dataset) = locate(identity, fqe_file)?;
     let camera = camera(report, &dataset)
         .ok_or_else(|| format!("dataset {} has no image or video feature", root.display()))?;
-    let mut tasks = Vec::new();
+    // Per task: its first episode and the frames shown of it (first and last).
+    let mut rows: Vec<(&String, i64, Vec<i64>)> = Vec::new();
     for task in &report.tasks {
         let Some(ep) = dataset
             .episodes()
@@ -44,16 +47,29 @@ pub(crate) fn strip(report: &FqeReport, fqe_file: &Path) -> Result<FrameStrip, S
             .and_then(|l| i64::try_from(l).ok())
             .filter(|l| *l > 0)
             .map_or(0, |l| l - 1);
-        let mut frames = Vec::new();
-        for frame in if last > 0 { vec![0, last] } else { vec![0] } {
-            let image = dataset
-                .read_frame(ep.index, frame, &camera, DEFAULT_TOLERANCE_S)
-                .map_err(|e| format!("cannot read a frame for the strip: {e}"))?;
-            frames.push(thumbnail(&image, frame)?);
-        }
+        rows.push((
+            task,
+            ep.index,
+            if last > 0 { vec![0, last] } else { vec![0] },
+        ));
+    }
+    let wanted = rows
+        .iter()
+        .flat_map(|(_, ep, frames)| frames.iter().map(move |f| (*ep, *f)));
+    let images = read_frames(&dataset, &camera, wanted)
+        .map_err(|e| format!("cannot read a frame for the strip: {e}"))?;
+    let mut tasks = Vec::new();
+    for (task, episode, frames) in rows {
+        let frames = frames
+            .iter()
+            .map(|f| match images.get(&(episode, *f)) {
+                Some(image) => thumbnail(image, *f),
+                None => Err(format!("episode {episode} has no frame {f} in {camera}")),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         tasks.push(TaskFrames {
             task: task.clone(),
-            episode: ep.index,
+            episode,
             frames,
         });
     }
@@ -68,6 +84,33 @@ pub(crate) fn strip(report: &FqeReport, fqe_file: &Path) -> Result<FrameStrip, S
         camera,
         tasks,
     })
+}
+
+/// The frames `wanted` ((episode, frame) pairs) of camera `camera`: an `image` feature's in
+/// one pass over the data files (reading frames one by one would stream a file once per frame),
+/// a `video` feature's each by its own seek (a pass would read every MP4 file whole to key it).
+fn read_frames(
+    dataset: &LeRobotDataset,
+    camera: &str,
+    wanted: impl Iterator<Item = (i64, i64)>,
+) -> Result<BTreeMap<(i64, i64), Rgb8Image>, DataError> {
+    let mut out: BTreeMap<(i64, i64), Option<Rgb8Image>> = wanted.map(|k| (k, None)).collect();
+    if dataset.feature(camera).map(|f| f.kind) == Some(FeatureKind::Image) {
+        dataset.for_each_image::<DataError>(camera, &mut |img| {
+            if let Some(slot) = out.get_mut(&(img.episode_index, img.frame_index)) {
+                *slot = Some(img.decode()?);
+            }
+            Ok(())
+        })?;
+    } else {
+        for (&(episode, frame), slot) in &mut out {
+            *slot = Some(dataset.read_frame(episode, frame, camera, DEFAULT_TOLERANCE_S)?);
+        }
+    }
+    Ok(out
+        .into_iter()
+        .filter_map(|(k, image)| Some((k, image?)))
+        .collect())
 }
 
 /// The dataset folder whose fingerprint is the fit's, searched where a relative path may have
