@@ -37,7 +37,8 @@ pub fn merge(args: &MergeArgs) -> Result<()> {
     if let Some(file) = outcome
         .shards
         .first()
-        .and_then(|s| assembled(&s.manifest.collection))
+        .and_then(|s| finisher(&s.manifest.collection))
+        .map(|(_, file)| file)
     {
         outln!("assembled {}", args.out.join(file).display())?;
     }
@@ -51,30 +52,31 @@ pub fn merge(args: &MergeArgs) -> Result<()> {
     Ok(())
 }
 
-/// The finishing step of each collection kind whose merged job files are not yet its run
-/// folder: the library that writes the collection assembles it.
-fn finish(m: &roboaudit_shard::ShardManifest, dir: &Path) -> Result<(), FinishError> {
-    use roboaudit_memory_harness::{intervene_shard, resume};
-    match m.collection.as_str() {
-        resume::COLLECTION => resume::finish_merged(dir)?,
-        intervene_shard::COLLECTION => intervene_shard::finish_merged(dir)?,
-        roboaudit_fqe_collect::shard::COLLECTION => {
-            roboaudit_fqe_collect::shard::finish_merged(dir)?
-        }
-        _ => {}
-    }
-    Ok(())
-}
+/// A collection kind's finishing step on the merged folder.
+type Step = fn(&Path) -> Result<(), FinishError>;
 
-/// The result file a collection kind's finishing step assembles, for the report line.
-fn assembled(collection: &str) -> Option<&'static str> {
+/// For each collection kind whose merged job files are not yet its run folder: the step of the
+/// library that writes the collection, which assembles it, and the result file it assembles
+/// (for the report line).
+fn finisher(collection: &str) -> Option<(Step, &'static str)> {
+    use roboaudit_fqe_collect::shard as fqe_shard;
     use roboaudit_memory_harness::{intervene_shard, output, resume};
     match collection {
-        resume::COLLECTION => Some(output::RECORDS_FILE),
-        intervene_shard::COLLECTION => Some(intervene_shard::STUDY_FILE),
-        roboaudit_fqe_collect::shard::COLLECTION => Some("ground_truth.json"),
+        resume::COLLECTION => Some((|dir| Ok(resume::finish_merged(dir)?), output::RECORDS_FILE)),
+        intervene_shard::COLLECTION => Some((
+            |dir| Ok(intervene_shard::finish_merged(dir)?),
+            intervene_shard::STUDY_FILE,
+        )),
+        fqe_shard::COLLECTION => Some((
+            |dir| Ok(fqe_shard::finish_merged(dir)?),
+            "ground_truth.json",
+        )),
         _ => None,
     }
+}
+
+fn finish(m: &roboaudit_shard::ShardManifest, dir: &Path) -> Result<(), FinishError> {
+    finisher(&m.collection).map_or(Ok(()), |(step, _)| step(dir))
 }
 
 /// Prints jobs done per shard folder, then whether `roboaudit merge` would accept the folders
