@@ -96,13 +96,57 @@ pub struct MergeOutcome {
 pub struct Check {
     /// Each folder's status, in the order given.
     pub shards: Vec<ShardStatus>,
-    /// Every reason [`merge`] would refuse these folders (the folder, shard or job at fault, and
-    /// the remedy); empty when they merge.
+    /// The first reasons (at most 12) [`merge`] would refuse these folders (the folder, shard or
+    /// job at fault, and the remedy); empty when they merge.
     pub problems: Vec<String>,
+    /// Further reasons, counted but not written out (a half-started array of thousands of shards
+    /// would otherwise name every absent shard).
+    pub unnamed: usize,
+}
+
+impl Check {
+    /// Whether [`merge`] accepts these folders.
+    #[must_use]
+    pub fn mergeable(&self) -> bool {
+        self.problems.is_empty()
+    }
+
+    /// The reasons, one per line after a line break, each indented by two spaces, ending with
+    /// `… and K more` when some are counted only; empty when mergeable.
+    #[must_use]
+    pub fn refusal(&self) -> String {
+        let mut message: String = self.problems.iter().map(|p| format!("\n  {p}")).collect();
+        if self.unnamed > 0 {
+            message.push_str(&format!("\n  … and {} more", self.unnamed));
+        }
+        message
+    }
+}
+
+/// Reasons to refuse a merge: the first [`NAMED`] kept, the rest counted. A reason is a closure so
+/// that counted ones are never formatted.
+#[derive(Default)]
+struct Problems {
+    named: Vec<String>,
+    unnamed: usize,
+}
+
+impl Problems {
+    fn add(&mut self, reason: impl FnOnce() -> String) {
+        if self.named.len() < NAMED {
+            self.named.push(reason());
+        } else {
+            self.unnamed += 1;
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.named.is_empty()
+    }
 }
 
 /// The checks of [`merge`] without writing anything: one configuration hash and shard count,
-/// every shard `0..N` given once, every job file present in exactly the shard that owns it and
+/// every shard `0..N` that owns a job given once (shards that own none may be left out), every job file present in exactly the shard that owns it and
 /// intact, the shared files identical across shards. `roboaudit status` reports these, so a set
 /// of folders it calls mergeable is one `merge` accepts.
 ///
@@ -110,10 +154,14 @@ pub struct Check {
 /// [`ShardError::NotAShard`] for a folder that is not a shard folder; I/O errors.
 pub fn check(dirs: &[PathBuf]) -> Result<Check> {
     let shards = status(dirs)?;
-    let mut problems = Vec::new();
+    let mut problems = Problems::default();
     let Some(first) = shards.first() else {
-        problems.push("no shard folders given".into());
-        return Ok(Check { shards, problems });
+        problems.add(|| "no shard folders given".into());
+        return Ok(Check {
+            shards,
+            problems: problems.named,
+            unnamed: 0,
+        });
     };
     let reference = first.manifest.clone();
     check_configuration(&shards, &mut problems);
@@ -126,7 +174,11 @@ pub fn check(dirs: &[PathBuf]) -> Result<Check> {
     if problems.is_empty() {
         check_shared(&shards, &reference, &mut problems)?;
     }
-    Ok(Check { shards, problems })
+    Ok(Check {
+        shards,
+        problems: problems.named,
+        unnamed: problems.unnamed,
+    })
 }
 
 /// A collection's error from its finishing step.
@@ -159,19 +211,11 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeOutcome> {
 /// folder; [`ShardError::OutputInsideShard`] when `out` lies inside a shard folder;
 /// [`ShardError::Finish`] when `finish` fails; [`ShardError::NotAShard`]; I/O errors.
 pub fn merge_with(dirs: &[PathBuf], out: &Path, finish: &Finish<'_>) -> Result<MergeOutcome> {
-    let Check { shards, problems } = check(dirs)?;
-    if !problems.is_empty() {
-        let extra = problems.len().saturating_sub(NAMED);
-        let mut message = problems
-            .into_iter()
-            .take(NAMED)
-            .collect::<Vec<_>>()
-            .join("\n  ");
-        if extra > 0 {
-            message.push_str(&format!("\n  … and {extra} more"));
-        }
-        return Err(ShardError::Inconsistent(format!("\n  {message}")));
+    let checked = check(dirs)?;
+    if !checked.mergeable() {
+        return Err(ShardError::Inconsistent(checked.refusal()));
     }
+    let shards = checked.shards;
     refuse_out_inside(&shards, out)?;
     let reference = shards[0].manifest.clone();
     write_merged(&shards, &reference, out, finish)?;
@@ -257,7 +301,7 @@ fn damage(path: &Path) -> Result<Option<&'static str>> {
 fn check_intact(
     shards: &[ShardStatus],
     reference: &ShardManifest,
-    problems: &mut Vec<String>,
+    problems: &mut Problems,
 ) -> Result<()> {
     for s in shards {
         for &j in &s.done_jobs {
@@ -275,7 +319,7 @@ fn check_intact(
                     } else {
                         marker.display().to_string()
                     };
-                    problems.push(format!(
+                    problems.add(|| format!(
                         "{} in {} {why}: delete {delete} and rerun --shard {} (it resumes and collects that job again)",
                         file.display(),
                         s.dir.display(),
@@ -288,13 +332,13 @@ fn check_intact(
     Ok(())
 }
 
-fn check_configuration(shards: &[ShardStatus], problems: &mut Vec<String>) {
+fn check_configuration(shards: &[ShardStatus], problems: &mut Problems) {
     let first = &shards[0];
     let r = &first.manifest;
     for s in &shards[1..] {
         let m = &s.manifest;
         if m.collection != r.collection || m.config_hash != r.config_hash {
-            problems.push(format!(
+            problems.add(|| format!(
                 "{} (shard {}) comes from another configuration: {} {}, while {} (shard {}) has {} {}",
                 s.dir.display(),
                 m.shard,
@@ -306,7 +350,7 @@ fn check_configuration(shards: &[ShardStatus], problems: &mut Vec<String>) {
                 r.config_hash
             ));
         } else if m.shard.count != r.shard.count {
-            problems.push(format!(
+            problems.add(|| format!(
                 "{} is shard {} but {} is shard {}: the shards of one merge come from one array of N",
                 s.dir.display(),
                 m.shard,
@@ -319,7 +363,7 @@ fn check_configuration(shards: &[ShardStatus], problems: &mut Vec<String>) {
                 ..r.clone()
             })
         {
-            problems.push(format!(
+            problems.add(|| format!(
                 "{} has the configuration hash of {} but another job layout (a different roboaudit version?)",
                 s.dir.display(),
                 first.dir.display()
@@ -331,7 +375,7 @@ fn check_configuration(shards: &[ShardStatus], problems: &mut Vec<String>) {
 fn check_shards_and_jobs(
     shards: &[ShardStatus],
     reference: &ShardManifest,
-    problems: &mut Vec<String>,
+    problems: &mut Problems,
 ) {
     let n = reference.shard.count;
     let mut by_index: BTreeMap<usize, Vec<&ShardStatus>> = BTreeMap::new();
@@ -341,21 +385,28 @@ fn check_shards_and_jobs(
     for (index, given) in &by_index {
         if given.len() > 1 {
             let dirs: Vec<String> = given.iter().map(|s| s.dir.display().to_string()).collect();
-            problems.push(format!(
-                "shard {index}/{n} is given {} times: {}",
-                given.len(),
-                dirs.join(", ")
-            ));
+            problems.add(|| {
+                format!(
+                    "shard {index}/{n} is given {} times: {}",
+                    given.len(),
+                    dirs.join(", ")
+                )
+            });
         }
     }
-    for index in (0..n).filter(|i| !by_index.contains_key(i)) {
+    // Shard i owns jobs i, i + N, …: one at or past the job count owns none, and an array larger
+    // than the job list need not run (or be given) its empty shards.
+    let owning = n.min(reference.total_jobs);
+    for index in (0..owning).filter(|i| !by_index.contains_key(i)) {
         let shard = crate::Shard { index, count: n };
-        let jobs: Vec<usize> = shard.jobs(reference.total_jobs).collect();
-        problems.push(format!(
-            "shard {shard} is missing (its folder was not given): it holds {} job(s){}; run it with --shard {shard}",
-            jobs.len(),
-            name_jobs(reference, &jobs)
-        ));
+        problems.add(|| {
+            let jobs: Vec<usize> = shard.jobs(reference.total_jobs).collect();
+            format!(
+                "shard {shard} is missing (its folder was not given): it holds {} job(s){}; run it with --shard {shard}",
+                jobs.len(),
+                name_jobs(reference, &jobs)
+            )
+        });
     }
     if !problems.is_empty() {
         return;
@@ -365,12 +416,14 @@ fn check_shards_and_jobs(
         for &j in s.done_jobs.iter().chain(&s.stray_jobs) {
             match holders.get_mut(j) {
                 Some(h) => h.push(s),
-                None => problems.push(format!(
-                    "{} holds {}, beyond the collection's {} jobs",
-                    s.dir.display(),
-                    reference.job_files.relative(j).display(),
-                    reference.total_jobs
-                )),
+                None => problems.add(|| {
+                    format!(
+                        "{} holds {}, beyond the collection's {} jobs",
+                        s.dir.display(),
+                        reference.job_files.relative(j).display(),
+                        reference.total_jobs
+                    )
+                }),
             }
         }
     }
@@ -385,11 +438,13 @@ fn check_shards_and_jobs(
                 .iter()
                 .map(|s| format!("{} (shard {})", s.dir.display(), s.manifest.shard))
                 .collect();
-            problems.push(format!(
-                "job {j} ({}) is duplicated: present in {}; it belongs to shard {owner} only",
-                file.display(),
-                places.join(", ")
-            ));
+            problems.add(|| {
+                format!(
+                    "job {j} ({}) is duplicated: present in {}; it belongs to shard {owner} only",
+                    file.display(),
+                    places.join(", ")
+                )
+            });
         }
     }
     for s in shards {
@@ -400,7 +455,7 @@ fn check_shards_and_jobs(
             .filter(|j| s.done_jobs.binary_search(j).is_err())
             .collect();
         if !missing.is_empty() {
-            problems.push(format!(
+            problems.add(|| format!(
                 "shard {} ({}) lacks {} of its {} jobs{}: it is unfinished; rerun it with --shard {} (it resumes)",
                 s.manifest.shard,
                 s.dir.display(),
@@ -430,7 +485,7 @@ fn name_jobs(reference: &ShardManifest, jobs: &[usize]) -> String {
 fn check_shared(
     shards: &[ShardStatus],
     reference: &ShardManifest,
-    problems: &mut Vec<String>,
+    problems: &mut Problems,
 ) -> Result<()> {
     for name in &reference.shared_files {
         let mut first: Option<(&Path, Vec<u8>)> = None;
@@ -439,7 +494,7 @@ fn check_shared(
             let bytes = match std::fs::read(&path) {
                 Ok(b) => b,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    problems.push(format!(
+                    problems.add(|| format!(
                         "{} lacks {name}: the shard has not started writing; rerun it with --shard {}",
                         s.dir.display(),
                         s.manifest.shard
@@ -450,7 +505,7 @@ fn check_shared(
             };
             match &first {
                 None => first = Some((&s.dir, bytes)),
-                Some((d, b)) if *b != bytes => problems.push(format!(
+                Some((d, b)) if *b != bytes => problems.add(|| format!(
                     "{name} differs between {} and {} although the configuration hash is the same (different roboaudit or MuJoCo versions?)",
                     d.display(),
                     s.dir.display()

@@ -307,6 +307,63 @@ fn check_reports_what_merge_refuses() {
     );
 }
 
+/// An array far larger than its job list (as a mistyped N gives): its empty shards are not
+/// required, and when many shards are absent the first 12 are named and the rest counted, so
+/// `status` on one shard of 10,000,000 prints a screenful, not gigabytes.
+#[test]
+fn empty_shards_may_be_left_out_and_absent_shards_are_counted_past_twelve() {
+    let root = tempfile::tempdir().unwrap();
+    let n = 10_000_000;
+    let dirs: Vec<PathBuf> = (0..JOBS)
+        .map(|i| {
+            shard_dir(
+                root.path(),
+                &format!("s{i}"),
+                Shard::new(i, n).unwrap(),
+                0,
+                JOBS,
+            )
+        })
+        .collect();
+    let whole = shard_dir(root.path(), "whole", Shard::new(0, 1).unwrap(), 0, JOBS);
+    assert!(check(&dirs).unwrap().mergeable());
+    merge(&dirs, &root.path().join("m")).unwrap();
+    merge(&[whole], &root.path().join("w")).unwrap();
+    for j in 0..JOBS {
+        let file = format!("parts/part-{j:04}.txt");
+        assert_eq!(
+            std::fs::read(root.path().join("m").join(&file)).unwrap(),
+            std::fs::read(root.path().join("w").join(&file)).unwrap()
+        );
+    }
+
+    let wide = root.path().join("wide");
+    let m = ShardManifest {
+        total_jobs: 40,
+        ..manifest(Shard::new(0, 40).unwrap(), 0)
+    };
+    std::fs::create_dir_all(wide.join("parts")).unwrap();
+    ShardManifest::claim(&wide, Some(&m)).unwrap();
+    std::fs::write(wide.join("run.json"), "seed 0").unwrap();
+    std::fs::write(wide.join(m.job_files.relative(0)), "job 0").unwrap();
+    let c = check(std::slice::from_ref(&wide)).unwrap();
+    assert_eq!((c.problems.len(), c.unnamed), (12, 27), "{:?}", c.problems);
+    assert!(
+        c.problems[11].starts_with("shard 12/40 is missing"),
+        "{c:?}"
+    );
+    assert!(
+        c.refusal().ends_with("\n  … and 27 more"),
+        "{}",
+        c.refusal()
+    );
+    let e = merge(&[wide], &root.path().join("x")).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        ShardError::Inconsistent(c.refusal()).to_string()
+    );
+}
+
 /// An output folder inside a shard folder is refused before anything is written, however it
 /// is spelled (a `..` detour, a folder that does not exist yet).
 #[test]

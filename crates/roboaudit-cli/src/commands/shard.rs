@@ -92,12 +92,12 @@ pub fn status(args: &StatusArgs) -> Result<()> {
         "{complete} of {} shard folders complete; {done} of {total} units done in the folders given",
         statuses.len()
     )?;
-    if check.problems.is_empty() {
+    if check.mergeable() {
         outln!("ready to merge: roboaudit merge would accept these folders")?;
     } else {
         outln!(
-            "not mergeable: roboaudit merge would refuse these folders:\n  {}",
-            check.problems.join("\n  ")
+            "not mergeable: roboaudit merge would refuse these folders:{}",
+            check.refusal()
         )?;
     }
     Ok(())
