@@ -65,7 +65,7 @@ fn text(kind: PlotKind) -> Text {
         },
         PlotKind::FqeEstimates => Text {
             title: "Estimates against ground truth",
-            caption: "Each marker is one (policy, task) estimate plotted against its rollout value, neural FQE with a bar spanning its training seeds; markers on the dashed diagonal are exact, and an estimator whose markers keep the order of the ground truth ranks policies correctly even when off the diagonal.",
+            caption: "Each marker is one (policy, task) estimate plotted against its rollout value, neural FQE with a bar (its 95 % episode-bootstrap interval when the fit made refits, else the range of its training seeds: the legend says which); markers on the dashed diagonal are exact, and an estimator whose markers keep the order of the ground truth ranks policies correctly even when off the diagonal.",
             x: "ground truth V^π (discounted success, 0–1)",
             y: "estimate V̂ (discounted success, 0–1)",
         },
