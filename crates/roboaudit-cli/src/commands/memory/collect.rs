@@ -165,7 +165,8 @@ pub fn served_field(served: Option<&ServedPolicy>) -> Option<(&'static str, serd
 /// Arguments of `memory collect`.
 #[derive(clap::Args, Debug)]
 pub struct CollectArgs {
-    /// Built-in policy (faithful, blind, anti, random or bank), or a served one: ws://HOST:PORT
+    /// Built-in policy (faithful, blind, anti, random or bank), a trained checkpoint
+    /// (learned:DIR, from `memory train`; qualified first), or a served one: ws://HOST:PORT
     /// or NAME=ws://HOST:PORT (openpi's websocket protocol; the server must declare the
     /// roboaudit `reset` capability, see the policy-client README).
     #[arg(long, default_value = "bank")]
@@ -269,9 +270,10 @@ pub fn run(args: &CollectArgs) -> Result<()> {
         )
         .into());
     }
+    let mut learned = super::learned::open(&args.policy, cfg.task)?;
     if is_served(&args.policy) {
         served = Some(args.served.connect(&args.policy, args.harness.chunk_len)?);
-    } else {
+    } else if learned.is_none() {
         let kind = PolicyKind::parse(&args.policy).map_err(usage_or)?;
         let params = args
             .harness
@@ -281,14 +283,16 @@ pub fn run(args: &CollectArgs) -> Result<()> {
     // What else identifies the policy, beyond its name, spec and chunk length: a resumed
     // collection must be of the same policy.
     let identity = match (&builtin, &served) {
+        _ if learned.is_some() => super::learned::identity(&args.policy)?,
         (Some(b), _) => serde_json::json!({ "builtin": b.params() }),
         (None, Some(s)) => serde_json::json!({ "served": s.client().capabilities() }),
         (None, None) => return Err(Usage("no policy".into()).into()),
     };
-    let policy: &mut dyn MemoryPolicy = match (&mut builtin, &mut served) {
-        (Some(b), _) => b,
-        (None, Some(s)) => s,
-        (None, None) => return Err(Usage("no policy".into()).into()),
+    let policy: &mut dyn MemoryPolicy = match (&mut builtin, &mut served, &mut learned) {
+        (_, _, Some(l)) => l,
+        (Some(b), _, _) => b,
+        (None, Some(s), None) => s,
+        (None, None, None) => return Err(Usage("no policy".into()).into()),
     };
 
     crate::output::ensure_dir(&args.out)?;

@@ -22,7 +22,8 @@ pub struct InterveneArgs {
     /// `replacement` (own, donor same, donor opposite, clear) or `restoration` (none, anchor, full).
     #[arg(long)]
     pub study: String,
-    /// Built-in policy (faithful, blind, anti, random or bank), or a served one: ws://HOST:PORT
+    /// Built-in policy (faithful, blind, anti, random or bank), a trained checkpoint
+    /// (learned:DIR, from `memory train`; qualified first), or a served one: ws://HOST:PORT
     /// or NAME=ws://HOST:PORT, whose server declares the roboaudit capabilities `reset`,
     /// `memory_get` and `memory_set` (see the policy-client README).
     #[arg(long, default_value = "bank")]
@@ -123,11 +124,17 @@ pub fn run(args: &InterveneArgs) -> Result<()> {
         )
         .into());
     }
-    let identity = serde_json::json!({ "builtin": &params });
+    let mut learned = super::learned::open(&args.policy, cfg.task)?;
+    let identity = match learned {
+        Some(_) => super::learned::identity(&args.policy)?,
+        None => serde_json::json!({ "builtin": &params }),
+    };
     let mut served = None;
     let mut builtin = None;
     let policy: &mut dyn MemoryPolicy = if super::collect::is_served(&args.policy) {
         served.insert(connect_served(args, params.chunk_len)?)
+    } else if let Some(l) = learned.as_mut() {
+        l
     } else {
         let kind = PolicyKind::parse(&args.policy).map_err(usage_or)?;
         builtin.insert(BuiltinPolicy::new(kind, params).map_err(usage_or)?)

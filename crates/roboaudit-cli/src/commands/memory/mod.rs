@@ -6,6 +6,7 @@ mod calibrate;
 pub(crate) mod collect;
 pub(crate) mod control;
 mod intervene;
+mod learned;
 
 use crate::exit::Usage;
 use anyhow::Result;
@@ -14,6 +15,7 @@ use std::path::PathBuf;
 use calibrate::CalibrateArgs;
 use collect::CollectArgs;
 use intervene::InterveneArgs;
+use learned::TrainArgs;
 
 /// Memory-audit subcommands.
 #[derive(clap::Subcommand, Debug)]
@@ -49,6 +51,10 @@ pub enum MemoryCommand {
     /// target, donor opposite target, clear) or restoration after an injected fault (none, anchor,
     /// full rebuild); writes DIR/interventions.json.
     Intervene(InterveneArgs),
+    /// Train a learned memory policy by behaviour cloning on testbed demonstrations, save it
+    /// (DIR/model.safetensors, DIR/config.json) and run its qualification episodes; audit it
+    /// with `--policy learned:DIR`.
+    Train(TrainArgs),
     /// Irrelevant-history control on records collected with `--routes left,right`: semantic
     /// effect per route (positive rule), nuisance and interaction equivalence (90% interval inside
     /// the plan's `margins.nuisance` / `margins.interaction`); writes DIR/control.json.
@@ -91,6 +97,7 @@ pub fn run(cmd: MemoryCommand) -> Result<()> {
         MemoryCommand::Collect(args) => collect::run(&args),
         MemoryCommand::Calibrate(args) => calibrate::run(&args),
         MemoryCommand::Intervene(args) => intervene::run(&args),
+        MemoryCommand::Train(args) => learned::run_train(&args),
         MemoryCommand::Control { records, plan, out } => {
             control::run(&records, plan.as_deref(), &out)
         }
