@@ -43,6 +43,7 @@ pub mod dinov2;
 pub mod encoder;
 pub mod error;
 pub mod evaluate;
+pub mod headline;
 pub mod inputs;
 pub(crate) mod linalg;
 pub mod linear;

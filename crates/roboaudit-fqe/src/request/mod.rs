@@ -7,6 +7,7 @@
 mod encoder_spec;
 mod features;
 mod labels;
+mod run_folder;
 
 use std::path::{Path, PathBuf};
 
@@ -23,6 +24,7 @@ use crate::{
 
 pub use encoder_spec::EncoderSpec;
 pub use features::frame_features;
+pub use run_folder::{RunFolderFit, fit_run_folder};
 
 /// Name of the behaviour policy when it is the target (the dataset's own actions).
 pub const BEHAVIOUR: &str = "behaviour";
