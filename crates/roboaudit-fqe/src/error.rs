@@ -17,6 +17,16 @@ pub enum FqeError {
     /// A configuration value is out of range.
     #[error("invalid FQE configuration: {0}")]
     InvalidConfig(String),
+    /// A setting a user chooses is out of its bounds (the bounds a fit accepts live here, in
+    /// the config types' `validate`, once); `message` follows the setting's name, e.g.
+    /// `"0 is out of range 1..=65536"`.
+    #[error("{} {message}", setting.name())]
+    Setting {
+        /// The setting at fault.
+        setting: Setting,
+        /// Its value and the bound it breaks.
+        message: String,
+    },
     /// A linear system could not be solved (not positive definite) or an iteration diverged.
     #[error("numerical failure: {0}")]
     Numerical(String),
@@ -55,7 +65,65 @@ pub enum FqeError {
     },
 }
 
+/// A user-chosen setting of a fit, named by [`FqeError::Setting`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Setting {
+    /// Principal components of the frame features ([`crate::LoadOptions::components`]).
+    Components,
+    /// Discount γ.
+    Gamma,
+    /// Neural training seeds ([`crate::FitConfig::seeds`]).
+    Seeds,
+    /// A fixed number of neural gradient steps.
+    Steps,
+    /// The cap on neural gradient steps when a fit stops once settled.
+    MaxSteps,
+    /// Episode-bootstrap refits per policy.
+    Bootstrap,
+    /// Neural mini-batch rows.
+    BatchSize,
+    /// Target network copy period.
+    TargetUpdate,
+    /// Polyak rate of the target network.
+    TargetTau,
+    /// Neural learning rate at step 0.
+    LearningRate,
+    /// Linear FQE ridge λ.
+    Ridge,
+    /// Coverage threshold on the standardized action distance.
+    CoverageThreshold,
+}
+
+impl Setting {
+    /// The setting's name in messages (`snake_case`, as the config field).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Components => "components",
+            Self::Gamma => "gamma",
+            Self::Seeds => "seeds",
+            Self::Steps => "steps",
+            Self::MaxSteps => "max_steps",
+            Self::Bootstrap => "bootstrap",
+            Self::BatchSize => "batch_size",
+            Self::TargetUpdate => "target_update_every",
+            Self::TargetTau => "target_tau",
+            Self::LearningRate => "learning_rate",
+            Self::Ridge => "ridge",
+            Self::CoverageThreshold => "coverage_threshold",
+        }
+    }
+}
+
 impl FqeError {
+    /// A [`FqeError::Setting`] error.
+    pub(crate) fn setting(setting: Setting, message: impl Into<String>) -> Self {
+        Self::Setting {
+            setting,
+            message: message.into(),
+        }
+    }
+
     pub(crate) fn io(action: &'static str, path: &std::path::Path, source: std::io::Error) -> Self {
         Self::Io {
             action,

@@ -136,6 +136,31 @@ pub struct FitConfig {
     pub coverage_threshold: f64,
 }
 
+impl FitConfig {
+    /// Checks every setting against its bounds ([`crate::bounds_settings`]): the discount, the
+    /// seeds (1..=100, each once), the neural settings ([`NeuralFqeConfig::validate`]) and the
+    /// bootstrap refits (0..=1000) when neural FQE runs, the linear settings
+    /// ([`LinearFqeConfig::validate`]) and the coverage threshold (finite, `> 0`).
+    ///
+    /// # Errors
+    /// [`FqeError::Setting`] naming the first setting out of bounds; [`FqeError::InvalidConfig`]
+    /// for the fixed (non-user) settings.
+    pub fn validate(&self) -> Result<(), FqeError> {
+        use crate::bounds_settings::{
+            MAX_BOOTSTRAP, check_count, check_positive, check_seeds, check_unit,
+        };
+        use crate::error::Setting;
+        check_unit(Setting::Gamma, self.linear.gamma)?;
+        check_seeds(&self.seeds)?;
+        if let Some(neural) = &self.neural {
+            neural.validate()?;
+            check_count(Setting::Bootstrap, self.bootstrap, 0, MAX_BOOTSTRAP)?;
+        }
+        self.linear.validate()?;
+        check_positive(Setting::CoverageThreshold, self.coverage_threshold)
+    }
+}
+
 /// One target policy to evaluate.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TargetPolicy {

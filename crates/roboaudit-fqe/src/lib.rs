@@ -34,6 +34,7 @@
 use serde::Serialize;
 
 mod bounded;
+pub mod bounds_settings;
 pub mod cache;
 mod camera;
 pub mod coverage;
@@ -42,6 +43,7 @@ pub mod dinov2;
 pub mod encoder;
 pub mod error;
 pub mod evaluate;
+pub mod headline;
 pub mod inputs;
 pub(crate) mod linalg;
 pub mod linear;
@@ -54,6 +56,7 @@ pub mod number;
 pub mod pca;
 pub mod pipeline;
 pub mod report;
+pub mod request;
 pub mod summary;
 pub mod synthetic;
 pub(crate) mod vector;
@@ -62,7 +65,7 @@ pub use coverage::{DEFAULT_COVERAGE_THRESHOLD, SupportIndex, TaskCoverage, cover
 pub use detector::{Detection, DetectorConfig, DetectorError, detect};
 pub use dinov2::{Dinov2Encoder, Dinov2Options};
 pub use encoder::Encoder;
-pub use error::FqeError;
+pub use error::{FqeError, Setting};
 pub use evaluate::{
     FitConfig, GroundTruth, TargetPolicy, fit_all, fit_all_with_progress, fit_work,
     read_ground_truth, read_ground_truth_fingerprinted, score,
@@ -82,6 +85,7 @@ pub use neural::{
 };
 pub use pipeline::{Provenance, Truth, fit_and_score};
 pub use report::{DatasetIdentity, FqeReport, Interval, SCHEMA, fingerprint};
+pub use request::{FitObserver, FitRequest, RequestError, fit_request};
 
 /// One estimate `V̂(π, l)` of a task.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

@@ -74,20 +74,12 @@ impl LinearFqeConfig {
     /// Checks ranges.
     ///
     /// # Errors
-    /// [`FqeError::InvalidConfig`] for `γ ∉ [0, 1]`, `λ ≤ 0`, zero iterations or a tolerance ≤ 0.
+    /// [`FqeError::Setting`] for `γ ∉ [0, 1]` or `λ` not finite and `> 0`;
+    /// [`FqeError::InvalidConfig`] for zero iterations or a tolerance ≤ 0.
     pub fn validate(&self) -> Result<(), FqeError> {
-        if !(0.0..=1.0).contains(&self.gamma) {
-            return Err(FqeError::InvalidConfig(format!(
-                "gamma {} not in [0, 1]",
-                crate::number::compact(self.gamma)
-            )));
-        }
-        if !(self.ridge > 0.0 && self.ridge.is_finite()) {
-            return Err(FqeError::InvalidConfig(format!(
-                "ridge {} must be > 0",
-                crate::number::compact(self.ridge)
-            )));
-        }
+        use crate::bounds_settings::{check_positive, check_unit};
+        check_unit(crate::error::Setting::Gamma, self.gamma)?;
+        check_positive(crate::error::Setting::Ridge, self.ridge)?;
         if self.max_iterations == 0 || self.tolerance.is_nan() || self.tolerance <= 0.0 {
             return Err(FqeError::InvalidConfig(
                 "max_iterations and tolerance must be > 0".into(),

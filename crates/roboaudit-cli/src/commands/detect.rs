@@ -13,7 +13,6 @@ use roboaudit_fqe::number::compact;
 use roboaudit_fqe::pca::max_components;
 use roboaudit_fqe::{Encoder, FrameFeatures};
 
-use super::fqe_checks::MAX_COMPONENTS;
 use crate::exit::{InvalidInput, Usage};
 use crate::output::write_all_atomic;
 use crate::paths::{check_cache_folder, refuse_inside_dataset, require_extension, same_file};
@@ -84,12 +83,8 @@ fn report_path(args: &DetectArgs) -> PathBuf {
 /// Option checks that need no file (exit code 2 before anything is read).
 fn check_options(args: &DetectArgs) -> Result<Validation> {
     let usage = |m: String| -> anyhow::Error { Usage(m).into() };
-    if !(1..=MAX_COMPONENTS).contains(&args.components) {
-        return Err(usage(format!(
-            "--components {} is out of range 1..={MAX_COMPONENTS}",
-            args.components
-        )));
-    }
+    roboaudit_fqe::bounds_settings::check_components(args.components)
+        .map_err(super::fqe::classify)?;
     if !(args.c > 0.0 && args.c.is_finite()) {
         return Err(usage(format!(
             "--c {} must be a finite number > 0",
@@ -249,7 +244,9 @@ pub fn run(args: &DetectArgs) -> Result<()> {
     let validation = check_options(args)?;
     let ds = LeRobotDataset::open(&args.dir)
         .with_context(|| format!("cannot open LeRobot dataset {}", args.dir.display()))?;
-    let features = super::fqe::frame_features(&args.features, &ds, Some("observation.state"))?;
+    let features =
+        roboaudit_fqe::request::frame_features(&args.features, &ds, Some("observation.state"))
+            .map_err(super::fqe::request_error)?;
     if features == FrameFeatures::None {
         return Err(Usage(
             "--features none: the detector needs an image feature or a vector column".into(),

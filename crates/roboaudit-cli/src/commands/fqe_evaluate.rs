@@ -7,7 +7,9 @@ use anyhow::{Context, Result};
 use roboaudit_data::lerobot::LeRobotDataset;
 use roboaudit_fqe::{DatasetIdentity, FqeReport, read_ground_truth_fingerprinted, score};
 
-use super::fqe::{classify, ground_truth_path, write_outputs};
+use roboaudit_fqe::request::ground_truth_path;
+
+use super::fqe::{classify, write_outputs};
 use crate::exit::{InvalidInput, Usage};
 
 /// Arguments of `roboaudit fqe evaluate`.

@@ -7,7 +7,6 @@ pub mod fqe;
 pub mod fqe_actions;
 mod fqe_checks;
 pub mod fqe_collect;
-mod fqe_encoder;
 pub mod fqe_evaluate;
 pub mod memory;
 pub mod report;

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::FqeError;
+use crate::error::Setting;
 
 /// The last layer of the Q network.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -94,32 +95,47 @@ impl NeuralFqeConfig {
     /// Checks ranges.
     ///
     /// # Errors
-    /// [`FqeError::InvalidConfig`] for `γ ∉ [0, 1]`, a zero size or period, a non-positive
-    /// learning rate, or `final_lr_fraction ∉ (0, 1]`.
+    /// [`FqeError::Setting`] for `γ ∉ [0, 1]`, steps, batch rows or target period outside
+    /// `1..=`[`crate::bounds_settings::MAX_STEPS`] (batch: [`crate::bounds_settings::MAX_BATCH`]),
+    /// `τ ∉ [0, 1]` or a learning rate `∉ (0, 1]`; [`FqeError::InvalidConfig`] for a zero layer
+    /// size or curve period, `final_lr_fraction ∉ (0, 1]` or a negative weight decay.
     pub fn validate(&self) -> Result<(), FqeError> {
+        use crate::bounds_settings::{MAX_BATCH, MAX_STEPS, check_count, check_unit};
         let bad = |m: &str| Err(FqeError::InvalidConfig(m.to_owned()));
-        if !(0.0..=1.0).contains(&self.gamma) {
-            return bad("gamma must be in [0, 1]");
+        check_unit(Setting::Gamma, self.gamma)?;
+        let steps = if self.auto_steps {
+            Setting::MaxSteps
+        } else {
+            Setting::Steps
+        };
+        check_count(steps, self.steps, 1, MAX_STEPS)?;
+        check_count(Setting::BatchSize, self.batch_size, 1, MAX_BATCH)?;
+        check_count(
+            Setting::TargetUpdate,
+            self.target_update_every,
+            1,
+            MAX_STEPS,
+        )?;
+        check_unit(Setting::TargetTau, self.target_tau)?;
+        if !(self.learning_rate > 0.0 && self.learning_rate <= 1.0) {
+            return Err(FqeError::Setting {
+                setting: Setting::LearningRate,
+                message: format!(
+                    "{} is out of range (0, 1]",
+                    crate::number::compact(self.learning_rate)
+                ),
+            });
         }
-        if self.steps == 0
-            || self.batch_size == 0
-            || self.hidden == 0
+        if self.hidden == 0
             || self.part_embedding == 0
             || self.action_embedding == 0
             || self.task_embedding == 0
-            || self.target_update_every == 0
             || self.curve_every == 0
         {
-            return bad("steps, sizes and periods must be > 0");
-        }
-        if !(self.learning_rate > 0.0 && self.learning_rate.is_finite()) {
-            return bad("learning_rate must be > 0");
+            return bad("sizes and periods must be > 0");
         }
         if !(self.final_lr_fraction > 0.0 && self.final_lr_fraction <= 1.0) {
             return bad("final_lr_fraction must be in (0, 1]");
-        }
-        if !(0.0..=1.0).contains(&self.target_tau) {
-            return bad("target_tau must be in [0, 1]");
         }
         if self.weight_decay.is_nan() || self.weight_decay < 0.0 {
             return bad("weight_decay must be >= 0");

@@ -6,86 +6,53 @@ use super::{Scale, mark_done, stage_done};
 use crate::commands::fqe_collect::collect_with_progress;
 use crate::output;
 use anyhow::{Context, Result};
-use roboaudit_data::lerobot::{LeRobotDataset, read_policy_actions};
+use roboaudit_fqe::headline::FqeHeadline;
+use roboaudit_fqe::request::{FitObserver, RunFolderFit, fit_run_folder};
 use roboaudit_fqe::{
-    DatasetIdentity, FitConfig, FqeReport, FrameFeatures, LinearFqeConfig, LoadOptions,
-    NeuralFqeConfig, Provenance, TargetPolicy, Truth, align_target_actions, fit_and_score,
-    load_lerobot, read_ground_truth_fingerprinted, summary::render_markdown,
+    FitConfig, FqeReport, FrameFeatures, LinearFqeConfig, NeuralFqeConfig, summary::render_markdown,
 };
 use roboaudit_fqe_collect::CollectConfig;
-use serde::Serialize;
 use std::path::Path;
+use std::sync::Mutex;
 
-/// Suite-level metrics of one estimator (in the demo's `audit.json`).
-#[derive(Debug, Serialize)]
-pub(crate) struct EstimatorHeadline {
-    /// `neural`, `linear` or `naive`.
-    pub estimator: String,
-    /// Spearman ρ of the estimates and `V^π` across policies.
-    pub spearman_v: Option<f64>,
-    /// Normalized regret@1 against `V^π`, in [0, 1].
-    pub regret_at_1_v: Option<f64>,
-    /// Median absolute relative error over (policy, task).
-    pub median_are: Option<f64>,
-    /// MMRV against `V^π`.
-    pub mmrv_v: Option<f64>,
-}
+/// Headline of the FQE stage (in the demo's `audit.json`).
+pub(crate) type FqeSummary = FqeHeadline;
 
-/// Headline of the FQE stage.
-#[derive(Debug, Serialize)]
-pub(crate) struct FqeSummary {
-    /// Folder of `fqe.json`, relative to the demo folder.
-    pub dir: String,
-    /// Dataset episodes.
-    pub episodes: usize,
-    /// Ground-truth rollouts per policy and task.
-    pub rollouts: usize,
-    /// Target policies and their suite `V^π`, best first.
-    pub truth: Vec<(String, f64)>,
-    /// Per estimator.
-    pub estimators: Vec<EstimatorHeadline>,
-    /// The report's warnings ([`FqeReport::notes`]): a neural fit too short to converge,
-    /// estimates outside `[0, 1]`.
-    pub notes: Vec<String>,
-}
-
-impl FqeSummary {
-    /// Lines of the demo's closing summary.
-    pub(super) fn print(&self) -> Result<(), crate::stdout::StdoutError> {
-        let opt = |v: Option<f64>| v.map_or_else(|| "—".to_owned(), |x| format!("{x:.3}"));
+/// Lines of the demo's closing summary.
+pub(super) fn print(summary: &FqeSummary) -> Result<(), crate::stdout::StdoutError> {
+    let opt = |v: Option<f64>| v.map_or_else(|| "—".to_owned(), |x| format!("{x:.3}"));
+    outln!(
+        "fitted Q evaluation (push suite, {} dataset episodes, {} rollouts per policy and task):",
+        summary.episodes,
+        summary.rollouts
+    )?;
+    let truth: Vec<String> = summary
+        .truth
+        .iter()
+        .map(|(p, v)| format!("{p} {v:.2}"))
+        .collect();
+    outln!("  ground-truth V^pi: {}", truth.join(", "))?;
+    for e in &summary.estimators {
+        // An estimator with a warning is not presented as a bare number.
+        let prefix = format!("{} FQE:", e.estimator);
+        let flag = if summary.notes.iter().any(|n| n.starts_with(&prefix)) {
+            "  [unreliable: see warning]"
+        } else {
+            ""
+        };
         outln!(
-            "fitted Q evaluation (push suite, {} dataset episodes, {} rollouts per policy and task):",
-            self.episodes,
-            self.rollouts
+            "  {:7} Spearman(V^pi) {:>6}  regret@1 {:>5}  median ARE {:>6}  MMRV {:>5}{flag}",
+            e.estimator,
+            opt(e.spearman_v),
+            opt(e.regret_at_1_v),
+            opt(e.median_are),
+            opt(e.mmrv_v)
         )?;
-        let truth: Vec<String> = self
-            .truth
-            .iter()
-            .map(|(p, v)| format!("{p} {v:.2}"))
-            .collect();
-        outln!("  ground-truth V^pi: {}", truth.join(", "))?;
-        for e in &self.estimators {
-            // An estimator with a warning is not presented as a bare number.
-            let prefix = format!("{} FQE:", e.estimator);
-            let flag = if self.notes.iter().any(|n| n.starts_with(&prefix)) {
-                "  [unreliable: see warning]"
-            } else {
-                ""
-            };
-            outln!(
-                "  {:7} Spearman(V^pi) {:>6}  regret@1 {:>5}  median ARE {:>6}  MMRV {:>5}{flag}",
-                e.estimator,
-                opt(e.spearman_v),
-                opt(e.regret_at_1_v),
-                opt(e.median_are),
-                opt(e.mmrv_v)
-            )?;
-        }
-        for n in &self.notes {
-            outln!("  warning: {n}")?;
-        }
-        Ok(())
     }
+    for n in &summary.notes {
+        outln!("  warning: {n}")?;
+    }
+    Ok(())
 }
 
 struct Sizes {
@@ -184,78 +151,65 @@ fn collect_run(run_dir: &Path, cfg: &CollectConfig) -> Result<()> {
     Ok(())
 }
 
+/// Spinner on stderr for the stage's encoding and fitting.
+struct Spinner(Mutex<Option<indicatif::ProgressBar>>);
+
+impl FitObserver for Spinner {
+    fn note(&self, line: &str) {
+        eprintln!("{line}");
+    }
+
+    fn encoding(&self, _done: usize, _total: usize) {}
+
+    fn encoded(&self) {
+        if let Some(s) = lock(&self.0).take() {
+            s.finish_and_clear();
+        }
+    }
+
+    fn fitting(&self, _work: u64, _neural_fits: usize) {
+        *lock(&self.0) = Some(crate::progress::spinner("fqe: fitting"));
+    }
+
+    fn stage(&self, policy: &str, what: &str) {
+        if let Some(s) = lock(&self.0).as_ref() {
+            s.set_message(format!("fqe: {policy}: {what}"));
+        }
+    }
+
+    fn advance(&self, _k: u64) {}
+
+    fn fitted(&self) {
+        self.encoded();
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// Loads the collection, fits every estimator and scores them.
 fn fit(run_dir: &Path, fit_dir: &Path, s: &Sizes) -> Result<FqeReport> {
-    let (truth, truth_print) = read_ground_truth_fingerprinted(&run_dir.join("ground_truth.json"))?;
-    let ds = LeRobotDataset::open(run_dir.join("dataset"))
-        .with_context(|| format!("cannot open {}", run_dir.join("dataset").display()))?;
-    let opts = LoadOptions {
+    let fit = RunFolderFit {
+        run: run_dir.to_path_buf(),
+        // Relative to the report folder, so that the same demo in another folder writes the
+        // same bytes.
+        recorded_dataset: Path::new("run/dataset").to_path_buf(),
         features: FrameFeatures::Image(roboaudit_fqe_collect::collect::IMAGE_KEY.into()),
         components: s.components,
-        cache_dir: Some(fit_dir.join("feature-cache")),
-        ..LoadOptions::push_defaults()
-    };
-    let spinner = crate::progress::spinner("fqe: encoding frames");
-    let loaded = load_lerobot(&ds, &opts)?;
-    spinner.finish_and_clear();
-    let mut targets = Vec::new();
-    for p in &truth.policies {
-        let file = run_dir.join(
-            p.actions_file
-                .clone()
-                .unwrap_or_else(|| format!("policies/{}.parquet", p.policy)),
-        );
-        let actions = read_policy_actions(&file)?;
-        targets.push(TargetPolicy {
-            name: p.policy.clone(),
-            actions: align_target_actions(&loaded, &actions)?,
-        });
-    }
-    let config = FitConfig {
-        neural: Some(s.neural.clone()),
-        linear: LinearFqeConfig {
-            gamma: truth.gamma,
-            ..LinearFqeConfig::default()
+        cache_dir: fit_dir.join("feature-cache"),
+        config: FitConfig {
+            neural: Some(s.neural.clone()),
+            linear: LinearFqeConfig::default(),
+            seeds: vec![0],
+            bootstrap: s.bootstrap,
+            coverage_threshold: roboaudit_fqe::DEFAULT_COVERAGE_THRESHOLD,
         },
-        seeds: vec![0],
-        bootstrap: s.bootstrap,
-        coverage_threshold: roboaudit_fqe::DEFAULT_COVERAGE_THRESHOLD,
     };
-    // Paths relative to the report folder, so that the same demo in another folder writes the
-    // same bytes.
-    let relative = Path::new("run/dataset");
-    let mut load = serde_json::to_value(&loaded.summary).context("cannot describe the inputs")?;
-    if let Some(d) = load.get_mut("dataset") {
-        *d = serde_json::Value::from(relative.to_string_lossy().into_owned());
-    }
-    let describe = serde_json::json!({
-        "load": load,
-        "parts": loaded.inputs.parts.iter().map(|p| (&p.name, p.width)).collect::<Vec<_>>(),
-    });
-    let dataset = DatasetIdentity {
-        path: relative.to_path_buf(),
-        ..DatasetIdentity::of(&ds)?
-    };
-    let bar = crate::progress::spinner("fqe: fitting");
-    let report = fit_and_score(
-        &loaded.inputs,
-        &targets,
-        &config,
-        Provenance {
-            describe,
-            dataset,
-            truth: Some(Truth {
-                values: &truth,
-                fingerprint: &truth_print,
-            }),
-        },
-        &mut |p, what| {
-            bar.set_message(format!("fqe: {p}: {what}"));
-        },
-        &|_| {},
-    )?;
-    bar.finish_and_clear();
-    Ok(report)
+    let spinner = Spinner(Mutex::new(Some(crate::progress::spinner(
+        "fqe: encoding frames",
+    ))));
+    fit_run_folder(&fit, &spinner).map_err(crate::commands::fqe::request_error)
 }
 
 /// Runs the FQE stage. `stage(k, what)` announces stages 1 and 2.
@@ -314,36 +268,5 @@ pub(super) fn run(
 }
 
 fn summarize(r: &FqeReport, s: &Sizes) -> FqeSummary {
-    let mut truth: Vec<(String, f64)> = r
-        .policies
-        .iter()
-        .filter_map(|p| {
-            let v: Vec<f64> = p
-                .tasks
-                .iter()
-                .filter_map(|c| c.truth.as_ref().map(|t| t.v_pi))
-                .collect();
-            (!v.is_empty()).then(|| (p.policy.clone(), v.iter().sum::<f64>() / v.len() as f64))
-        })
-        .collect();
-    truth.sort_by(|a, b| b.1.total_cmp(&a.1));
-    FqeSummary {
-        dir: "fqe".into(),
-        episodes: s.collect.episodes,
-        rollouts: s.collect.rollouts,
-        truth,
-        estimators: r
-            .metrics
-            .iter()
-            .map(|m| EstimatorHeadline {
-                estimator: m.estimator.clone(),
-                spearman_v: m.suite.spearman_v,
-                regret_at_1_v: m.suite.regret_at_1_v,
-                median_are: m.suite.median_are,
-                mmrv_v: m.suite.mmrv_v,
-            })
-            .collect(),
-        // Recomputed so that a report cached by an older version gets its warnings too.
-        notes: roboaudit_fqe::notes::reliability_notes(r),
-    }
+    FqeHeadline::of(r, "fqe", s.collect.episodes, s.collect.rollouts)
 }

@@ -272,7 +272,7 @@ fn print_headlines(report: &DemoReport) -> Result<(), crate::stdout::StdoutError
         c.print()?;
     }
     if let Some(f) = &report.fqe {
-        f.print()?;
+        fqe::print(f)?;
     }
     Ok(())
 }

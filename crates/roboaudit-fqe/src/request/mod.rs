@@ -1,0 +1,333 @@
+//! The whole `fqe fit` pipeline of a dataset folder (methods document §3): a request names the
+//! dataset, the target policies' actions files, the labels, the ground truth, the frame features
+//! and the fit's settings; [`fit_request`] checks them, loads and encodes the dataset, fits every
+//! estimator ([`crate::fit_and_score`], shared with the demo) and returns the report. Progress and
+//! notes go to a [`FitObserver`]; nothing is printed or written here.
+
+mod encoder_spec;
+mod features;
+mod labels;
+mod run_folder;
+
+use std::path::{Path, PathBuf};
+
+use roboaudit_data::DataError;
+use roboaudit_data::lerobot::{LeRobotDataset, read_policy_actions};
+
+use crate::bounds_settings::check_components;
+use crate::number::compact;
+use crate::{
+    DatasetIdentity, FitConfig, FqeError, FqeReport, FrameFeatures, GroundTruth, LoadOptions,
+    Provenance, TargetPolicy, Truth, align_target_actions, behaviour_actions, fit_and_score,
+    fit_work, load_lerobot_with_progress, read_ground_truth_fingerprinted,
+};
+
+pub use encoder_spec::EncoderSpec;
+pub use features::frame_features;
+pub use run_folder::{RunFolderFit, fit_run_folder};
+
+/// Name of the behaviour policy when it is the target (the dataset's own actions).
+pub const BEHAVIOUR: &str = "behaviour";
+
+/// Discount of a fit without ground truth and without an explicit γ.
+pub const DEFAULT_GAMMA: f64 = 0.99;
+
+/// Errors of a fit request. The message is whole (no prefix): a request names its settings as
+/// the options a user typed.
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    /// A setting or name the request cannot use (a wrong option, not wrong data).
+    #[error("{0}")]
+    Usage(String),
+    /// An input file or dataset that cannot be used.
+    #[error("{0}")]
+    Input(String),
+    /// The dataset folder could not be opened.
+    #[error("cannot open LeRobot dataset {}", path.display())]
+    Open {
+        /// The dataset folder.
+        path: PathBuf,
+        /// Why (boxed: it would double the size of every result).
+        #[source]
+        source: Box<DataError>,
+    },
+    /// Reading the labels or a policy-actions file failed.
+    #[error(transparent)]
+    Data(DataError),
+    /// Loading, fitting or scoring failed (including [`FqeError::Setting`] for a setting out of
+    /// bounds).
+    #[error(transparent)]
+    Fqe(#[from] FqeError),
+}
+
+/// Everything `fqe fit` needs, as typed values.
+#[derive(Debug, Clone)]
+pub struct FitRequest {
+    /// A folder written by `fqe collect` (`dataset/`, `policies/`, `ground_truth.json`), if any.
+    pub run: Option<PathBuf>,
+    /// The LeRobot dataset folder.
+    pub dataset: PathBuf,
+    /// Target policies as (name, policy-actions file); empty: the run's policies, else the
+    /// behaviour policy alone.
+    pub policy_actions: Vec<(String, PathBuf)>,
+    /// Also evaluate the behaviour policy beside `policy_actions`.
+    pub behaviour: bool,
+    /// Labels file; `None`: `next.success`, else the last `next.reward` ≥ 0.5.
+    pub labels: Option<PathBuf>,
+    /// Ground-truth file; `None`: `RUN/ground_truth.json` when it exists.
+    pub ground_truth: Option<PathBuf>,
+    /// Discount γ in `[0, 1]`; `None`: the ground truth's, else [`DEFAULT_GAMMA`]. With ground
+    /// truth it must be the ground truth's.
+    pub gamma: Option<f64>,
+    /// Frame features as text (see [`frame_features`]).
+    pub features: String,
+    /// Proprioception column added raw beside the frame features (`None`: none).
+    pub state_feature: Option<String>,
+    /// Action column.
+    pub action_feature: String,
+    /// Principal components kept of the frame features, `1..=`[`crate::bounds_settings::MAX_COMPONENTS`].
+    pub components: usize,
+    /// Image encoder as text (see [`EncoderSpec::parse`]).
+    pub encoder: String,
+    /// Feature cache folder.
+    pub cache_dir: PathBuf,
+    /// The fit's settings; the discounts in it are replaced by the resolved γ.
+    pub config: FitConfig,
+}
+
+/// Receives what a fit reports while it runs. Called from the fit's threads (`advance` from
+/// several at once).
+pub trait FitObserver: Sync {
+    /// A line for the user, with its `note: ` or `warning: ` prefix.
+    fn note(&self, line: &str);
+    /// `done` of `total` frames encoded.
+    fn encoding(&self, done: usize, total: usize);
+    /// Encoding finished.
+    fn encoded(&self);
+    /// Fitting starts: `work` units of [`fit_work`] and `neural_fits` neural fits in all.
+    fn fitting(&self, work: u64, neural_fits: usize);
+    /// Policy `policy` entered fit stage `what` (`neural…`, `linear`, …).
+    fn stage(&self, policy: &str, what: &str);
+    /// `k` units of work done.
+    fn advance(&self, k: u64);
+    /// Fitting finished.
+    fn fitted(&self);
+}
+
+impl FitRequest {
+    /// Checks every setting against its bounds ([`FitConfig::validate`], the components, γ),
+    /// before any file is read: a typo must not cost a dataset pass.
+    ///
+    /// # Errors
+    /// [`FqeError::Setting`] (in [`RequestError::Fqe`]) naming the first setting out of bounds.
+    pub fn validate(&self) -> Result<(), RequestError> {
+        check_components(self.components)?;
+        let mut config = self.config.clone();
+        set_gamma(&mut config, self.gamma.unwrap_or(DEFAULT_GAMMA));
+        config.validate()?;
+        Ok(())
+    }
+}
+
+fn set_gamma(config: &mut FitConfig, gamma: f64) {
+    config.linear.gamma = gamma;
+    if let Some(n) = &mut config.neural {
+        n.gamma = gamma;
+    }
+}
+
+/// The ground-truth file: `explicit`, else `RUN/ground_truth.json` when it exists.
+#[must_use]
+pub fn ground_truth_path(run: Option<&Path>, explicit: Option<&PathBuf>) -> Option<PathBuf> {
+    explicit.cloned().or_else(|| {
+        run.map(|r| r.join("ground_truth.json"))
+            .filter(|p| p.exists())
+    })
+}
+
+/// The target policies' (name, actions file): the request's, else the ground truth's (files
+/// relative to its folder).
+fn policies(
+    req: &FitRequest,
+    truth: Option<&GroundTruth>,
+    gt_dir: Option<&Path>,
+) -> Result<Vec<(String, PathBuf)>, RequestError> {
+    let mut out: Vec<(String, PathBuf)> = Vec::new();
+    for (name, file) in &req.policy_actions {
+        if name == BEHAVIOUR {
+            return Err(RequestError::Usage(format!(
+                "--policy-actions: the name \"{BEHAVIOUR}\" is reserved for the dataset's own actions"
+            )));
+        }
+        if out.iter().any(|(n, _)| n == name) {
+            return Err(RequestError::Usage(format!(
+                "--policy-actions: the name \"{name}\" is given twice; every target policy needs its own name"
+            )));
+        }
+        out.push((name.clone(), file.clone()));
+    }
+    if let (true, Some(gt), Some(dir)) = (out.is_empty(), truth, gt_dir) {
+        for p in &gt.policies {
+            let file = p
+                .actions_file
+                .clone()
+                .unwrap_or_else(|| format!("policies/{}.parquet", p.policy));
+            out.push((p.policy.clone(), dir.join(file)));
+        }
+    }
+    Ok(out)
+}
+
+/// Runs the fit a request names (methods document §3): reads the encoder's weights and the
+/// ground truth, opens the dataset, resolves labels and features, reads the policy-actions
+/// files (all before the encoding pass, so that a wrong input costs no pass and leaves no
+/// feature cache), encodes the frames, fits every estimator and scores them when ground truth
+/// is known.
+///
+/// # Errors
+/// See [`RequestError`]; settings are assumed checked by [`FitRequest::validate`] (they are
+/// checked again before encoding).
+pub fn fit_request(req: &FitRequest, obs: &dyn FitObserver) -> Result<FqeReport, RequestError> {
+    let encoder_spec = EncoderSpec::parse(&req.encoder)?;
+    // The weights are read (and checked) before the dataset: a wrong file must not cost a
+    // dataset pass.
+    let encoder = encoder_spec.load()?;
+    let gt_path = ground_truth_path(req.run.as_deref(), req.ground_truth.as_ref());
+    let (truth, truth_print) = match gt_path.as_deref() {
+        Some(path) => {
+            let (t, print) = read_ground_truth_fingerprinted(path)?;
+            (Some(t), Some(print))
+        }
+        None => (None, None),
+    };
+    // Scoring refuses estimates at another discount than the ground truth's; found here, it
+    // costs no encoding pass and leaves no feature cache behind.
+    if let (Some(g), Some(t), Some(path)) = (req.gamma, &truth, &gt_path)
+        && (g - t.gamma).abs() > 1e-12
+    {
+        return Err(RequestError::Usage(format!(
+            "--gamma {} differs from gamma {} of the ground truth: the estimates could not be scored against it; omit --gamma (or pass --gamma {}), ground truth {}",
+            compact(g),
+            compact(t.gamma),
+            compact(t.gamma),
+            path.display()
+        )));
+    }
+    let gamma = req
+        .gamma
+        .or(truth.as_ref().map(|t| t.gamma))
+        .unwrap_or(DEFAULT_GAMMA);
+    let gt_dir = gt_path.as_deref().and_then(Path::parent);
+    let policy_files = policies(req, truth.as_ref(), gt_dir)?;
+    let ds = LeRobotDataset::open(&req.dataset).map_err(|source| RequestError::Open {
+        path: req.dataset.clone(),
+        source: Box::new(source),
+    })?;
+    let labels = labels::labels_source(req.labels.as_ref(), &ds)?;
+    let (labels_described, predicted) = labels::describe_labels(&labels);
+    // A key the user chose is checked as an option; the LeRobot defaults missing from a dataset
+    // with non-standard keys stay the dataset's problem (with the keys listed).
+    if let Some(key) = req
+        .state_feature
+        .as_deref()
+        .filter(|k| *k != "observation.state")
+    {
+        features::declared(&ds, "--state-feature", key, " (or none)")?;
+    }
+    if req.action_feature != "action" {
+        features::declared(&ds, "--action-feature", &req.action_feature, "")?;
+    }
+    let features = frame_features(&req.features, &ds, req.state_feature.as_deref())?;
+    if encoder_spec != EncoderSpec::Raw32 && !matches!(features, FrameFeatures::Image(_)) {
+        obs.note(&format!(
+            "note: --encoder {} is unused: the frame features are {}",
+            req.encoder,
+            features.describe()
+        ));
+    }
+    if let Some(w) = features::component_cap_warning(req.components, &ds, &features, &encoder) {
+        obs.note(&format!("warning: {w}"));
+    }
+    let opts = LoadOptions {
+        features,
+        state_feature: req.state_feature.clone(),
+        action_feature: req.action_feature.clone(),
+        labels,
+        encoder,
+        components: req.components,
+        cache_dir: Some(req.cache_dir.clone()),
+        ..LoadOptions::push_defaults()
+    };
+    let mut config = req.config.clone();
+    set_gamma(&mut config, gamma);
+    config.validate()?;
+    let mut policy_actions = Vec::with_capacity(policy_files.len());
+    for (name, file) in &policy_files {
+        let actions = read_policy_actions(file).map_err(RequestError::Data)?;
+        policy_actions.push((name.clone(), actions));
+    }
+    let loaded = load_lerobot_with_progress(&ds, &opts, &mut |done, total| {
+        obs.encoding(done, total);
+    })?;
+    obs.encoded();
+    let mut targets = Vec::new();
+    let only_behaviour = policy_files.is_empty();
+    if only_behaviour || req.behaviour {
+        targets.push(TargetPolicy {
+            name: BEHAVIOUR.to_owned(),
+            actions: behaviour_actions(&loaded.inputs),
+        });
+    }
+    for (name, actions) in policy_actions {
+        targets.push(TargetPolicy {
+            name,
+            actions: align_target_actions(&loaded, &actions)?,
+        });
+    }
+    let target = match (only_behaviour, req.behaviour) {
+        (true, _) => {
+            "behaviour policy: the dataset's own actions (on-policy evaluation; no --policy-actions given)"
+        }
+        (false, true) => {
+            "policy-actions files, and the behaviour policy: the dataset's own actions (on-policy)"
+        }
+        (false, false) => "policy-actions files",
+    };
+    let describe = serde_json::json!({
+        "load": loaded.summary,
+        "parts": loaded.inputs.parts.iter().map(|p| (&p.name, p.width)).collect::<Vec<_>>(),
+        "target": target,
+        "labels": labels_described,
+    });
+    if only_behaviour {
+        obs.note(
+            "note: no --policy-actions: evaluating the behaviour policy (the dataset's own actions, on-policy)",
+        );
+    }
+    let neural_fits = targets.len() * (config.seeds.len() + config.bootstrap);
+    obs.fitting(fit_work(targets.len(), &config), neural_fits);
+    let truth = truth
+        .as_ref()
+        .zip(truth_print.as_deref())
+        .map(|(values, fingerprint)| Truth {
+            values,
+            fingerprint,
+        });
+    let mut report = fit_and_score(
+        &loaded.inputs,
+        &targets,
+        &config,
+        Provenance {
+            describe,
+            dataset: DatasetIdentity::of(&ds)?,
+            truth,
+        },
+        &mut |policy, what| obs.stage(policy, what),
+        &|k| obs.advance(k),
+    )?;
+    obs.fitted();
+    if let Some(note) = predicted {
+        report.notes.push(note);
+    }
+    Ok(report)
+}
