@@ -128,8 +128,17 @@ mod tests {
             fault(&c),
             (Setting::Bootstrap, "1001 is out of range 0..=1000".into())
         );
-        // Without neural FQE there are no refits to bound.
+        // Refits are neural fits: without neural FQE any bootstrap is refused, none is fine.
         c.neural = None;
+        c.bootstrap = 5;
+        assert_eq!(
+            fault(&c),
+            (
+                Setting::Bootstrap,
+                "5 asks for neural FQE refits, but this fit runs no neural FQE".into()
+            )
+        );
+        c.bootstrap = 0;
         assert!(c.validate().is_ok());
         let mut c = config();
         c.seeds = vec![4, 7, 4];

@@ -155,6 +155,16 @@ impl FitConfig {
         if let Some(neural) = &self.neural {
             neural.validate()?;
             check_count(Setting::Bootstrap, self.bootstrap, 0, MAX_BOOTSTRAP)?;
+        } else if self.bootstrap > 0 {
+            // The refits are neural fits: without neural FQE a bootstrap request would be
+            // silently ignored, and the report would show no interval the user asked for.
+            return Err(crate::FqeError::setting(
+                Setting::Bootstrap,
+                format!(
+                    "{} asks for neural FQE refits, but this fit runs no neural FQE",
+                    self.bootstrap
+                ),
+            ));
         }
         self.linear.validate()?;
         check_positive(Setting::CoverageThreshold, self.coverage_threshold)

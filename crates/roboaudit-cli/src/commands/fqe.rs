@@ -430,11 +430,12 @@ impl FitObserver for Progress {
             bar.finish_and_clear();
         }
         if let (Some(a), Some(b)) = *lock(&self.neural) {
+            let threads = rayon::current_num_threads();
             eprintln!(
-                "neural FQE: {} fits in {:.2} s on {} threads",
+                "neural FQE: {} fits in {:.2} s on {threads} thread{}",
                 *lock(&self.neural_fits),
                 (b - a).as_secs_f64(),
-                rayon::current_num_threads()
+                if threads == 1 { "" } else { "s" }
             );
         }
     }
