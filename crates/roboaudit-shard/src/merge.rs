@@ -276,6 +276,14 @@ fn damage(path: &Path) -> Result<Option<&'static str>> {
     if len == 0 {
         return Ok(Some("is empty"));
     }
+    if path.extension().is_some_and(|e| e == "json") {
+        // A recipient or rollout block: a copy cut short must be refused here, naming the
+        // shard's own file, not later by the finishing step in the temporary merge folder.
+        let reader = std::io::BufReader::new(f);
+        return Ok(serde_json::from_reader::<_, serde::de::IgnoredAny>(reader)
+            .err()
+            .map(|_| "is not complete JSON (cut short or damaged)"));
+    }
     if path.extension().is_none_or(|e| e != "parquet") {
         return Ok(None);
     }

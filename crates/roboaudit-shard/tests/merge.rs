@@ -364,6 +364,38 @@ fn empty_shards_may_be_left_out_and_absent_shards_are_counted_past_twelve() {
     );
 }
 
+/// A JSON job file cut short (a copy interrupted mid-way) is named in the shard's own folder by
+/// `check`, so `status` never calls such a set ready; a whole one passes.
+#[test]
+fn a_json_job_file_cut_short_is_named_in_its_shard() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("s0");
+    let mut m = manifest(Shard::new(0, 1).unwrap(), 0);
+    m.job_files.suffix = ".json".into();
+    std::fs::create_dir_all(dir.join("parts")).unwrap();
+    ShardManifest::claim(&dir, Some(&m)).unwrap();
+    std::fs::write(dir.join("run.json"), "seed 0").unwrap();
+    for j in 0..JOBS {
+        std::fs::write(
+            dir.join(m.job_files.relative(j)),
+            format!("{{\"job\": {j}}}"),
+        )
+        .unwrap();
+    }
+    assert!(check(std::slice::from_ref(&dir)).unwrap().mergeable());
+    std::fs::write(dir.join("parts/part-0003.json"), "{\"job\": ").unwrap();
+    let c = check(std::slice::from_ref(&dir)).unwrap();
+    assert_eq!(c.problems.len(), 1, "{:?}", c.problems);
+    assert!(
+        c.problems[0].starts_with(&format!(
+            "parts/part-0003.json in {} is not complete JSON",
+            dir.display()
+        )),
+        "{:?}",
+        c.problems
+    );
+}
+
 /// An output folder inside a shard folder is refused before anything is written, however it
 /// is spelled (a `..` detour, a folder that does not exist yet).
 #[test]
