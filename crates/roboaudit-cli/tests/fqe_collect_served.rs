@@ -221,7 +221,7 @@ fn actions_of_the_wrong_width_stop_the_run_before_anything_is_written() {
     });
     assert_eq!(written, 0, "rollouts written before the check");
 
-    // Another configuration does not continue that run: its folder is removed, and said so.
+    // Another configuration does not continue that run, nor remove it: it is refused, naming it.
     let mut args = vec![
         "fqe",
         "collect",
@@ -240,6 +240,10 @@ fn actions_of_the_wrong_width_stop_the_run_before_anything_is_written() {
         String::from_utf8_lossy(&o.stderr).contains("an interrupted run with other settings"),
         "{}",
         text(&o)
+    );
+    assert!(
+        tmp.path().join(".fqe-collect-gt.partial/.resume").is_dir(),
+        "the interrupted run's folder is kept"
     );
 }
 

@@ -173,29 +173,39 @@ pub enum WorkState {
     Fresh,
     /// An interrupted run of the same identity: it is continued.
     Resumed,
-    /// An interrupted run of another identity (or of none): removed, a new folder.
+    /// A folder without a run's identity (cut off before it was written, so nothing was
+    /// collected in it): removed, a new folder.
     Replaced,
 }
 
 /// Prepares `dir` as the work folder of a run: an interrupted run of the same [`RunIdentity`] is
-/// kept for [`collect_with`] to continue; any other content is removed. Writes the identity to
-/// `dir/.resume/run.json`.
+/// kept for [`collect_with`] to continue; one of another identity is kept and refused; a folder
+/// with no readable identity is removed. Writes the identity to `dir/.resume/run.json`.
 ///
 /// # Errors
+/// [`CollectError::OtherRun`] when `dir` holds an interrupted run of another identity;
 /// [`CollectError::Io`].
 pub fn open_work(dir: &Path, identity: &RunIdentity) -> Result<WorkState> {
     let run_file = dir.join(RESUME_DIR).join(RUN_FILE);
     let mut state = WorkState::Fresh;
     if dir.exists() {
-        let same = std::fs::read(&run_file)
+        let old = std::fs::read(&run_file)
             .ok()
-            .and_then(|b| serde_json::from_slice::<RunIdentity>(&b).ok())
-            .is_some_and(|old| old.fingerprint == identity.fingerprint);
-        if same {
-            return Ok(WorkState::Resumed);
+            .and_then(|b| serde_json::from_slice::<RunIdentity>(&b).ok());
+        match old {
+            Some(old) if old.fingerprint == identity.fingerprint => {
+                return Ok(WorkState::Resumed);
+            }
+            Some(_) => {
+                return Err(CollectError::OtherRun {
+                    dir: dir.display().to_string(),
+                });
+            }
+            None => {
+                std::fs::remove_dir_all(dir).map_err(io_err(dir))?;
+                state = WorkState::Replaced;
+            }
         }
-        std::fs::remove_dir_all(dir).map_err(io_err(dir))?;
-        state = WorkState::Replaced;
     }
     let resume = dir.join(RESUME_DIR);
     std::fs::create_dir_all(&resume).map_err(io_err(&resume))?;

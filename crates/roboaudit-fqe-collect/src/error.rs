@@ -36,6 +36,15 @@ pub enum CollectError {
     /// unsharded run.
     #[error(transparent)]
     Shard(#[from] roboaudit_shard::ShardError),
+    /// The work folder holds an interrupted run of other settings or targets: it is kept (it may
+    /// hold hours of rollouts), and the run stops.
+    #[error(
+        "{dir} holds an interrupted run with other settings or targets: rerun that command to continue it, or delete {dir} to start over"
+    )]
+    OtherRun {
+        /// The work folder.
+        dir: String,
+    },
     /// The work folder of an interrupted run cannot be resumed (the message says why).
     #[error("{0}")]
     Resume(String),

@@ -234,3 +234,32 @@ fn target_policies_rank_as_designed() {
         }
     }
 }
+
+/// An interrupted run's work folder is continued by the same settings, refused (and kept) by
+/// others, and replaced only when it never recorded its settings.
+#[test]
+fn a_work_folder_of_other_settings_is_kept_and_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join(".fqe-collect-gt.partial");
+    let small = CollectConfig::small().check().unwrap();
+    let other = CollectConfig {
+        seed: 5,
+        ..CollectConfig::small()
+    }
+    .check()
+    .unwrap();
+    let id = RunIdentity::of(&small, &[]);
+    assert_eq!(open_work(&work, &id).unwrap(), WorkState::Fresh);
+    std::fs::write(work.join("kept.txt"), "rollouts").unwrap();
+    assert_eq!(open_work(&work, &id).unwrap(), WorkState::Resumed);
+    let e = open_work(&work, &RunIdentity::of(&other, &[])).unwrap_err();
+    assert!(matches!(e, CollectError::OtherRun { .. }), "{e}");
+    assert!(e.to_string().starts_with(&format!(
+        "{} holds an interrupted run with other settings",
+        work.display()
+    )));
+    assert!(work.join("kept.txt").is_file(), "refusing removes nothing");
+    std::fs::remove_file(work.join(".resume/run.json")).unwrap();
+    assert_eq!(open_work(&work, &id).unwrap(), WorkState::Replaced);
+    assert!(!work.join("kept.txt").exists());
+}

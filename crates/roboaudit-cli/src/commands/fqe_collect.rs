@@ -12,7 +12,7 @@
 
 use crate::commands::fqe_actions::{classify, client_config, split_policy};
 use crate::commands::memory::collect::ServedArgs;
-use crate::exit::Usage;
+use crate::exit::{InvalidInput, Usage};
 use anyhow::Context;
 use roboaudit_fqe_collect::served::ServedTarget;
 use roboaudit_fqe_collect::{
@@ -236,21 +236,25 @@ pub fn run(args: &CollectArgs) -> anyhow::Result<()> {
         .unwrap_or(Path::new("."));
     crate::output::ensure_dir(parent)?;
     // One work folder per --out, named after it: an interrupted run's is continued by a rerun
-    // with the same settings, and replaced otherwise, instead of piling up beside it.
+    // with the same settings, and refused otherwise (it may hold hours of rollouts).
     let name = args
         .out
         .file_name()
         .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
     let work = parent.join(format!(".fqe-collect-{name}.partial"));
     let names: Vec<String> = specs.iter().map(|(n, _)| n.clone()).collect();
-    match open_work(&work, &RunIdentity::of(&cfg, &names))? {
+    let state = open_work(&work, &RunIdentity::of(&cfg, &names)).map_err(|e| match e {
+        CollectError::OtherRun { .. } => InvalidInput(e.to_string()).into(),
+        e => anyhow::Error::new(e),
+    })?;
+    match state {
         WorkState::Fresh => {}
         WorkState::Resumed => eprintln!(
             "continuing the interrupted run in {} (same settings and targets)",
             work.display()
         ),
         WorkState::Replaced => eprintln!(
-            "removed {}: an interrupted run with other settings or targets",
+            "removed {}: an interrupted run cut off before it recorded its settings",
             work.display()
         ),
     }
