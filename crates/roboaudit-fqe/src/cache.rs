@@ -163,8 +163,9 @@ impl FeatureCache {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
+            remove_orphans(&self.dir, &name);
             let tmp = tempfile::Builder::new()
-                .prefix(&format!(".{name}."))
+                .prefix(&tmp_prefix(&name))
                 .suffix(".tmp")
                 .tempfile_in(&self.dir)
                 .map_err(|e| FqeError::io("create", &self.dir, e))?;
@@ -288,6 +289,52 @@ impl FeatureCache {
     }
 }
 
+/// This machine's name as it may appear in a file name (empty when it cannot be read).
+fn host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().replace(['.', '/'], "_"))
+        .unwrap_or_default()
+}
+
+/// `.{name}.{host}-{pid}.`: the start of this process's temporary copies of the cache file
+/// `name`, so that a copy left by a killed process can be told from one being written.
+fn tmp_prefix(name: &str) -> String {
+    format!(".{name}.{}-{}.", host(), std::process::id())
+}
+
+/// Removes temporary copies of `name` written by processes of this machine that no longer run
+/// (killed mid-write: each such copy is as large as the cache). Copies of live processes and of
+/// other machines (a cache folder shared over a cluster's file system) are left alone; where
+/// processes cannot be looked up (`/proc`), nothing is removed. Failures are ignored: this is
+/// tidying, and the write that follows reports a folder it cannot use.
+fn remove_orphans(dir: &Path, name: &str) {
+    let host = host();
+    let (true, Ok(entries)) = (
+        !host.is_empty() && Path::new("/proc/self").exists(),
+        std::fs::read_dir(dir),
+    ) else {
+        return;
+    };
+    let head = format!(".{name}.{host}-");
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let Some(rest) = file.to_str().and_then(|f| f.strip_prefix(&head)) else {
+            continue;
+        };
+        let pid = rest
+            .split_once('.')
+            .and_then(|(p, _)| p.parse::<u32>().ok());
+        let dead =
+            |pid: &u32| *pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists();
+        if pid
+            .filter(|_| rest.ends_with(".tmp"))
+            .is_some_and(|p| dead(&p))
+        {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -333,6 +380,30 @@ mod tests {
         assert!(FeatureCache::open(dir.path(), "raw2", "none", 4).is_err());
         assert_ne!(fnv1a64(b"a"), fnv1a64(b"b"));
         assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
+    }
+
+    /// A copy left by a killed process of this machine is removed when the cache is next
+    /// written; copies of a live process (pid 1) and of another machine are kept.
+    #[test]
+    fn copies_left_by_killed_processes_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let name = "raw2-none.fqecache";
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let host = host();
+        let orphan = format!(".{name}.{host}-{dead}.AbC123.tmp");
+        let live = format!(".{name}.{host}-1.XyZ789.tmp");
+        let remote = format!(".{name}.elsewhere-{dead}.QwE456.tmp");
+        for f in [&orphan, &live, &remote] {
+            std::fs::write(dir.path().join(f), b"partial").unwrap();
+        }
+        let mut c = FeatureCache::open(dir.path(), "raw2", "none", 3).unwrap();
+        c.put(1, &[1.0; 3]).unwrap();
+        c.commit().unwrap();
+        let mut expected = vec![live, remote, name.to_owned()];
+        expected.sort();
+        assert_eq!(names(dir.path()), expected);
     }
 
     #[test]
