@@ -30,7 +30,10 @@ Exit codes:
   1  failure (writing output, internal error)
   2  command-line usage error
   3  invalid input: a missing, unreadable or malformed input file
-     (the message names the file, and the row and column where there is one)";
+     (the message names the file, and the row and column where there is one)
+
+\"SPEC §N\" in these texts is §N of docs/methods.md in the repository: each
+quantity's definition, formula and source paper section.";
 
 /// roboaudit: what robot-learning evaluation numbers really mean.
 #[derive(Debug, Parser)]

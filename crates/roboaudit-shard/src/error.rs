@@ -15,7 +15,7 @@ pub enum ShardError {
     },
     /// The shard folders do not form one complete, consistent collection (the message names the
     /// folder, shard or job at fault).
-    #[error("cannot merge: {0}")]
+    #[error("cannot merge these shard folders:{0}")]
     Inconsistent(String),
     /// A folder is not a shard folder or its shard manifest is unreadable.
     #[error("{path}: {reason}")]
