@@ -15,7 +15,7 @@ fi
 
 work=$(mktemp -d /tmp/roboaudit-slurm.XXXXXX)
 chmod 755 "$work"
-cleanup() { scripts/slurm_local_cluster.sh stop "$work/cluster"; }
+cleanup() { scripts/slurm_local_cluster.sh stop "$work/cluster"; rm -rf "$work"; }
 trap cleanup EXIT
 eval "$(scripts/slurm_local_cluster.sh "$work/cluster")"
 echo "cluster up after $((SECONDS - start)) s"
