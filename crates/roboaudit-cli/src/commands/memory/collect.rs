@@ -282,14 +282,14 @@ pub fn run(args: &CollectArgs) -> Result<()> {
     }
     // What else identifies the policy, beyond its name, spec and chunk length: a resumed
     // collection must be of the same policy.
-    let identity = match (&builtin, &served) {
-        _ if learned.is_some() => super::learned::identity(&args.policy)?,
-        (Some(b), _) => serde_json::json!({ "builtin": b.params() }),
-        (None, Some(s)) => serde_json::json!({ "served": s.client().capabilities() }),
-        (None, None) => return Err(Usage("no policy".into()).into()),
+    let identity = match (&learned, &builtin, &served) {
+        (Some((_, id)), _, _) => id.clone(),
+        (None, Some(b), _) => serde_json::json!({ "builtin": b.params() }),
+        (None, None, Some(s)) => serde_json::json!({ "served": s.client().capabilities() }),
+        (None, None, None) => return Err(Usage("no policy".into()).into()),
     };
     let policy: &mut dyn MemoryPolicy = match (&mut builtin, &mut served, &mut learned) {
-        (_, _, Some(l)) => l,
+        (_, _, Some((l, _))) => l,
         (Some(b), _, _) => b,
         (None, Some(s), None) => s,
         (None, None, None) => return Err(Usage("no policy".into()).into()),

@@ -125,15 +125,15 @@ pub fn run(args: &InterveneArgs) -> Result<()> {
         .into());
     }
     let mut learned = super::learned::open(&args.policy, cfg.task)?;
-    let identity = match learned {
-        Some(_) => super::learned::identity(&args.policy)?,
+    let identity = match &learned {
+        Some((_, id)) => id.clone(),
         None => serde_json::json!({ "builtin": &params }),
     };
     let mut served = None;
     let mut builtin = None;
     let policy: &mut dyn MemoryPolicy = if super::collect::is_served(&args.policy) {
         served.insert(connect_served(args, params.chunk_len)?)
-    } else if let Some(l) = learned.as_mut() {
+    } else if let Some((l, _)) = learned.as_mut() {
         l
     } else {
         let kind = PolicyKind::parse(&args.policy).map_err(usage_or)?;

@@ -140,9 +140,9 @@ pub fn run_train(args: &TrainArgs) -> Result<()> {
 }
 
 /// The learned policy named `policy` (`learned:DIR`), opened for an audit of `task` (loaded,
-/// checked, qualified: exit 3 with its rate when below the registered one); `None` for any
-/// other name.
-pub fn open(policy: &str, task: TaskKind) -> Result<Option<LearnedPolicy>> {
+/// checked, qualified: exit 3 with its rate when below the registered one), with what identifies
+/// it in a resumable run (the hash of the weights it qualified); `None` for any other name.
+pub fn open(policy: &str, task: TaskKind) -> Result<Option<(LearnedPolicy, serde_json::Value)>> {
     let Some(dir) = policy.strip_prefix(PREFIX) else {
         return Ok(None);
     };
@@ -154,12 +154,6 @@ pub fn open(policy: &str, task: TaskKind) -> Result<Option<LearnedPolicy>> {
         q.rate,
         q.config.threshold
     )?;
-    Ok(Some(p))
-}
-
-/// What identifies a learned policy in a resumable run: its configuration and weights hash.
-pub fn identity(policy: &str) -> Result<serde_json::Value> {
-    let dir = Path::new(policy.strip_prefix(PREFIX).unwrap_or(policy));
-    let hash = roboaudit_memory_learned::checkpoint::weights_hash(dir).map_err(map_err)?;
-    Ok(serde_json::json!({ "learned": { "weights_fnv": hash } }))
+    let identity = serde_json::json!({ "learned": { "weights_fnv": q.weights_fnv } });
+    Ok(Some((p, identity)))
 }
