@@ -1,41 +1,17 @@
 //! Training determinism, the checkpoint round trip and the typed loading errors.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+use common::tiny;
+
 use std::path::Path;
 
 use roboaudit_memory_harness::MemoryPolicy;
 use roboaudit_memory_learned::checkpoint::{load, save};
 use roboaudit_memory_learned::config::{CONFIG_FILE, QUALIFICATION_FILE, WEIGHTS_FILE};
 use roboaudit_memory_learned::qualify::open_for_audit;
-use roboaudit_memory_learned::train::{Trained, train};
-use roboaudit_memory_learned::{Family, LearnedError, LearnedPolicy, QualifyConfig, TrainConfig};
+use roboaudit_memory_learned::{LearnedError, LearnedPolicy};
 use roboaudit_testbed::TaskKind;
-
-fn tiny(seed: u64, threshold: f64) -> Trained {
-    let cfg = TrainConfig {
-        demos: 3,
-        steps: 3,
-        seed,
-        hidden: 8,
-        head: 16,
-        max_queries: 4,
-        ..TrainConfig::default()
-    };
-    let q = QualifyConfig {
-        episodes: 2,
-        threshold,
-        seed: 0,
-    };
-    train(
-        TaskKind::PutBack,
-        Family::Recurrent,
-        &cfg,
-        &q,
-        &mut |_, _| {},
-        &mut |_, _| {},
-    )
-    .expect("training")
-}
 
 fn bytes(dir: &Path) -> Vec<u8> {
     std::fs::read(dir.join(WEIGHTS_FILE)).unwrap()

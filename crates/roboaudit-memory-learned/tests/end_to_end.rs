@@ -1,38 +1,18 @@
 //! Train tiny → open for the audit → crossed-history collection → audit: the learned policy
 //! goes through the harness like a built-in one.
 
+mod common;
+use common::tiny;
+
 use roboaudit_memory_harness::{CollectConfig, collect};
 use roboaudit_memory_learned::checkpoint::save;
 use roboaudit_memory_learned::qualify::open_for_audit;
-use roboaudit_memory_learned::train::train;
-use roboaudit_memory_learned::{Family, QualifyConfig, TrainConfig};
 use roboaudit_testbed::TaskKind;
 
 #[test]
 fn tiny_checkpoint_is_collected_and_audited() {
     let tmp = tempfile::tempdir().unwrap();
-    let cfg = TrainConfig {
-        demos: 3,
-        steps: 3,
-        hidden: 8,
-        head: 16,
-        max_queries: 4,
-        ..TrainConfig::default()
-    };
-    let q = QualifyConfig {
-        episodes: 2,
-        threshold: 0.0,
-        seed: 0,
-    };
-    let t = train(
-        TaskKind::PutBack,
-        Family::Recurrent,
-        &cfg,
-        &q,
-        &mut |_, _| {},
-        &mut |_, _| {},
-    )
-    .unwrap();
+    let t = tiny(0, 0.0);
     save(tmp.path(), &t).unwrap();
     let (mut policy, qual) = open_for_audit(tmp.path(), TaskKind::PutBack).unwrap();
     assert_eq!(qual.episodes, 2);
