@@ -124,6 +124,28 @@ fn fqe_fit_reads_frame_features_from_a_video_key_and_auto_picks_it() {
 }
 
 #[test]
+fn auto_says_which_video_it_passed_over_and_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dataset(dir.path());
+    let missing = episode_video(&data, 1);
+    std::fs::remove_file(&missing).unwrap();
+    let out = dir.path().join("auto");
+    let o = fit(&data, &out, "auto");
+    assert!(o.status.success(), "{}", text(&o));
+    let r: Value = serde_json::from_slice(&std::fs::read(out.join("fqe.json")).unwrap()).unwrap();
+    assert_eq!(r["inputs"]["load"]["features"], "state:observation.state");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "note: --features auto passed over the video feature \"{KEY}\" ({} is missing); \
+             the frame features are state:observation.state",
+            missing.display()
+        )),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn data_frame_exports_the_frame_pyav_decodes() {
     let dir = tempfile::tempdir().unwrap();
     let data = dataset(dir.path());

@@ -258,6 +258,7 @@ fn a_camera_is_decodable_only_when_every_file_is_there() {
     copy_dir(&fixture("video_v21"), dir.path());
     let ds = LeRobotDataset::open(dir.path()).unwrap();
     assert_eq!(ds.decodable_video_features(), vec![KEY.to_owned()]);
+    assert!(ds.undecodable_video_features().is_empty());
     let via_any = ds.read_frame(0, 3, KEY, DEFAULT_TOLERANCE_S).unwrap();
     assert_eq!(
         via_any,
@@ -269,4 +270,14 @@ fn a_camera_is_decodable_only_when_every_file_is_there() {
     )
     .unwrap();
     assert!(ds.decodable_video_features().is_empty());
+    let skipped = ds.undecodable_video_features();
+    assert_eq!(skipped.len(), 1);
+    assert_eq!(skipped[0].0, KEY);
+    assert!(
+        skipped[0]
+            .1
+            .ends_with(&format!("{KEY}/episode_000001.mp4 is missing")),
+        "{}",
+        skipped[0].1
+    );
 }

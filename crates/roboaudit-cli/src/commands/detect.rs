@@ -253,6 +253,9 @@ pub fn run(args: &DetectArgs) -> Result<()> {
         )
         .into());
     }
+    for note in roboaudit_fqe::request::auto_skipped_videos(&args.features, &ds, &features) {
+        eprintln!("{note}");
+    }
     warn_component_cap(args, &ds, &features);
     let config = DetectorConfig {
         features,

@@ -301,26 +301,60 @@ impl LeRobotDataset {
     /// metadata and whose first file opens with a decoder (a cheap check: no frame is
     /// decoded). What `--features auto` may pick as a camera.
     pub fn decodable_video_features(&self) -> Vec<String> {
-        let mut out: Vec<String> = self
+        self.undecodable_video_features_with(true)
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect()
+    }
+
+    /// The `video` features, sorted by name, that [`decodable_video_features`]
+    /// (Self::decodable_video_features) leaves out, each with why: the episode with no file in
+    /// the metadata, the first missing MP4 file, or the first file's open error. What a user
+    /// needs to hear when `--features auto` passes a camera over.
+    pub fn undecodable_video_features(&self) -> Vec<(String, String)> {
+        self.undecodable_video_features_with(false)
+    }
+
+    /// The `video` features with their check: the usable ones (reason empty) when `usable`,
+    /// else the unusable ones with their reason; sorted by name.
+    fn undecodable_video_features_with(&self, usable: bool) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = self
             .info
             .features
             .iter()
             .filter(|f| f.kind == FeatureKind::Video)
-            .filter(|f| {
-                let files: Option<BTreeSet<PathBuf>> = self
-                    .episodes
-                    .iter()
-                    .map(|ep| self.video_file(ep, &f.name).ok().map(|(file, _)| file))
-                    .collect();
-                files.is_some_and(|files| {
-                    !files.is_empty()
-                        && files.iter().all(|p| p.is_file())
-                        && files.first().is_some_and(|p| VideoReader::open(p).is_ok())
-                })
+            .filter_map(|f| {
+                let problem = self.video_feature_problem(&f.name);
+                match (usable, problem) {
+                    (true, None) => Some((f.name.clone(), String::new())),
+                    (false, Some(why)) => Some((f.name.clone(), why)),
+                    _ => None,
+                }
             })
-            .map(|f| f.name.clone())
             .collect();
         out.sort();
         out
+    }
+
+    /// Why `feature`'s MP4 files cannot serve as a camera, or `None` when they can.
+    fn video_feature_problem(&self, feature: &str) -> Option<String> {
+        let mut files = BTreeSet::new();
+        for ep in &self.episodes {
+            match self.video_file(ep, feature) {
+                Ok((file, _)) => {
+                    files.insert(file);
+                }
+                Err(e) => return Some(e.to_string()),
+            }
+        }
+        let Some(first) = files.first() else {
+            return Some("the metadata lists no episode".to_owned());
+        };
+        if let Some(missing) = files.iter().find(|p| !p.is_file()) {
+            return Some(format!("{} is missing", missing.display()));
+        }
+        VideoReader::open(first)
+            .err()
+            .map(|e| format!("{} does not open: {e}", first.display()))
     }
 }

@@ -104,6 +104,31 @@ pub fn frame_features(
     }
 }
 
+/// Notes for the cameras `--features auto` passed over: one per `video` feature whose files are
+/// missing or do not open, naming the feature, the reason and what was used instead. Empty
+/// unless `spec` is `auto` and the features chosen (`chosen`) are not a camera of the dataset's
+/// `image` features (those come before any video, so no video was considered).
+pub fn auto_skipped_videos(spec: &str, ds: &LeRobotDataset, chosen: &FrameFeatures) -> Vec<String> {
+    if spec != "auto" {
+        return Vec::new();
+    }
+    if let FrameFeatures::Image(key) = chosen
+        && ds.feature(key).map(|f| f.kind) == Some(FeatureKind::Image)
+    {
+        return Vec::new();
+    }
+    ds.undecodable_video_features()
+        .into_iter()
+        .map(|(name, why)| {
+            format!(
+                "note: --features auto passed over the video feature \"{name}\" ({why}); \
+                 the frame features are {}",
+                chosen.describe()
+            )
+        })
+        .collect()
+}
+
 /// A warning when `components` asks for more than the frames fitted can give, found before any
 /// frame is read: `n` rows span at most `n − 1` directions, and the component fit is capped
 /// there ([`max_components`]). The feature's width also caps it, as documented, without a

@@ -23,7 +23,7 @@ use crate::{
 };
 
 pub use encoder_spec::EncoderSpec;
-pub use features::frame_features;
+pub use features::{auto_skipped_videos, frame_features};
 pub use run_folder::{RunFolderFit, fit_run_folder};
 
 /// Name of the behaviour policy when it is the target (the dataset's own actions).
@@ -238,6 +238,9 @@ pub fn fit_request(req: &FitRequest, obs: &dyn FitObserver) -> Result<FqeReport,
         features::declared(&ds, "--action-feature", &req.action_feature, "")?;
     }
     let features = frame_features(&req.features, &ds, req.state_feature.as_deref())?;
+    for note in features::auto_skipped_videos(&req.features, &ds, &features) {
+        obs.note(&note);
+    }
     if encoder_spec != EncoderSpec::Raw32 && !matches!(features, FrameFeatures::Image(_)) {
         obs.note(&format!(
             "note: --encoder {} is unused: the frame features are {}",
