@@ -440,6 +440,7 @@ fn rule_report(
     }
     Ok(Ok(RuleReport {
         name: spec.name.clone(),
+        family: spec.kind.family(),
         representation: spec.representation.clone(),
         success: c.success,
         advantage_reason: c

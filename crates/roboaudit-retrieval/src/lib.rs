@@ -22,7 +22,7 @@
 //! let config = AuditConfig { resamples: 500, permutations: 500, library_sizes: vec![3], ..AuditConfig::default() };
 //! let report = run_audit(&inputs, &config.check()?)?;
 //! assert_eq!(report.schema, "roboaudit.retrieval.v1");
-//! let oracle = report.rules.iter().find(|r| r.name == "oracle").unwrap();
+//! let oracle = report.rules.iter().find(|r| r.family == roboaudit_retrieval::RuleFamily::Oracle).unwrap();
 //! assert_eq!(oracle.success, report.reference.oracle);
 //! println!("{}", render_compact_table(&report));
 //! # Ok::<(), roboaudit_retrieval::RetrievalError>(())
@@ -54,8 +54,8 @@ pub use prepared::PreparedInputs;
 pub use render::{fixed, render_compact_table, render_summary_markdown, signed};
 pub use report::{
     AuditReport, ExperienceSummary, GapBySet, LibraryRun, PowerPoint, ReferenceBySet,
-    ReferencePoints, RuleReport, RuleRerun, SCHEMA, ShuffleReport, SizeIntervention, Skipped,
-    SubsetSummary, TopPickDeletion, VarianceShare,
+    ReferencePoints, RuleFamily, RuleReport, RuleRerun, SCHEMA, ShuffleReport, SizeIntervention,
+    Skipped, SubsetSummary, TopPickDeletion, VarianceShare,
 };
 
 /// Seed of an independent random stream named `tag` under the master `seed` (FNV-1a of the tag,

@@ -187,6 +187,44 @@ pub struct TopPickDeletion {
     pub rerun: RuleRerun,
 }
 
+/// Which rule a [`RuleReport`] describes, without its representation: what readers of a report
+/// test instead of the rule's name. Serialized in snake_case (`best_fixed`, `mp_empirical`, …).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleFamily {
+    /// Uniform random selection: the lower reference.
+    Random,
+    /// The best experience per query scene: the upper reference.
+    Oracle,
+    /// The one experience best on average over the query scenes.
+    BestFixed,
+    /// The most recently recorded experience.
+    Recency,
+    /// The experience with the best success in its own recording.
+    TrackRecord,
+    /// Nearest neighbour (cosine or L2) in a representation.
+    Nn,
+    /// Cross-domain similarity local scaling in a representation.
+    Csls,
+    /// Mahalanobis-style proximity with the empirical covariance.
+    MpEmpirical,
+    /// Mahalanobis-style proximity with a Gaussian fit.
+    MpGaussian,
+    /// Nearest neighbour in the structural (object-pose) representation.
+    Structural,
+    /// The user's own selection log.
+    UserSelection,
+}
+
+impl RuleFamily {
+    /// Random, oracle and best-fixed: the references every selection rule is judged against
+    /// (SPEC.md §1), not selection rules themselves.
+    #[must_use]
+    pub fn is_reference(self) -> bool {
+        matches!(self, Self::Random | Self::Oracle | Self::BestFixed)
+    }
+}
+
 /// Diagnostics of one rule (SPEC.md §1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RuleReport {
@@ -194,6 +232,8 @@ pub struct RuleReport {
     /// `nn/<rep>/l2`, `csls/<rep>`, `mp_empirical/<rep>`, `mp_gaussian/<rep>`,
     /// `structural/<rep>` or `user_selection`.
     pub name: String,
+    /// The rule without its representation.
+    pub family: RuleFamily,
     /// Representation of a geometric rule.
     pub representation: Option<String>,
     /// `SR = mean_s P[sel(s), s]`.

@@ -8,6 +8,8 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Beta, Distribution};
 use roboaudit_stats::first_max;
+
+use crate::report::RuleFamily;
 use roboaudit_types::{RecordedAt, RetrievalInputs};
 
 /// What a rule does; `rep` indexes the audit's representations.
@@ -24,6 +26,25 @@ pub(crate) enum RuleKind {
 }
 
 impl RuleKind {
+    /// The rule's family, as reports name it.
+    pub fn family(self) -> RuleFamily {
+        match self {
+            Self::Random => RuleFamily::Random,
+            Self::Oracle => RuleFamily::Oracle,
+            Self::BestFixed => RuleFamily::BestFixed,
+            Self::Recency => RuleFamily::Recency,
+            Self::TrackRecord => RuleFamily::TrackRecord,
+            Self::Geo { score, .. } => match score {
+                GeoScore::Nn(_) => RuleFamily::Nn,
+                GeoScore::Csls => RuleFamily::Csls,
+                GeoScore::MpEmpirical => RuleFamily::MpEmpirical,
+                GeoScore::MpGaussian => RuleFamily::MpGaussian,
+            },
+            Self::Structural { .. } => RuleFamily::Structural,
+            Self::UserSelection => RuleFamily::UserSelection,
+        }
+    }
+
     /// Whether the rule's choices are a deterministic function of the library, so it can be
     /// re-run on sub-libraries (interventions).
     pub fn rerunnable(self) -> bool {

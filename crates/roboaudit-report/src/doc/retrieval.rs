@@ -2,7 +2,7 @@
 
 use super::{Block, figures, heading, interval, num, pct, table};
 use crate::model::{Report, RetrievalSection};
-use roboaudit_retrieval::{ReferencePoints, RuleReport};
+use roboaudit_retrieval::{ReferencePoints, RuleFamily, RuleReport};
 
 /// `+0.123` / `-0.123`; a value that rounds to zero prints `0.000` (no sign).
 fn signed3(x: f64) -> String {
@@ -64,7 +64,7 @@ fn concentration_table(s: &RetrievalSection) -> Block {
             .rules
             .iter()
             .map(|rule| {
-                let name = if rule.name == "oracle" {
+                let name = if rule.family == RuleFamily::Oracle {
                     "oracle (rule) †".to_owned()
                 } else {
                     rule.name.clone()
@@ -106,7 +106,7 @@ fn concentration_note(s: &RetrievalSection) -> String {
         "T_O, the oracle's top-pick share with tied maxima split equally (docs/methods.md §1), is {} on this library (reference.oracle_top_pick_share); C > 1 means a rule concentrates its picks more than the oracle does.",
         pct(a.reference.oracle_top_pick_share)
     );
-    if let Some(o) = a.rules.iter().find(|r| r.name == "oracle") {
+    if let Some(o) = a.rules.iter().find(|r| r.family == RuleFamily::Oracle) {
         note.push_str(&format!(
             " † The oracle rule's own row is not T_O: as a rule it breaks ties at the lowest library index, so on tied scenes it keeps picking the same experience — top pick {} with {} (C = {:.2})",
             o.top_pick,

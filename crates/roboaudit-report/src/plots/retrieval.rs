@@ -4,7 +4,7 @@ use super::style::{self, Area, NAME_AREA, ROW, err, font, heat_grid, row_names, 
 use crate::model::{PlotKind, PlotSpec, RetrievalSection};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
-use roboaudit_retrieval::RuleReport;
+use roboaudit_retrieval::{RuleFamily, RuleReport};
 
 /// The retrieval plots, in page order.
 pub(super) const KINDS: [PlotKind; 5] = [
@@ -112,8 +112,9 @@ fn selection(s: &RetrievalSection, title: &str, labels: (&str, &str)) -> Result<
     let a = &s.audit;
     let quality: Vec<f64> = a.experiences.iter().map(|e| e.quality).collect();
     let cols = order_desc(&quality);
-    let mut rules: Vec<&RuleReport> = a.rules.iter().filter(|r| r.name == "oracle").collect();
-    rules.extend(a.rules.iter().filter(|r| r.name != "oracle"));
+    let is_oracle = |r: &&RuleReport| r.family == RuleFamily::Oracle;
+    let mut rules: Vec<&RuleReport> = a.rules.iter().filter(is_oracle).collect();
+    rules.extend(a.rules.iter().filter(|r| !is_oracle(r)));
     let values: Vec<Vec<f64>> = rules
         .iter()
         .map(|r| {

@@ -5,7 +5,7 @@ use super::{DemoReport, DemoTask, Scale};
 use crate::commands::retrieval::{audit_paths, collect_run};
 use crate::output;
 use anyhow::{Context, Result};
-use roboaudit_retrieval::{AuditConfig, render_summary_markdown};
+use roboaudit_retrieval::{AuditConfig, RuleFamily, render_summary_markdown};
 use roboaudit_retrieval_collect::{AuditTask, CollectConfig, Mechanism, RunOptions};
 use std::path::Path;
 
@@ -126,7 +126,7 @@ pub(super) fn print_headline(t: &DemoTask) -> Result<(), crate::stdout::StdoutEr
     let deployable = a
         .rules
         .iter()
-        .filter(|x| x.name != "oracle" && x.name != "best_fixed")
+        .filter(|x| !matches!(x.family, RuleFamily::Oracle | RuleFamily::BestFixed))
         .max_by(|x, y| x.success.total_cmp(&y.success));
     if let Some(b) = deployable {
         outln!(
