@@ -117,7 +117,7 @@ fn loading_errors_name_the_file_and_the_problem() {
 
     // Config back; a tensor renamed (missing) and an extra one.
     save(dir, &t).unwrap();
-    let mut named = t.weights.named(&t.norm);
+    let mut named = t.weights.named(t.config.family, &t.norm);
     let w = named.remove("head.2.bias").unwrap();
     named.insert("head.3.bias".into(), w);
     candle_core::safetensors::save(&named, dir.join(WEIGHTS_FILE)).unwrap();
