@@ -67,7 +67,7 @@ pub struct TrainConfig {
     /// embedding's width `D` (anchor-window).
     pub hidden: usize,
     /// Anchor-window: observation embeddings the window keeps (`W`, 1 to 256); unused by the
-    /// recurrent family. Absent from older configs: 8.
+    /// recurrent family. 8 when `config.json` omits it (recurrent checkpoints need none).
     #[serde(default = "default_window")]
     pub window: usize,
     /// Width of the action head's hidden layer (1 to 4096).
