@@ -1,6 +1,6 @@
-//! Checkpoint folders: `model.safetensors` (the tensors of [`crate::model::NAMES`] plus the
-//! normalization) and `config.json` ([`LearnedConfig`]), written atomically (temp file + rename)
-//! and checked on load: schema, family, every tensor name, shape and dtype.
+//! Checkpoint folders: `model.safetensors` (the tensors of [`crate::model::names`] of the
+//! checkpoint's family plus the normalization) and `config.json` ([`LearnedConfig`]), written atomically (temp file + rename)
+//! and checked on load: schema, family, every tensor name, shape, dtype and finiteness.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -12,7 +12,7 @@ use roboaudit_types::seed::Fnv1a;
 
 use crate::config::{CONFIG_FILE, CONFIG_SCHEMA, LearnedConfig, WEIGHTS_FILE, input_dim};
 use crate::error::LearnedError;
-use crate::model::{ACTION_SCALE, Dims, INPUT_MEAN, INPUT_STD, NAMES, Norm, Weights};
+use crate::model::{ACTION_SCALE, Dims, INPUT_MEAN, INPUT_STD, Norm, Weights, names};
 use crate::train::Trained;
 
 fn write_err(path: &Path, e: impl std::fmt::Display) -> LearnedError {
@@ -49,7 +49,7 @@ pub fn save(dir: &Path, t: &Trained) -> Result<(), LearnedError> {
     std::fs::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
     let weights = dir.join(WEIGHTS_FILE);
     let tmp = temp_in(dir, &weights)?;
-    candle_core::safetensors::save(&t.weights.named(&t.norm), tmp.path())
+    candle_core::safetensors::save(&t.weights.named(t.config.family, &t.norm), tmp.path())
         .map_err(|e| write_err(&weights, e))?;
     tmp.persist(&weights)
         .map_err(|e| write_err(&weights, e.error))?;
@@ -78,7 +78,9 @@ fn take(
     let t = map.remove(name).ok_or_else(|| {
         LearnedError::checkpoint(
             path,
-            format!("tensor `{name}` is missing (another architecture?)"),
+            format!(
+                "tensor `{name}` is missing (another architecture than {CONFIG_FILE} declares?)"
+            ),
         )
     })?;
     if t.dtype() != DType::F32 {
@@ -147,15 +149,11 @@ pub fn load(dir: &Path) -> Result<Trained, LearnedError> {
     }
     let mut map = candle_core::safetensors::load(&wpath, &Device::Cpu)
         .map_err(|e| LearnedError::checkpoint(&wpath, format!("not a safetensors file: {e}")))?;
-    let dims = Dims {
-        input: config.input_dim,
-        hidden: config.train.hidden,
-        head: config.train.head,
-        output: config.train.chunk_len * ACTION_DIM,
-    };
-    let shapes = dims.shapes();
-    let mut tensors = Vec::with_capacity(NAMES.len());
-    for (name, shape) in NAMES.iter().zip(&shapes) {
+    let dims = Dims::of(&config);
+    let family = config.family;
+    let shapes = dims.shapes(family);
+    let mut tensors = Vec::with_capacity(shapes.len());
+    for (name, shape) in names(family).iter().zip(&shapes) {
         tensors.push(take(&mut map, &wpath, name, shape)?);
     }
     let norm = Norm {
@@ -166,10 +164,13 @@ pub fn load(dir: &Path) -> Result<Trained, LearnedError> {
     if let Some(extra) = map.keys().min() {
         return Err(LearnedError::checkpoint(
             &wpath,
-            format!("unexpected tensor `{extra}` (another architecture?)"),
+            format!(
+                "unexpected tensor `{extra}` for a {} checkpoint (another architecture?)",
+                family.name()
+            ),
         ));
     }
-    for (name, t) in NAMES.iter().zip(&tensors).chain([
+    for (name, t) in names(family).iter().zip(&tensors).chain([
         (&INPUT_MEAN, &norm.mean),
         (&INPUT_STD, &norm.std),
         (&ACTION_SCALE, &norm.action_scale),

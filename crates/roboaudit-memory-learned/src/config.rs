@@ -22,25 +22,31 @@ pub const QUALIFICATION_FILE: &str = "qualification.json";
 pub enum Family {
     /// A GRU over the observation stream; memory = its hidden state.
     Recurrent,
+    /// Mem-0 style (seed 002 §IV-A, §IV-C2): a protected anchor embedding of the first
+    /// observation and a window of the most recent observation embeddings, attended by the
+    /// present; memory = components `anchor` and `window`.
+    AnchorWindow,
 }
 
 impl Family {
-    /// `recurrent`.
+    /// `recurrent` or `anchor-window`.
     pub fn name(self) -> &'static str {
         match self {
             Family::Recurrent => "recurrent",
+            Family::AnchorWindow => "anchor-window",
         }
     }
 
     /// Parses [`Family::name`].
     ///
     /// # Errors
-    /// [`LearnedError::InvalidConfig`] listing the valid names (`anchor-window` is not built yet).
+    /// [`LearnedError::InvalidConfig`] listing the valid names.
     pub fn parse(s: &str) -> Result<Family, LearnedError> {
         match s.trim() {
             "recurrent" => Ok(Family::Recurrent),
+            "anchor-window" => Ok(Family::AnchorWindow),
             other => Err(LearnedError::InvalidConfig(format!(
-                "unknown family `{other}`; valid: recurrent"
+                "unknown family `{other}`; valid: recurrent, anchor-window"
             ))),
         }
     }
@@ -57,8 +63,13 @@ pub struct TrainConfig {
     pub seed: u64,
     /// AdamW learning rate (> 0, finite).
     pub lr: f64,
-    /// GRU hidden size (1 to 1024).
+    /// Memory width (1 to 1024): the GRU's hidden size (recurrent), the observation
+    /// embedding's width `D` (anchor-window).
     pub hidden: usize,
+    /// Anchor-window: observation embeddings the window keeps (`W`, 1 to 256); unused by the
+    /// recurrent family. 8 when `config.json` omits it (recurrent checkpoints need none).
+    #[serde(default = "default_window")]
+    pub window: usize,
     /// Width of the action head's hidden layer (1 to 4096).
     pub head: usize,
     /// Actions per chunk (1 to 64).
@@ -71,8 +82,12 @@ pub struct TrainConfig {
     pub max_queries: usize,
 }
 
+fn default_window() -> usize {
+    8
+}
+
 impl Default for TrainConfig {
-    /// 64 demonstrations, 300 steps, seed 0, learning rate 3·10⁻³, hidden 64, head 128,
+    /// 64 demonstrations, 300 steps, seed 0, learning rate 3·10⁻³, hidden 64, window 8, head 128,
     /// 12-action chunks, an observation every 4 steps (the harness's default), layout levels 0
     /// and 1, 16 queries.
     fn default() -> Self {
@@ -82,6 +97,7 @@ impl Default for TrainConfig {
             seed: 0,
             lr: 3e-3,
             hidden: 64,
+            window: default_window(),
             head: 128,
             chunk_len: 12,
             obs_every: 4,
@@ -109,6 +125,9 @@ impl TrainConfig {
         }
         if !(1..=1024).contains(&self.hidden) || !(1..=4096).contains(&self.head) {
             return bad("hidden must be in 1..=1024 and head in 1..=4096");
+        }
+        if !(1..=256).contains(&self.window) {
+            return bad("window must be in 1..=256");
         }
         if !(1..=64).contains(&self.chunk_len) {
             return bad("chunk_len must be in 1..=64");
@@ -158,7 +177,7 @@ pub struct LearnedConfig {
     pub task: String,
     /// Perception-vector layout of the task's scene.
     pub layout: FeatureLayout,
-    /// GRU input size: the perception vector plus the block–tray planar distances.
+    /// Network input size: the perception vector plus the block–tray planar distances.
     pub input_dim: usize,
     /// Training settings.
     pub train: TrainConfig,
@@ -180,7 +199,7 @@ impl LearnedConfig {
     }
 }
 
-/// GRU input size for `layout`: `len + n_blocks · n_trays`.
+/// Network input size for `layout`: `len + n_blocks · n_trays`.
 pub fn input_dim(layout: &FeatureLayout) -> usize {
     layout.len() + layout.n_blocks * layout.n_trays
 }

@@ -6,8 +6,12 @@
 //!   observation stream, input = the perception vector plus block–tray distances
 //!   ([`episodes::input_of`]); a two-layer head maps `[h ; x_present]` to one action chunk.
 //!   Memory = the hidden state, one component `hidden` `[H]` ([`LearnedPolicy`]).
-//! - [`train`]: demonstrations ([`episodes`]), then full-batch AdamW with backpropagation
-//!   through the whole stream; CPU, `f32`, seeded (same seed → same weights bytes).
+//! - Family `anchor-window` ([`anchor_window`]; Mem-0 style, seed 002 §IV-A, §IV-C2): a
+//!   protected anchor embedding of the first observation and a window of the `W` most recent
+//!   observation embeddings, attended by the present. Memory = components `anchor` `[D]`
+//!   (protected) and `window` `[W, D]`.
+//! - [`train`]: demonstrations ([`episodes`]), then full-batch AdamW (backpropagation through
+//!   the whole stream for the GRU); CPU, `f32`, seeded (same seed → same weights bytes).
 //! - [`checkpoint`]: `model.safetensors` + `config.json`, checked on load.
 //! - [`qualify`](mod@qualify): native closed-loop episodes before any audit; a checkpoint below
 //!   its registered success rate is refused ([`LearnedError::NotQualified`]).
@@ -25,6 +29,7 @@
 //! # Ok::<(), roboaudit_memory_learned::LearnedError>(())
 //! ```
 
+pub mod anchor_window;
 pub mod checkpoint;
 pub mod config;
 pub mod episodes;
@@ -32,6 +37,7 @@ mod error;
 pub mod model;
 pub mod policy;
 pub mod qualify;
+pub mod recurrent;
 pub mod train;
 
 pub use config::{Family, LearnedConfig, QualifyConfig, TrainConfig};

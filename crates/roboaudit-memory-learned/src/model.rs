@@ -1,6 +1,7 @@
-//! The recurrent policy network: a GRU cell (PyTorch's `torch.nn.GRUCell` equations and weight
-//! layout, gates in the order reset, update, new) and a two-layer action head on the hidden state
-//! and the present's input.
+//! The networks' shared parts (sizes, weights, normalization, the action head) and the
+//! recurrent family's GRU cell (PyTorch's `torch.nn.GRUCell` equations and weight layout, gates
+//! in the order reset, update, new), whose head reads the hidden state and the present's input.
+//! The anchor-window family's attention is in [`crate::anchor_window`].
 //!
 //! ```text
 //! r  = σ(W_ir x + b_ir + W_hr h + b_hr)        z = σ(W_iz x + b_iz + W_hz h + b_hz)
@@ -15,9 +16,10 @@ use candle_core::{D, Device, Tensor, Var};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
+use crate::config::{Family, LearnedConfig};
 use crate::error::LearnedError;
 
-/// Tensor names, in the order [`Weights::vars`] lists them.
+/// Tensor names of the recurrent family, in the order [`Weights::vars`] lists them.
 pub const NAMES: [&str; 8] = [
     "gru.weight_ih",
     "gru.weight_hh",
@@ -40,33 +42,79 @@ pub const ACTION_SCALE: &str = "action.scale";
 pub struct Dims {
     /// Input size `I`.
     pub input: usize,
-    /// Hidden size `H`.
+    /// Memory width: hidden size `H` (recurrent) or embedding width `D` (anchor-window).
     pub hidden: usize,
     /// Head width `K`.
     pub head: usize,
     /// Output size (`chunk_len · ACTION_DIM`).
     pub output: usize,
+    /// Window rows `W` (anchor-window only).
+    pub window: usize,
 }
 
 impl Dims {
-    /// The shape of each tensor of [`NAMES`].
-    pub fn shapes(&self) -> [Vec<usize>; 8] {
+    /// The sizes `config` declares.
+    pub fn of(config: &LearnedConfig) -> Dims {
+        Dims {
+            input: config.input_dim,
+            hidden: config.train.hidden,
+            head: config.train.head,
+            output: config.train.chunk_len * roboaudit_memory_harness::ACTION_DIM,
+            window: config.train.window,
+        }
+    }
+
+    /// The shape of each tensor of [`names`]`(family)`, in that order.
+    pub fn shapes(&self, family: Family) -> Vec<Vec<usize>> {
         let Dims {
             input: i,
             hidden: h,
             head: k,
             output: o,
+            window: w,
         } = *self;
-        [
-            vec![3 * h, i],
-            vec![3 * h, h],
-            vec![3 * h],
-            vec![3 * h],
-            vec![k, h + i],
-            vec![k],
-            vec![o, k],
-            vec![o],
-        ]
+        match family {
+            Family::Recurrent => vec![
+                vec![3 * h, i],
+                vec![3 * h, h],
+                vec![3 * h],
+                vec![3 * h],
+                vec![k, h + i],
+                vec![k],
+                vec![o, k],
+                vec![o],
+            ],
+            Family::AnchorWindow => vec![
+                vec![h, i],
+                vec![h],
+                vec![w + 1, h],
+                vec![h, h],
+                vec![h, h],
+                vec![h, h],
+                vec![k, h + i],
+                vec![k],
+                vec![o, k],
+                vec![o],
+            ],
+        }
+    }
+
+    /// Fan of each tensor (its initialization bound is `1/√fan`, PyTorch's default): `H` for
+    /// the GRU, the layer's input size for every linear layer, `D` for the slot embeddings.
+    fn fans(&self, family: Family) -> Vec<usize> {
+        let (i, h, k) = (self.input, self.hidden, self.head);
+        match family {
+            Family::Recurrent => vec![h, h, h, h, h + i, h + i, k, k],
+            Family::AnchorWindow => vec![i, i, h, h, h, h, h + i, h + i, k, k],
+        }
+    }
+}
+
+/// Tensor names of `family`, in the order [`Weights::tensors`] holds them.
+pub fn names(family: Family) -> &'static [&'static str] {
+    match family {
+        Family::Recurrent => &NAMES,
+        Family::AnchorWindow => &crate::anchor_window::NAMES,
     }
 }
 
@@ -98,35 +146,32 @@ pub fn gru_cell(w: &[Tensor], x: &Tensor, h: &Tensor) -> candle_core::Result<Ten
     (one_minus_z * n)? + (z * h)?
 }
 
-/// The head: `h` `[N, H]`, `x` `[N, I]` → scaled actions `[N, O]`.
+/// The action head shared by both families: `w` = `[head.0.weight, head.0.bias,
+/// head.2.weight, head.2.bias]`; memory readout `h` `[N, H]` (hidden state or attention
+/// context), present input `x` `[N, I]` → scaled actions `[N, O]`.
 ///
 /// # Errors
 /// Shape mismatches (internal).
 pub fn head(w: &[Tensor], h: &Tensor, x: &Tensor) -> candle_core::Result<Tensor> {
     let hx = Tensor::cat(&[h, x], 1)?;
-    let a = hx.matmul(&w[4].t()?)?.broadcast_add(&w[5])?.relu()?;
-    a.matmul(&w[6].t()?)?.broadcast_add(&w[7])
+    let a = hx.matmul(&w[0].t()?)?.broadcast_add(&w[1])?.relu()?;
+    a.matmul(&w[2].t()?)?.broadcast_add(&w[3])
 }
 
 impl Weights {
-    /// PyTorch's default initialization, drawn from `rng`: every tensor uniform in
-    /// `±1/√fan`, with `fan = H` for the GRU and the layer's input size for the head.
+    /// PyTorch's default initialization, drawn from `rng` tensor after tensor in [`names`]
+    /// order: every tensor uniform in `±1/√fan` ([`Dims::shapes`] and its fans).
     ///
     /// # Errors
     /// Tensor construction (internal).
-    pub fn init(dims: &Dims, rng: &mut ChaCha8Rng) -> Result<Weights, LearnedError> {
-        let shapes = dims.shapes();
-        let fans = [
-            dims.hidden,
-            dims.hidden,
-            dims.hidden,
-            dims.hidden,
-            dims.hidden + dims.input,
-            dims.hidden + dims.input,
-            dims.head,
-            dims.head,
-        ];
-        let mut tensors = Vec::with_capacity(8);
+    pub fn init(
+        family: Family,
+        dims: &Dims,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<Weights, LearnedError> {
+        let shapes = dims.shapes(family);
+        let fans = dims.fans(family);
+        let mut tensors = Vec::with_capacity(shapes.len());
         for (shape, fan) in shapes.iter().zip(fans) {
             let bound = 1.0 / (fan as f64).sqrt();
             let n: usize = shape.iter().product();
@@ -150,9 +195,9 @@ impl Weights {
             .collect::<candle_core::Result<_>>()?)
     }
 
-    /// The named tensors (for saving), normalization included.
-    pub fn named(&self, norm: &Norm) -> HashMap<String, Tensor> {
-        let mut m: HashMap<String, Tensor> = NAMES
+    /// The named tensors of a `family` checkpoint (for saving), normalization included.
+    pub fn named(&self, family: Family, norm: &Norm) -> HashMap<String, Tensor> {
+        let mut m: HashMap<String, Tensor> = names(family)
             .iter()
             .zip(&self.tensors)
             .map(|(n, t)| ((*n).to_owned(), t.clone()))

@@ -1,11 +1,13 @@
-//! Behaviour cloning of the recurrent policy (seeded, deterministic): record demonstrations,
-//! fit the GRU and head by full-batch AdamW on the mean squared error of scaled actions,
-//! backpropagating through the whole observation stream.
+//! Behaviour cloning of either family (seeded, deterministic): record demonstrations, fit the
+//! network by full-batch AdamW on the mean squared error of scaled actions. The recurrent family
+//! backpropagates through the whole observation stream ([`crate::recurrent::Batch`]); the
+//! anchor-window family through the embeddings of the anchor, window and present
+//! ([`crate::anchor_window::Batch`]).
 //!
-//! Every query contributes two samples with the same target chunk: the hidden state after
-//! observing the query's packet (the closed-loop protocol of native rollouts), and, for the
-//! first query only, the hidden state before it (the protocol of `memory collect`, which sets
-//! the history's memory and queries the present without observing it).
+//! Every query contributes two samples with the same target chunk: the memory after observing
+//! the query's packet (the closed-loop protocol of native rollouts), and, for the first query
+//! only, the memory before it (the protocol of `memory collect`, which sets the history's memory
+//! and queries the present without observing it).
 
 use candle_core::{Device, Tensor};
 use candle_nn::{AdamW, Optimizer, ParamsAdamW};
@@ -18,7 +20,7 @@ use roboaudit_testbed::TaskKind;
 use crate::config::{CONFIG_SCHEMA, Family, LearnedConfig, QualifyConfig, TrainConfig, input_dim};
 use crate::episodes::{Demo, Stream, record_demo, setup};
 use crate::error::LearnedError;
-use crate::model::{Dims, Norm, Weights, gru_cell, head};
+use crate::model::{Dims, Norm, Weights};
 
 /// A trained checkpoint in memory.
 #[derive(Debug, Clone)]
@@ -66,18 +68,6 @@ pub fn record_demos(
     }
 }
 
-/// The padded training batch.
-struct Batch {
-    /// `[T, B, I]` normalized inputs, zero past each sequence's end.
-    inputs: Vec<Tensor>,
-    /// Row of the stacked hidden states (`t · B + b`, `t` in `0..=T`) of each sample.
-    h_rows: Tensor,
-    /// Row of the stacked inputs (`t · B + b`) of each sample.
-    x_rows: Tensor,
-    /// `[N, O]` scaled targets.
-    targets: Tensor,
-}
-
 fn norm_of(demos: &[Demo], dim: usize) -> (Vec<f32>, Vec<f32>) {
     let rows = demos
         .iter()
@@ -102,71 +92,6 @@ fn norm_of(demos: &[Demo], dim: usize) -> (Vec<f32>, Vec<f32>) {
     )
 }
 
-fn batch(demos: &[Demo], mean: &[f32], std: &[f32], scale: &[f32]) -> Result<Batch, LearnedError> {
-    let dim = mean.len();
-    let b = demos.len();
-    let t_max = demos
-        .iter()
-        .map(|d| d.history.len() + d.queries.len())
-        .max()
-        .unwrap_or(0);
-    let mut steps = vec![vec![0.0f32; b * dim]; t_max];
-    let (mut h_rows, mut x_rows, mut targets) = (Vec::new(), Vec::new(), Vec::new());
-    for (j, d) in demos.iter().enumerate() {
-        for (t, row) in d.history.iter().chain(&d.queries).enumerate() {
-            for (k, v) in row.iter().enumerate().take(dim) {
-                steps[t][j * dim + k] = (v - mean[k]) / std[k];
-            }
-        }
-        let len = d.history.len();
-        for (q, target) in d.targets.iter().enumerate() {
-            let t = len + q;
-            let scaled = target
-                .iter()
-                .enumerate()
-                .map(|(k, v)| v / scale[k % ACTION_DIM]);
-            // After observing the query (closed loop) ...
-            h_rows.push(((t + 1) * b + j) as u32);
-            x_rows.push((t * b + j) as u32);
-            targets.extend(scaled.clone());
-            // ... and, at the present, before observing it (collect).
-            if q == 0 {
-                h_rows.push((t * b + j) as u32);
-                x_rows.push((t * b + j) as u32);
-                targets.extend(scaled);
-            }
-        }
-    }
-    let n = h_rows.len();
-    let out = targets.len() / n.max(1);
-    let dev = Device::Cpu;
-    Ok(Batch {
-        inputs: steps
-            .into_iter()
-            .map(|s| Tensor::from_vec(s, (b, dim), &dev))
-            .collect::<candle_core::Result<_>>()?,
-        h_rows: Tensor::from_vec(h_rows, n, &dev)?,
-        x_rows: Tensor::from_vec(x_rows, n, &dev)?,
-        targets: Tensor::from_vec(targets, (n, out), &dev)?,
-    })
-}
-
-fn loss(w: &[Tensor], data: &Batch, hidden: usize) -> candle_core::Result<Tensor> {
-    let b = data.inputs.first().map_or(0, |x| x.dims()[0]);
-    let mut h = Tensor::zeros((b, hidden), candle_core::DType::F32, &Device::Cpu)?;
-    let mut hs = vec![h.clone()];
-    for x in &data.inputs {
-        h = gru_cell(w, x, &h)?;
-        hs.push(h.clone());
-    }
-    let hs = Tensor::cat(&hs, 0)?;
-    let xs = Tensor::cat(&data.inputs, 0)?;
-    let hq = hs.index_select(&data.h_rows, 0)?;
-    let xq = xs.index_select(&data.x_rows, 0)?;
-    let pred = head(w, &hq, &xq)?;
-    (pred - &data.targets)?.sqr()?.mean_all()
-}
-
 /// Trains a `family` policy for `task` (see the module docs); `on_step(step, loss)` after each
 /// optimizer step. The same inputs give the same weights, bit for bit.
 ///
@@ -187,15 +112,27 @@ pub fn train(
     let dim = input_dim(&layout);
     let (mean, std) = norm_of(&demos, dim);
     let scale = action_scale();
-    let data = batch(&demos, &mean, &std, &scale)?;
     let dims = Dims {
         input: dim,
         hidden: cfg.hidden,
         head: cfg.head,
         output: cfg.chunk_len * ACTION_DIM,
+        window: cfg.window,
+    };
+    type Loss = Box<dyn Fn(&[Tensor]) -> candle_core::Result<Tensor>>;
+    let loss: Loss = match family {
+        Family::Recurrent => {
+            let batch = crate::recurrent::Batch::new(&demos, &mean, &std, &scale)?;
+            let hidden = cfg.hidden;
+            Box::new(move |w: &[Tensor]| batch.loss(w, hidden))
+        }
+        Family::AnchorWindow => {
+            let batch = crate::anchor_window::Batch::new(&demos, &mean, &std, &scale, cfg.window)?;
+            Box::new(move |w: &[Tensor]| batch.loss(w))
+        }
     };
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
-    let init = Weights::init(&dims, &mut rng)?;
+    let init = Weights::init(family, &dims, &mut rng)?;
     let vars = init.vars()?;
     let mut opt = AdamW::new(
         vars.clone(),
@@ -208,7 +145,7 @@ pub fn train(
     let mut last = f64::NAN;
     for step in 0..cfg.steps {
         let w: Vec<Tensor> = vars.iter().map(|v| v.as_tensor().clone()).collect();
-        let l = loss(&w, &data, cfg.hidden)?;
+        let l = loss(&w)?;
         last = f64::from(l.to_scalar::<f32>()?);
         opt.backward_step(&l)?;
         on_step(step + 1, last);

@@ -85,6 +85,24 @@ fn round_trip_gives_the_same_policy_and_memory_contract_holds() {
     assert_eq!(a1.len(), p.chunk_len());
 }
 
+#[test]
+fn a_recurrent_config_without_a_window_length_loads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tiny(4, 0.0);
+    save(tmp.path(), &t).unwrap();
+    let path = tmp.path().join(CONFIG_FILE);
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert!(v["train"]["window"].is_number());
+    v["train"].as_object_mut().unwrap().remove("window");
+    std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+    let back = load(tmp.path()).unwrap();
+    assert_eq!(back.config.train.window, 8);
+    assert_eq!(
+        back.config.family,
+        roboaudit_memory_learned::Family::Recurrent
+    );
+}
+
 fn err_text(e: LearnedError) -> String {
     e.to_string()
 }
@@ -117,7 +135,7 @@ fn loading_errors_name_the_file_and_the_problem() {
 
     // Config back; a tensor renamed (missing) and an extra one.
     save(dir, &t).unwrap();
-    let mut named = t.weights.named(&t.norm);
+    let mut named = t.weights.named(t.config.family, &t.norm);
     let w = named.remove("head.2.bias").unwrap();
     named.insert("head.3.bias".into(), w);
     candle_core::safetensors::save(&named, dir.join(WEIGHTS_FILE)).unwrap();

@@ -7,12 +7,19 @@ use roboaudit_testbed::TaskKind;
 
 /// A recurrent put_back policy from 3 demonstrations and 3 steps (hidden 8), qualified on 2
 /// episodes against `threshold`: seconds, not minutes.
+#[allow(dead_code)]
 pub fn tiny(seed: u64, threshold: f64) -> Trained {
+    tiny_of(Family::Recurrent, seed, threshold)
+}
+
+/// [`tiny`] of `family` (anchor-window: embedding 8, window 3).
+pub fn tiny_of(family: Family, seed: u64, threshold: f64) -> Trained {
     let cfg = TrainConfig {
         demos: 3,
         steps: 3,
         seed,
         hidden: 8,
+        window: 3,
         head: 16,
         max_queries: 4,
         ..TrainConfig::default()
@@ -24,7 +31,7 @@ pub fn tiny(seed: u64, threshold: f64) -> Trained {
     };
     train(
         TaskKind::PutBack,
-        Family::Recurrent,
+        family,
         &cfg,
         &q,
         &mut |_, _| {},

@@ -21,7 +21,9 @@ pub struct TrainArgs {
     /// Memory task: put_back, swap or rearrange.
     #[arg(long)]
     pub task: String,
-    /// Policy family: recurrent (a GRU; memory = its hidden state).
+    /// Policy family: recurrent (a GRU; memory = its hidden state) or anchor-window (Mem-0
+    /// style: a protected anchor embedding of the first observation and a window of recent
+    /// observation embeddings, attended by the present; memory = `anchor` and `window`).
     #[arg(long, default_value = "recurrent")]
     pub family: String,
     /// Expert demonstrations to record.
@@ -33,9 +35,13 @@ pub struct TrainArgs {
     /// Seed of the demonstrations and the initialization (same seed: same weights bytes).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// GRU hidden size (the memory's length).
+    /// Memory width: the GRU's hidden size (recurrent) or the observation embedding's width
+    /// (anchor-window).
     #[arg(long, default_value_t = 64)]
     pub hidden: usize,
+    /// Anchor-window: observation embeddings the window keeps (1 to 256).
+    #[arg(long, default_value_t = 8)]
+    pub window: usize,
     /// Qualification episodes run after training (their scenes are never used elsewhere).
     #[arg(long, default_value_t = 24)]
     pub qualify_episodes: usize,
@@ -73,6 +79,7 @@ pub fn run_train(args: &TrainArgs) -> Result<()> {
         steps: args.steps,
         seed: args.seed,
         hidden: args.hidden,
+        window: args.window,
         ..TrainConfig::default()
     };
     let q = QualifyConfig {
