@@ -72,6 +72,8 @@ enum Command {
     Merge(commands::shard::MergeArgs),
     /// Jobs done per shard folder of a sharded collection, from the files on disk.
     Status(commands::shard::StatusArgs),
+    /// Check one input file with the reader the audits use (exit 3 naming file, row and column).
+    Validate(commands::validate::ValidateArgs),
 }
 
 /// Gives rayon's global pool the thread count the user asked for (`RAYON_NUM_THREADS`, else one
@@ -144,6 +146,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Demo(args) => commands::demo::run(&args),
         Command::Merge(args) => commands::shard::merge(&args),
         Command::Status(args) => commands::shard::status(&args),
+        Command::Validate(args) => commands::validate::run(&args),
     }
 }
 
