@@ -11,6 +11,17 @@
 fn main() {
     println!("cargo::rerun-if-env-changed=MUJOCO_DYNAMIC_LINK_DIR");
     if let Ok(dir) = std::env::var("MUJOCO_DYNAMIC_LINK_DIR") {
-        println!("cargo::rustc-link-arg=-Wl,-rpath,{dir}");
+        let arg = format!("-Wl,-rpath,{dir}");
+        // `roboaudit-native` is the binary the Python wheel ships: a path into this build tree
+        // means nothing on the user's machine, and in CI it would hide a launcher that failed to
+        // point the binary at the `mujoco` package's library. Every other target gets the rpath.
+        if std::env::var("CARGO_PKG_NAME").as_deref() == Ok("roboaudit-cli") {
+            // Its only other linked targets are integration tests (cargo rejects an instruction
+            // for a target kind the package lacks, such as examples).
+            println!("cargo::rustc-link-arg-bin=roboaudit={arg}");
+            println!("cargo::rustc-link-arg-tests={arg}");
+        } else {
+            println!("cargo::rustc-link-arg={arg}");
+        }
     }
 }

@@ -13,3 +13,4 @@ pub mod report;
 pub mod retrieval;
 pub mod shard;
 pub mod testbed;
+pub mod validate;
