@@ -7,8 +7,17 @@ set -euo pipefail
 
 if [ "${1:-}" = stop ]; then
   dir=$2
+  pids=()
   for pidfile in "$dir/slurmd.pid" "$dir/slurmctld.pid" "$dir/munge/munged.pid"; do
-    [ -f "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null || true
+    [ -f "$pidfile" ] && pids+=("$(cat "$pidfile")")
+  done
+  [ "${#pids[@]}" -gt 0 ] && kill "${pids[@]}" 2>/dev/null || true
+  # The daemons write their state on the way out: wait (at most 20 s) so the folder can go.
+  for _ in $(seq 40); do
+    alive=0
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    [ "$alive" = 0 ] && break
+    sleep 0.5
   done
   exit 0
 fi
