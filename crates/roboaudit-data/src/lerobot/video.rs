@@ -301,8 +301,9 @@ impl LeRobotDataset {
     /// metadata and whose first file opens with a decoder (a cheap check: no frame is
     /// decoded). What `--features auto` may pick as a camera.
     pub fn decodable_video_features(&self) -> Vec<String> {
-        self.undecodable_video_features_with(true)
+        self.video_feature_checks()
             .into_iter()
+            .filter(|(_, problem)| problem.is_none())
             .map(|(name, _)| name)
             .collect()
     }
@@ -312,25 +313,21 @@ impl LeRobotDataset {
     /// the metadata, the first missing MP4 file, or the first file's open error. What a user
     /// needs to hear when `--features auto` passes a camera over.
     pub fn undecodable_video_features(&self) -> Vec<(String, String)> {
-        self.undecodable_video_features_with(false)
+        self.video_feature_checks()
+            .into_iter()
+            .filter_map(|(name, problem)| Some((name, problem?)))
+            .collect()
     }
 
-    /// The `video` features with their check: the usable ones (reason empty) when `usable`,
-    /// else the unusable ones with their reason; sorted by name.
-    fn undecodable_video_features_with(&self, usable: bool) -> Vec<(String, String)> {
-        let mut out: Vec<(String, String)> = self
+    /// Every `video` feature, sorted by name, with why it cannot serve as a camera (`None`: it
+    /// can).
+    fn video_feature_checks(&self) -> Vec<(String, Option<String>)> {
+        let mut out: Vec<(String, Option<String>)> = self
             .info
             .features
             .iter()
             .filter(|f| f.kind == FeatureKind::Video)
-            .filter_map(|f| {
-                let problem = self.video_feature_problem(&f.name);
-                match (usable, problem) {
-                    (true, None) => Some((f.name.clone(), String::new())),
-                    (false, Some(why)) => Some((f.name.clone(), why)),
-                    _ => None,
-                }
-            })
+            .map(|f| (f.name.clone(), self.video_feature_problem(&f.name)))
             .collect();
         out.sort();
         out
