@@ -139,7 +139,8 @@ class MemoryAudit(_Result):
 
     @property
     def sensitivity(self) -> float | None:
-        """Share of crossed pairs whose action changed with the history, in [0, 1]."""
+        """S: mean L2 distance between the actions under the two histories (action units, >= 0;
+        None when undefined)."""
         return self.data["sensitivity"]
 
     @property
