@@ -226,8 +226,23 @@ fn explicit_dataset_and_policy_files_then_evaluate_with_ground_truth() {
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     assert!(report(&out)["metrics"].as_array().unwrap().is_empty());
 
-    // A report of another schema is refused (exit 3) and left as it was.
+    // A ground-truth file that is not there is bad input too (exit 3), named, report untouched.
     let file = out.join("fqe.json");
+    let before = std::fs::read(&file).unwrap();
+    let absent = dir.path().join("absent.json");
+    let o = roboaudit(&[
+        "fqe",
+        "evaluate",
+        "--ground-truth",
+        absent.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(text(&o).contains("absent.json"), "{}", text(&o));
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+
+    // A report of another schema is refused (exit 3) and left as it was.
     let foreign = std::fs::read_to_string(&file)
         .unwrap()
         .replace("roboaudit.fqe.v1", "roboaudit.fqe.v9");

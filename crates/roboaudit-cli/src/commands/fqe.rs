@@ -242,7 +242,7 @@ fn flag(setting: Setting) -> &'static str {
     }
 }
 
-/// Input errors exit with code 3, out-of-range settings (a usage error, named by their option)
+/// Input errors (a named file missing among them) exit with code 3, out-of-range settings (a usage error, named by their option)
 /// with 2. The message keeps the whole cause chain (a Parquet decoder's reason is the useful
 /// part).
 pub(super) fn classify(e: FqeError) -> anyhow::Error {
@@ -256,6 +256,13 @@ pub(super) fn classify(e: FqeError) -> anyhow::Error {
         | FqeError::InvalidInputs(_)
         | FqeError::BadFile { .. }
         | FqeError::Weights { .. } => InvalidInput(text).into(),
+        // A file the user named that is not there (ground truth, weights) is bad input; other
+        // I/O failures (a full disk, a cache that vanished mid-run) are not.
+        FqeError::Io {
+            action: "read",
+            ref source,
+            ..
+        } if source.kind() == std::io::ErrorKind::NotFound => InvalidInput(text).into(),
         other => other.into(),
     }
 }
