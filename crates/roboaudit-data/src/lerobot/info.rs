@@ -136,16 +136,14 @@ fn bad(file: &Path, message: impl Into<String>) -> DataError {
 /// Reads and checks `meta/info.json`.
 ///
 /// # Errors
-/// [`DataError::Io`] when the file cannot be read; [`DataError::Json`] when it is not JSON;
-/// [`DataError::Invalid`] for an unsupported `codebase_version`, a missing or non-positive
+/// [`DataError::Io`] when the file cannot be read; [`DataError::Invalid`] when it is not JSON
+/// (with serde's line and column), for an unsupported `codebase_version`, a missing or non-positive
 /// `fps`, or a malformed feature (naming the feature).
 pub fn read_info(file: &Path) -> Result<Info, DataError> {
     let text = std::fs::read_to_string(file).map_err(|e| DataError::io(file, "read", e))?;
-    let root: Value = serde_json::from_str(&text).map_err(|e| DataError::Json {
-        file: file.to_path_buf(),
-        row: 1,
-        message: format!("invalid JSON: {e}"),
-    })?;
+    // One JSON document, not JSONL: serde's own "line L column C" locates the fault, and a
+    // "row" would mislead.
+    let root: Value = serde_json::from_str(&text).map_err(|e| bad(file, format!("invalid JSON: {e}")))?;
     let Value::Object(root) = root else {
         return Err(bad(file, "expected a JSON object at the top level"));
     };
@@ -360,6 +358,19 @@ pub(crate) enum TemplateValue<'a> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn a_truncated_info_json_is_located_by_line_and_column_not_by_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("info.json");
+        std::fs::write(&file, "{\n  \"codebase_version\": \"v3.0\",\n  \"fps\": 3").unwrap();
+        let e = read_info(&file).unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains("line 3 column"), "{text}");
+        assert!(!text.contains("row"), "{text}");
+        assert!(text.contains("info.json"), "{text}");
+        assert_eq!(e.row(), None);
+    }
 
     #[test]
     fn templates_fill_padded_integers_and_strings() {
