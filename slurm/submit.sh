@@ -2,7 +2,7 @@
 # Submits a sharded roboaudit collection: a job array of $SHARDS shards, then the merge as a job
 # that starts only when every array task has succeeded (--dependency=afterok).
 #
-#   SHARDS=20 RUN_DIR=$PWD/runs/stack ROBOAUDIT=$PWD/target/release/roboaudit \
+#   SHARDS=20 RUN_DIR=$PWD/runs/stack ROBOAUDIT=$PWD/target/debug/roboaudit \
 #     COLLECT_ARGS="--task stack --library 50 --scenes 40 --seeds 5 --chunk 50" \
 #     slurm/submit.sh [extra sbatch options, e.g. --partition=cpu --account=mylab]
 #
