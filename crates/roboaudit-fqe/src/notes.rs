@@ -26,6 +26,16 @@ pub const NEURAL_PREFIX: &str = "neural FQE:";
 /// Prefix of every note about linear FQE.
 pub const LINEAR_PREFIX: &str = "linear FQE:";
 
+/// Whether `notes` (a report's [`reliability_notes`]) hold a warning about `estimator`
+/// (`"neural"` or `"linear"`, the names in `FqeReport::metrics`): its numbers are then not to be
+/// shown bare. The naive average never has one.
+pub fn flags_estimator(notes: &[String], estimator: &str) -> bool {
+    notes.iter().any(|n| {
+        n.strip_prefix(estimator)
+            .is_some_and(|rest| rest.starts_with(" FQE:"))
+    })
+}
+
 fn out_of_range(v: f64) -> bool {
     !(-RANGE_SLACK..=1.0 + RANGE_SLACK).contains(&v)
 }
@@ -207,5 +217,19 @@ mod tests {
         assert!(out_of_range(1.03));
         assert!(out_of_range(-15.2));
         assert!(out_of_range(f64::NAN));
+    }
+
+    #[test]
+    fn a_warning_flags_only_the_estimator_it_names() {
+        let notes = vec![format!("{NEURAL_PREFIX} the learning curve has not settled")];
+        assert!(flags_estimator(&notes, "neural"));
+        assert!(!flags_estimator(&notes, "linear"));
+        assert!(!flags_estimator(&notes, "naive"));
+        // A name that only starts like another is not that estimator.
+        assert!(!flags_estimator(&notes, "neu"));
+        let notes = vec![format!("{LINEAR_PREFIX} estimates outside [0, 1]")];
+        assert!(flags_estimator(&notes, "linear"));
+        assert!(!flags_estimator(&notes, "neural"));
+        assert!(!flags_estimator(&[], "neural"));
     }
 }

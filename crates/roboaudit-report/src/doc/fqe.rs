@@ -112,7 +112,13 @@ pub(super) fn blocks(report: &Report, s: &FqeSection) -> Vec<Block> {
             r.metrics
                 .iter()
                 .flat_map(|m| {
-                    let mut rows = vec![row(m.estimator.clone(), &m.suite)];
+                    // An estimator the warnings above name is not shown as a bare number.
+                    let name = if roboaudit_fqe::notes::flags_estimator(&r.notes, &m.estimator) {
+                        format!("{} (unreliable: see the warning)", m.estimator)
+                    } else {
+                        m.estimator.clone()
+                    };
+                    let mut rows = vec![row(name, &m.suite)];
                     if let Some(ins) = &m.suite_in_support {
                         rows.push(row(
                             format!(

@@ -34,8 +34,7 @@ pub(super) fn print(summary: &FqeSummary) -> Result<(), crate::stdout::StdoutErr
     outln!("  ground-truth V^pi: {}", truth.join(", "))?;
     for e in &summary.estimators {
         // An estimator with a warning is not presented as a bare number.
-        let prefix = format!("{} FQE:", e.estimator);
-        let flag = if summary.notes.iter().any(|n| n.starts_with(&prefix)) {
+        let flag = if roboaudit_fqe::notes::flags_estimator(&summary.notes, &e.estimator) {
             "  [unreliable: see warning]"
         } else {
             ""
