@@ -164,6 +164,9 @@ pub(super) fn blocks(report: &Report, s: &RetrievalSection) -> Vec<Block> {
     if let Some(p) = &a.reference_by_set.layout {
         rows.push(reference_row("layout-perturbed", p));
     }
+    if let Some(p) = &a.reference_by_set.fresh {
+        rows.push(reference_row("fresh", p));
+    }
     out.push(table(
         &[
             "scenes",
