@@ -221,7 +221,9 @@ mod tests {
 
     #[test]
     fn a_warning_flags_only_the_estimator_it_names() {
-        let notes = vec![format!("{NEURAL_PREFIX} the learning curve has not settled")];
+        let notes = vec![format!(
+            "{NEURAL_PREFIX} the learning curve has not settled"
+        )];
         assert!(flags_estimator(&notes, "neural"));
         assert!(!flags_estimator(&notes, "linear"));
         assert!(!flags_estimator(&notes, "naive"));

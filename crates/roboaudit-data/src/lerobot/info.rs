@@ -143,7 +143,8 @@ pub fn read_info(file: &Path) -> Result<Info, DataError> {
     let text = std::fs::read_to_string(file).map_err(|e| DataError::io(file, "read", e))?;
     // One JSON document, not JSONL: serde's own "line L column C" locates the fault, and a
     // "row" would mislead.
-    let root: Value = serde_json::from_str(&text).map_err(|e| bad(file, format!("invalid JSON: {e}")))?;
+    let root: Value =
+        serde_json::from_str(&text).map_err(|e| bad(file, format!("invalid JSON: {e}")))?;
     let Value::Object(root) = root else {
         return Err(bad(file, "expected a JSON object at the top level"));
     };
