@@ -4,13 +4,14 @@ use std::fmt::Write;
 
 use crate::number::compact;
 use crate::report::FqeReport;
+use roboaudit_types::NO_VALUE;
 
 fn f(v: Option<f64>) -> String {
-    v.map_or_else(|| "—".to_owned(), |x| format!("{x:.3}"))
+    v.map_or_else(|| NO_VALUE.to_owned(), |x| format!("{x:.3}"))
 }
 
 fn pct(v: Option<f64>) -> String {
-    v.map_or_else(|| "—".to_owned(), |x| format!("{:.1}%", 100.0 * x))
+    v.map_or_else(|| NO_VALUE.to_owned(), |x| format!("{:.1}%", 100.0 * x))
 }
 
 /// Width of the task column of [`render_table`]; longer task texts end in "…".
@@ -44,7 +45,7 @@ pub fn render_table(r: &FqeReport) -> String {
     for p in &r.policies {
         for c in &p.tasks {
             let neural = c.neural.as_ref().map_or_else(
-                || "—".to_owned(),
+                || NO_VALUE.to_owned(),
                 |n| match n.std {
                     Some(sd) => format!("{:.3}±{sd:.3}", n.mean),
                     None => format!("{:.3}", n.mean),
@@ -116,7 +117,10 @@ fn render_intervals(r: &FqeReport, s: &mut String) {
         "---|".repeat(r.tasks.len())
     );
     let show = |i: Option<&crate::report::Interval>| {
-        i.map_or_else(|| "—".to_owned(), |i| format!("[{:.3}, {:.3}]", i.lo, i.hi))
+        i.map_or_else(
+            || NO_VALUE.to_owned(),
+            |i| format!("[{:.3}, {:.3}]", i.lo, i.hi),
+        )
     };
     let mut refits = 0;
     for p in &r.policies {

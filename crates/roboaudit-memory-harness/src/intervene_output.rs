@@ -15,7 +15,7 @@ pub const REPORT_FILE: &str = "interventions.md";
 /// `0.833 [0.583, 1.000]`, or `–` where the rate does not apply.
 fn rate(r: Option<RateInterval>) -> String {
     match r {
-        None => "–".to_owned(),
+        None => roboaudit_types::NO_VALUE.to_owned(),
         Some(r) => match r.ci {
             Some([lo, hi]) => format!("{:.3} [{lo:.3}, {hi:.3}]", r.estimate),
             None => format!("{:.3} [undefined]", r.estimate),

@@ -6,12 +6,15 @@ use crate::PlanSource;
 use crate::report::{Estimate, MemoryAudit, SubsetSummary};
 
 fn num(v: Option<f64>) -> String {
-    v.map_or_else(|| "n/a".to_owned(), |x| format!("{x:.3}"))
+    v.map_or_else(
+        || roboaudit_types::NO_VALUE.to_owned(),
+        |x| format!("{x:.3}"),
+    )
 }
 
 fn ci(e: &Estimate) -> String {
     e.ci.map_or_else(
-        || "n/a".to_owned(),
+        || roboaudit_types::NO_VALUE.to_owned(),
         |[lo, hi]| format!("[{lo:.3}, {hi:.3}]"),
     )
 }

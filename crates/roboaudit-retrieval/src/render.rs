@@ -40,12 +40,12 @@ fn rule_label(name: &str) -> String {
 }
 
 fn num(v: Option<f64>) -> String {
-    v.map_or_else(|| "n/a".to_string(), |x| fixed(x, 3))
+    v.map_or_else(|| roboaudit_types::NO_VALUE.to_string(), |x| fixed(x, 3))
 }
 
 fn interval(ci: Option<[f64; 2]>) -> String {
     ci.map_or_else(
-        || "n/a".to_string(),
+        || roboaudit_types::NO_VALUE.to_string(),
         |[lo, hi]| format!("[{}, {}]", fixed(lo, 3), fixed(hi, 3)),
     )
 }
@@ -185,7 +185,7 @@ pub fn render_summary_markdown(report: &AuditReport) -> String {
             num(r.pooled_auroc),
             num(r.within_query_auroc),
             r.within_query_eligible
-                .map_or_else(|| "n/a".to_string(), |e| e.to_string())
+                .map_or_else(|| roboaudit_types::NO_VALUE.to_string(), |e| e.to_string())
         );
     }
     let _ = writeln!(
@@ -199,7 +199,7 @@ pub fn render_summary_markdown(report: &AuditReport) -> String {
     let _ = writeln!(out, "|---|---|---|---|---|");
     for r in &report.rules {
         let deletion = r.top_pick_deletion.as_ref().map_or_else(
-            || "n/a".to_string(),
+            || roboaudit_types::NO_VALUE.to_string(),
             |d| format!("{} → {}", cell(&d.removed), num(d.rerun.advantage)),
         );
         let _ = writeln!(

@@ -9,6 +9,11 @@ mod retrieval;
 pub mod seed;
 pub mod task;
 
+/// The one glyph every table, summary and console line prints for a value that is not defined
+/// (an undefined correlation, a missing estimate, a latency never measured): an em dash, never
+/// `0`, `NaN` or an empty cell.
+pub const NO_VALUE: &str = "—";
+
 pub use retrieval::{
     EmbeddingKind, EmbeddingRecord, ExecutionRecord, ExperienceRecord, Perturbation, RecordedAt,
     RetrievalInputs, SceneRecord, SelectionRecord,

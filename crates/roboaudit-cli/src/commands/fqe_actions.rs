@@ -155,7 +155,11 @@ pub fn run(args: &ActionsArgs) -> Result<()> {
         };
         classify(e).context(format!("fqe actions stopped{hint}"))
     })?;
-    let ms = |v: Option<f64>| v.map_or("-".to_owned(), |x| format!("{x:.2} ms"));
+    let ms = |v: Option<f64>| {
+        v.map_or(roboaudit_types::NO_VALUE.to_owned(), |x| {
+            format!("{x:.2} ms")
+        })
+    };
     outln!(
         "{} episodes, {} frames × {} samples (action width {}, chunks of {}){}",
         m.episodes,

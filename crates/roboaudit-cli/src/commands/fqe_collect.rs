@@ -331,7 +331,11 @@ pub fn run(args: &CollectArgs) -> anyhow::Result<()> {
             per.join("  ")
         )?;
     }
-    let ms = |v: Option<f64>| v.map_or("-".to_owned(), |x| format!("{x:.2} ms"));
+    let ms = |v: Option<f64>| {
+        v.map_or(roboaudit_types::NO_VALUE.to_owned(), |x| {
+            format!("{x:.2} ms")
+        })
+    };
     for p in &t.policies {
         if let Some(s) = &p.served {
             outln!(

@@ -78,7 +78,9 @@ pub fn render_inspect(report: &InspectReport) -> String {
                 v.files_present,
                 v.files_expected,
                 v.declared_codec.as_deref().unwrap_or("?"),
-                v.found_codec.as_deref().unwrap_or("-")
+                v.found_codec
+                    .as_deref()
+                    .unwrap_or(roboaudit_types::NO_VALUE)
             );
         }
     }

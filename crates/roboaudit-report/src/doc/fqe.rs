@@ -33,7 +33,7 @@ pub(super) fn blocks(report: &Report, s: &FqeSection) -> Vec<Block> {
                 c.task.clone(),
                 c.dataset_episodes.to_string(),
                 c.neural.as_ref().map_or_else(
-                    || "–".to_owned(),
+                    || roboaudit_types::NO_VALUE.to_owned(),
                     |n| match n.std {
                         Some(sd) if r.seeds.len() > 1 => {
                             format!("{} ± {}", super::fixed3(n.mean), super::fixed3(sd))

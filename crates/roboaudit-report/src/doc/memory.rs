@@ -26,7 +26,7 @@ fn plain_row(name: &str, v: Option<f64>) -> Vec<String> {
 /// A rate with its interval, `0.833 [0.583, 1.000]`, or `–` where it does not apply.
 fn rate(r: Option<&RateInterval>) -> String {
     r.map_or_else(
-        || "–".to_owned(),
+        || roboaudit_types::NO_VALUE.to_owned(),
         |r| format!("{} {}", num(Some(r.estimate)), interval(r.ci)),
     )
 }
@@ -84,7 +84,7 @@ fn verdict(v: Option<bool>, yes: &str, no: &str) -> String {
     match v {
         Some(true) => yes.to_owned(),
         Some(false) => no.to_owned(),
-        None => "–".to_owned(),
+        None => roboaudit_types::NO_VALUE.to_owned(),
     }
 }
 

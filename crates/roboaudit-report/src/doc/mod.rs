@@ -6,6 +6,7 @@ mod memory;
 mod retrieval;
 
 use crate::model::{Report, SourceKind};
+use roboaudit_types::NO_VALUE;
 
 /// One block of the document.
 pub(crate) enum Block {
@@ -34,13 +35,13 @@ pub(crate) fn fixed3(x: f64) -> String {
 
 /// `0.123`, or `–` when undefined.
 pub(crate) fn num(v: Option<f64>) -> String {
-    v.map_or_else(|| "–".to_owned(), fixed3)
+    v.map_or_else(|| NO_VALUE.to_owned(), fixed3)
 }
 
 /// `[0.100, 0.300]`, or `–`.
 pub(crate) fn interval(ci: Option<[f64; 2]>) -> String {
     ci.map_or_else(
-        || "–".to_owned(),
+        || NO_VALUE.to_owned(),
         |[lo, hi]| format!("[{}, {}]", fixed3(lo), fixed3(hi)),
     )
 }

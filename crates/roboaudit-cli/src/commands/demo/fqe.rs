@@ -20,7 +20,12 @@ pub(crate) type FqeSummary = FqeHeadline;
 
 /// Lines of the demo's closing summary.
 pub(super) fn print(summary: &FqeSummary) -> Result<(), crate::stdout::StdoutError> {
-    let opt = |v: Option<f64>| v.map_or_else(|| "—".to_owned(), |x| format!("{x:.3}"));
+    let opt = |v: Option<f64>| {
+        v.map_or_else(
+            || roboaudit_types::NO_VALUE.to_owned(),
+            |x| format!("{x:.3}"),
+        )
+    };
     outln!(
         "fitted Q evaluation (push suite, {} dataset episodes, {} rollouts per policy and task):",
         summary.episodes,

@@ -129,7 +129,11 @@ pub fn served_spec(spec: &str) -> (String, String) {
 /// `served policy URL: N queries, latency median …, p95 …`.
 pub fn latency_line(p: &ServedPolicy) -> String {
     let l = p.client().latency();
-    let ms = |v: Option<f64>| v.map_or("-".to_owned(), |x| format!("{x:.2} ms"));
+    let ms = |v: Option<f64>| {
+        v.map_or(roboaudit_types::NO_VALUE.to_owned(), |x| {
+            format!("{x:.2} ms")
+        })
+    };
     format!(
         "served policy {}: {} queries, latency median {}, p95 {}",
         p.client().url(),
