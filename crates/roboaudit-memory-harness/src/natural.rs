@@ -106,9 +106,8 @@ pub fn prepare(cfg: &NaturalConfig) -> Result<MemoryTask, HarnessError> {
         ));
     }
     let b = &cfg.bootstrap;
-    if !(1..=roboaudit_memory::MAX_RESAMPLES).contains(&b.resamples)
-        || !(b.level > 0.0 && b.level < 1.0)
-    {
+    let resamples_ok = (1..=roboaudit_memory::MAX_RESAMPLES).contains(&b.resamples);
+    if !(resamples_ok && b.level > 0.0 && b.level < 1.0) {
         return Err(HarnessError::InvalidConfig(
             "bootstrap resamples must be in 1..=1,000,000 and the level in (0, 1)".into(),
         ));
@@ -120,7 +119,7 @@ pub fn prepare(cfg: &NaturalConfig) -> Result<MemoryTask, HarnessError> {
 /// is reset first, so the episode depends on the configuration and `index` only.
 ///
 /// # Errors
-/// Policy-contract and simulator errors.
+/// [`HarnessError::InvalidConfig`] without layout levels; policy-contract and simulator errors.
 pub fn run_episode(
     cfg: &NaturalConfig,
     task: &MemoryTask,
@@ -128,7 +127,11 @@ pub fn run_episode(
     policy: &mut dyn MemoryPolicy,
 ) -> Result<NaturalEpisode, HarnessError> {
     let id = format!("n{index:03}");
-    let level = cfg.layout_levels[index % cfg.layout_levels.len()];
+    let level = cfg
+        .layout_levels
+        .get(index % cfg.layout_levels.len().max(1))
+        .copied()
+        .ok_or_else(|| HarnessError::InvalidConfig("layout_levels must be non-empty".into()))?;
     let [layout_seed, episode_seed] = episode_seeds(cfg.seed, index);
     let scene = task.scene(&id, level, layout_seed)?;
     let compiled = CompiledScene::new(&scene, 64)?;
