@@ -101,12 +101,14 @@ fn memory_of(
 }
 
 /// An intervention at a query boundary: (query index, policy, observations so far).
-type Hook<'a> =
+pub(crate) type Hook<'a> =
     dyn FnMut(usize, &mut dyn MemoryPolicy, &[Observation]) -> Result<(), HarnessError> + 'a;
 
 /// Closed-loop continuation from the event; `hook(c, policy, observed)` runs before query `c`
-/// (interventions at query boundaries) and sees every observation made so far.
-fn continue_closed_loop(
+/// (interventions at query boundaries) and sees every observation made so far. Returns official
+/// success, the committed target and the first direction (see the module docs); the natural
+/// episodes ([`crate::natural`]) continue the same way, without a hook.
+pub(crate) fn continue_closed_loop(
     ep: &mut Episode,
     policy: &mut dyn MemoryPolicy,
     action_seed: u64,

@@ -10,7 +10,8 @@
 //! [`roboaudit_data::MemoryRecord`] per (pair, memory, seed, world), ready for
 //! [`roboaudit_memory::analyze`]. [`calibrate`] runs every calibrator through collect and audit
 //! and compares the known answers. [`route_control`] is the irrelevant-history control over a
-//! routed collection; [`intervene`] runs native-rollout history replacement and restoration.
+//! routed collection; [`intervene`] runs native-rollout history replacement and restoration;
+//! [`natural`] runs untreated native episodes for the natural-occurrence analysis.
 //!
 //! ```no_run
 //! use roboaudit_memory_harness::{BuiltinPolicy, CollectConfig, PolicyKind, PolicyParams, collect};
@@ -32,6 +33,7 @@ pub mod intervals;
 pub mod intervene;
 pub mod intervene_output;
 pub mod intervene_shard;
+pub mod natural;
 pub mod observe;
 pub mod output;
 pub mod pairs;

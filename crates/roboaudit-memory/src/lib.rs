@@ -39,6 +39,7 @@ mod equivalence;
 mod error;
 mod guard;
 pub mod interventions;
+pub mod natural;
 mod pairs;
 mod plan;
 mod render;

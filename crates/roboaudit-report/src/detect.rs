@@ -278,6 +278,7 @@ fn read_audit_json(
                 audit_file: path.to_path_buf(),
                 control: optional(&dir.join("control.json"))?,
                 interventions: optional(&dir.join("interventions.json"))?,
+                natural: optional(&dir.join("natural.json"))?,
                 audit,
             });
             Ok(Read::Kind(SourceKind::MemoryAudit))
@@ -287,7 +288,8 @@ fn read_audit_json(
 
 /// The side file at `path` as a `T`, or `None` when nothing is there. Anything else at `path`
 /// (a folder, an unreadable file) is an error naming it, not an absent side file: the report
-/// would otherwise silently leave out the control or interventions its user put there.
+/// would otherwise silently leave out the control, interventions or natural study its user put
+/// there.
 fn optional<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, ReportError> {
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),

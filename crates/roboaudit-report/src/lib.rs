@@ -41,8 +41,8 @@ use std::path::{Path, PathBuf};
 /// Reads every audit output under `dirs` (in order) into one report.
 ///
 /// Each folder may hold `audit.json` (schema `roboaudit.retrieval.v1`, `roboaudit.demo.v1` or
-/// `roboaudit.memory.v1`; a memory audit's `control.json` and `interventions.json` beside it are
-/// included), `fqe.json` (`roboaudit.fqe.v1`), or be a retrieval run folder (scenes and
+/// `roboaudit.memory.v1`; a memory audit's `control.json`, `interventions.json` and
+/// `natural.json` beside it are included), `fqe.json` (`roboaudit.fqe.v1`), or be a retrieval run folder (scenes and
 /// executions), whose transfer matrix goes to the retrieval audit it reproduces. A retrieval
 /// audit without a run folder among `dirs` takes its matrix from its own folder or the parent
 /// (the demo's from `runs/<task>/`); otherwise its heat map is skipped with a note. An empty

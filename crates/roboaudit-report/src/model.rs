@@ -113,6 +113,10 @@ pub struct MemorySection {
     /// `interventions.json` of `roboaudit memory intervene` in the same folder.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub interventions: Option<roboaudit_memory::interventions::InterventionStudy>,
+    /// `natural.json` of `roboaudit memory natural` in the same folder: an observational
+    /// cohort, shown apart from the constructed pairs and never pooled with them.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub natural: Option<roboaudit_memory::natural::NaturalStudy>,
 }
 
 /// One fitted Q evaluation.

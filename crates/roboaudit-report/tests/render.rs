@@ -324,7 +324,7 @@ fn bad_folders_give_typed_errors_naming_the_file() {
 /// A memory audit's side file that is a folder is an error naming it, not a report without it.
 #[test]
 fn a_side_file_that_is_a_folder_is_named() {
-    for side in ["control.json", "interventions.json"] {
+    for side in ["control.json", "interventions.json", "natural.json"] {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("memory");
         common::memory_fixture(&dir);
@@ -440,4 +440,53 @@ fn checked_in_fixtures_are_current() {
             path.display()
         );
     }
+}
+
+/// A natural study beside a memory audit is shown with it, as its own observational cohort.
+#[test]
+fn a_natural_study_beside_a_memory_audit_is_shown_apart() {
+    use roboaudit_memory::natural::{
+        COHORT_NOTE, DECISION_RULE, NATURAL_SCHEMA, NaturalConfig, NaturalEpisode, NaturalStudy,
+        analyze_natural,
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("memory");
+    common::memory_fixture(&dir);
+    let episodes: Vec<NaturalEpisode> = (0..4)
+        .map(|i| NaturalEpisode {
+            id: format!("n{i:03}"),
+            stratum: "level0".into(),
+            reached_present: true,
+            warranted: 1,
+            candidates: vec![0, 1, 2],
+            contains_decision: i < 3,
+            present_step: Some(90),
+            first_direction: Some(if i == 2 { 0 } else { 1 }),
+            committed: Some(1),
+            success: Some(i != 2),
+            remaining_steps: Some(if i == 2 { 110 } else { 50 }),
+        })
+        .collect();
+    let config = NaturalConfig {
+        episodes: 4,
+        ..NaturalConfig::default()
+    };
+    let study = NaturalStudy {
+        schema: NATURAL_SCHEMA.into(),
+        policy: "bank".into(),
+        cohort: COHORT_NOTE.into(),
+        decision_rule: DECISION_RULE.into(),
+        analysis: analyze_natural(&episodes, &config.bootstrap).unwrap(),
+        config,
+        episodes,
+    };
+    common::write_json(&dir, "natural.json", &study);
+    let report = build_report(std::slice::from_ref(&dir)).unwrap();
+    assert_eq!(report.memory[0].natural.as_ref(), Some(&study));
+    let md = render_markdown(&report);
+    assert!(md.contains("Natural occurrence"), "{md}");
+    assert!(md.contains("3/4 untreated native episodes"), "{md}");
+    assert!(md.contains("never pooled"), "{md}");
+    // Remaining steps over the three decision episodes: 50 (warranted first) − 110 (another).
+    assert!(md.contains("| -60.000 |"), "{md}");
 }

@@ -3,6 +3,7 @@
 use super::{Block, figures, heading, interval, num, table};
 use crate::model::{MemorySection, Report};
 use roboaudit_memory::interventions::{InterventionStudy, RateInterval};
+use roboaudit_memory::natural::{Contrast, NaturalStudy, Verdict};
 use roboaudit_memory::{Equivalence, Estimate, RouteControl};
 
 fn estimate_row(name: &str, e: &Estimate) -> Vec<String> {
@@ -77,6 +78,81 @@ fn intervention_blocks(id: &str, study: &InterventionStudy) -> Vec<Block> {
             rows,
         ),
         Block::Note("Every continuation is in report.json (interventions.continuations).".into()),
+    ]
+}
+
+/// One contrast of the natural study: its groups, difference, interval and verdict.
+fn contrast_row(name: &str, c: &Contrast, warranted: String, other: String) -> Vec<String> {
+    let verdict = match c.verdict {
+        Some(Verdict::Unresolved) => "unresolved".to_owned(),
+        Some(Verdict::AboveZero) => "above zero".to_owned(),
+        Some(Verdict::BelowZero) => "below zero".to_owned(),
+        None => c
+            .undefined_reason
+            .clone()
+            .unwrap_or_else(|| "undefined".to_owned()),
+    };
+    vec![
+        name.to_owned(),
+        warranted,
+        other,
+        num(c.estimate),
+        format!("{} ({:.0} %)", interval(c.ci), c.level * 100.0),
+        verdict,
+    ]
+}
+
+/// The natural-occurrence study (`natural.json`, docs/methods.md §2.10): the decision fraction
+/// and the two observational contrasts, labelled as a cohort apart from the constructed pairs.
+fn natural_blocks(id: &str, study: &NaturalStudy) -> Vec<Block> {
+    let a = &study.analysis;
+    let (r, s) = (&a.remaining_steps, &a.success_association);
+    let mean = |c: &Contrast, w: bool| {
+        let g = if w { c.warranted } else { c.other };
+        if g.n == 0 {
+            "– (n = 0)".to_owned()
+        } else {
+            format!("{:.1} (n = {})", g.total as f64 / g.n as f64, g.n)
+        }
+    };
+    let rows = vec![
+        contrast_row(
+            "remaining steps (primary)",
+            r,
+            mean(r, true),
+            mean(r, false),
+        ),
+        contrast_row(
+            "final success (secondary, non-causal)",
+            s,
+            format!("{}/{}", s.warranted.total, s.warranted.n),
+            format!("{}/{}", s.other.total, s.other.n),
+        ),
+    ];
+    vec![
+        heading(3, &format!("{id}--natural"), "Natural occurrence"),
+        Block::Para(format!(
+            "Policy {} on {}: {}/{} untreated native episodes contained the audited decision type (registered, outcome-blind rule). {}. Intervals are episode bootstraps within layout strata over the decision episodes.",
+            study.policy,
+            study.config.task.name(),
+            a.decision.count,
+            a.decision.n,
+            roboaudit_memory::natural::COHORT_NOTE
+        )),
+        table(
+            &[
+                "contrast (first direction warranted − another tray)",
+                "warranted first",
+                "another tray first",
+                "difference",
+                "interval",
+                "verdict",
+            ],
+            rows,
+        ),
+        Block::Note(
+            "Every natural episode and the decision rule are in report.json (natural).".into(),
+        ),
     ]
 }
 
@@ -254,6 +330,9 @@ pub(super) fn blocks(report: &Report, s: &MemorySection) -> Vec<Block> {
     }
     if let Some(i) = &s.interventions {
         out.extend(intervention_blocks(&s.id, i));
+    }
+    if let Some(n) = &s.natural {
+        out.extend(natural_blocks(&s.id, n));
     }
     out.push(heading(3, &format!("{}--plots", s.id), "Plots"));
     out.extend(figures(report, &s.id));

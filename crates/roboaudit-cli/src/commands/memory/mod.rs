@@ -7,6 +7,7 @@ pub(crate) mod collect;
 pub(crate) mod control;
 mod intervene;
 mod learned;
+mod natural;
 
 use crate::exit::Usage;
 use anyhow::Result;
@@ -16,6 +17,7 @@ use calibrate::CalibrateArgs;
 use collect::CollectArgs;
 use intervene::InterveneArgs;
 use learned::TrainArgs;
+use natural::NaturalArgs;
 
 /// Memory-audit subcommands.
 #[derive(clap::Subcommand, Debug)]
@@ -51,6 +53,12 @@ pub enum MemoryCommand {
     /// target, donor opposite target, clear) or restoration after an injected fault (none, anchor,
     /// full rebuild); writes DIR/interventions.json.
     Intervene(InterveneArgs),
+    /// Natural-occurrence analysis: untreated native episodes, the fraction containing the
+    /// audited decision type (registered, outcome-blind rule), and the remaining-step and
+    /// final-success contrasts of a first direction toward the warranted tray, with episode
+    /// bootstrap intervals within layout strata; observational, never pooled with the
+    /// constructed pairs. Writes DIR/natural.json and DIR/natural.md.
+    Natural(NaturalArgs),
     /// Train a learned memory policy by behaviour cloning on testbed demonstrations, save it
     /// (DIR/model.safetensors, DIR/config.json) and run its qualification episodes; audit it
     /// with `--policy learned:DIR`.
@@ -97,6 +105,7 @@ pub fn run(cmd: MemoryCommand) -> Result<()> {
         MemoryCommand::Collect(args) => collect::run(&args),
         MemoryCommand::Calibrate(args) => calibrate::run(&args),
         MemoryCommand::Intervene(args) => intervene::run(&args),
+        MemoryCommand::Natural(args) => natural::run(&args),
         MemoryCommand::Train(args) => learned::run_train(&args),
         MemoryCommand::Control { records, plan, out } => {
             control::run(&records, plan.as_deref(), &out)
