@@ -22,7 +22,7 @@ crates/roboaudit-encoders/tests/data/encoders_reference.json, which `tests/refer
 with the Rust encoders to 1e-4.
 
 Needs: torch, torchvision, transformers, safetensors, numpy (PyPI), and cargo.
-Usage: python3 scripts/encoders_reference.py [--out FILE]
+Usage: python3 scripts/encoders_reference.py [--out FILE] | --bench N
 """
 
 from __future__ import annotations
@@ -188,10 +188,51 @@ def clip(path: pathlib.Path, img: np.ndarray) -> list[float]:
     return out.pooler_output[0].tolist()
 
 
+def bench(n: int) -> None:
+    """Images per second of the real-size models (random weights) on n images already at the
+    network's input size, one image per forward as the Rust encoders run (the side by side of
+    BENCHMARKS.md; `examples/encoder_throughput.rs` is the Rust half)."""
+    import time
+
+    print(f"torch threads: {torch.get_num_threads()}")
+    models = {
+        "resnet18 224": (torchvision.models.resnet18(), 224, lambda m, x: m(x)),
+        "dinov2 vits14 224": (
+            transformers.Dinov2Model(transformers.Dinov2Config(
+                hidden_size=384, num_hidden_layers=12, num_attention_heads=6,
+                image_size=518, patch_size=14)),
+            224,
+            lambda m, x: m(pixel_values=x).pooler_output,
+        ),
+        "clip vitb32 224": (
+            transformers.CLIPVisionModel(transformers.CLIPVisionConfig(
+                hidden_size=768, intermediate_size=3072, num_hidden_layers=12,
+                num_attention_heads=12, image_size=224, patch_size=32)),
+            224,
+            lambda m, x: m(pixel_values=x).pooler_output,
+        ),
+    }
+    for name, (model, side, run) in models.items():
+        model.eval()
+        xs = [torch.randn(1, 3, side, side) for _ in range(n)]
+        with torch.no_grad():
+            run(model, xs[0])
+            start = time.perf_counter()
+            for x in xs:
+                run(model, x)
+            seconds = time.perf_counter() - start
+        print(f"{name:<20} {n / seconds:8.1f} images/s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=pathlib.Path, default=OUT)
+    parser.add_argument("--bench", type=int, metavar="N",
+                        help="only time the real-size models on N images (no JSON written)")
     args = parser.parse_args()
+    if args.bench:
+        bench(args.bench)
+        return
     torch.manual_seed(0)
     img = image()
     with tempfile.TemporaryDirectory() as tmp:

@@ -2,12 +2,13 @@
 //! run with candle-transformers' `ClipVisionTransformer` on the CPU (seed 000 §II: the "CLIP"
 //! embedding). Nothing is downloaded.
 //!
-//! - **Weights**: the Hugging Face transformers layout of the vision tower, tensors under
-//!   `vision_model.` (`embeddings.{class_embedding, patch_embedding.weight,
-//!   position_embedding.weight}`, `pre_layrnorm`, `encoder.layers.{i}.{self_attn.{q,k,v,
-//!   out}_proj, layer_norm1, mlp.fc1, mlp.fc2, layer_norm2}`, `post_layernorm`): the
-//!   `state_dict()` of `CLIPVisionModel`. The `model.safetensors` of a full `CLIPModel` (e.g.
-//!   `openai/clip-vit-base-patch32`) loads too: its `text_model.*`, `text_projection`,
+//! - **Weights**: the Hugging Face transformers layout of the vision tower
+//!   (`embeddings.{class_embedding, patch_embedding.weight, position_embedding.weight}`,
+//!   `pre_layrnorm`, `encoder.layers.{i}.{self_attn.{q,k,v,out}_proj, layer_norm1, mlp.fc1,
+//!   mlp.fc2, layer_norm2}`, `post_layernorm`), under `vision_model.` as in the
+//!   `model.safetensors` of a full `CLIPModel` (e.g. `openai/clip-vit-base-patch32`) and in
+//!   transformers 4's `CLIPVisionModel.state_dict()`, or without the prefix as transformers 5's
+//!   `CLIPVisionModel.state_dict()` saves it. A `CLIPModel`'s `text_model.*`, `text_projection`,
 //!   `visual_projection`, `logit_scale` and `position_ids` tensors are accepted and not read.
 //!   Depth, width, MLP width, patch and input size are read from the shapes; the head count is
 //!   explicit or `width / 64` (every released CLIP ViT). The activation is QuickGELU (OpenAI's
@@ -37,7 +38,7 @@ use serde::Serialize;
 use crate::EncoderError;
 use crate::image::{CLIP_MEAN, CLIP_STD, normalized_chw};
 use crate::resnet::finite;
-use crate::weights::{self, check_and_load, require_marker};
+use crate::weights::{self, check_and_load};
 
 /// The architecture's name in errors.
 pub const ARCHITECTURE: &str = "CLIP vision tower (transformers layout)";
@@ -72,25 +73,30 @@ pub struct ClipOptions {
     pub side: Option<usize>,
 }
 
-/// Every tensor the model reads, with its shape, for `a`'s sizes.
+/// Every tensor the model reads, with its shape, for `a`'s sizes (under `vision_model.`).
 pub fn expected_tensors(a: &ClipArch) -> Vec<(String, Vec<usize>)> {
+    tensors_under(a, P)
+}
+
+/// [`expected_tensors`] under the prefix `P` (`vision_model.` or nothing).
+fn tensors_under(a: &ClipArch, p: &str) -> Vec<(String, Vec<usize>)> {
     let (d, i) = (a.width, a.intermediate);
     let grid = a.image_size / a.patch;
     let mut out = vec![
-        (format!("{P}embeddings.class_embedding"), vec![d]),
+        (format!("{p}embeddings.class_embedding"), vec![d]),
         (
-            format!("{P}embeddings.patch_embedding.weight"),
+            format!("{p}embeddings.patch_embedding.weight"),
             vec![d, 3, a.patch, a.patch],
         ),
         (
-            format!("{P}embeddings.position_embedding.weight"),
+            format!("{p}embeddings.position_embedding.weight"),
             vec![grid * grid + 1, d],
         ),
-        (format!("{P}pre_layrnorm.weight"), vec![d]),
-        (format!("{P}pre_layrnorm.bias"), vec![d]),
+        (format!("{p}pre_layrnorm.weight"), vec![d]),
+        (format!("{p}pre_layrnorm.bias"), vec![d]),
     ];
     for l in 0..a.depth {
-        let b = |s: &str| format!("{P}encoder.layers.{l}.{s}");
+        let b = |s: &str| format!("{p}encoder.layers.{l}.{s}");
         for proj in ["q_proj", "k_proj", "v_proj", "out_proj"] {
             out.push((b(&format!("self_attn.{proj}.weight")), vec![d, d]));
             out.push((b(&format!("self_attn.{proj}.bias")), vec![d]));
@@ -106,8 +112,8 @@ pub fn expected_tensors(a: &ClipArch) -> Vec<(String, Vec<usize>)> {
             (b("layer_norm2.bias"), vec![d]),
         ]);
     }
-    out.push((format!("{P}post_layernorm.weight"), vec![d]));
-    out.push((format!("{P}post_layernorm.bias"), vec![d]));
+    out.push((format!("{p}post_layernorm.weight"), vec![d]));
+    out.push((format!("{p}post_layernorm.bias"), vec![d]));
     out
 }
 
@@ -120,7 +126,22 @@ fn ignored(name: &str) -> bool {
                 | "visual_projection.weight"
                 | "logit_scale"
                 | "vision_model.embeddings.position_ids"
+                | "embeddings.position_ids"
         )
+}
+
+/// The prefix of the tower's tensors: `vision_model.` (a `CLIPModel` file, transformers 4's
+/// `CLIPVisionModel`) or nothing (transformers 5's bare `CLIPVisionModel`).
+fn prefix(shapes: &std::collections::HashMap<String, Vec<usize>>) -> Option<&'static str> {
+    if shapes.contains_key("vision_model.embeddings.class_embedding") {
+        Some(P)
+    } else if shapes.contains_key("embeddings.class_embedding")
+        && shapes.contains_key("pre_layrnorm.weight")
+    {
+        Some("")
+    } else {
+        None
+    }
 }
 
 /// The sizes of the checkpoint whose shapes are `shapes`.
@@ -128,6 +149,7 @@ fn infer_arch(
     path: &Path,
     shapes: &std::collections::HashMap<String, Vec<usize>>,
     heads: Option<usize>,
+    p: &str,
 ) -> Result<ClipArch, EncoderError> {
     let shape_err =
         |name: &str, expected: Vec<usize>, layout: &'static str| EncoderError::TensorShape {
@@ -142,12 +164,12 @@ fn infer_arch(
         tensor: name.to_owned(),
         architecture: ARCHITECTURE.to_owned(),
     };
-    let cls = format!("{P}embeddings.class_embedding");
+    let cls = format!("{p}embeddings.class_embedding");
     let width = match shapes.get(&cls).map(Vec::as_slice) {
         Some(&[d]) if d > 0 => d,
         _ => return Err(shape_err(&cls, vec![0], "[width]")),
     };
-    let patch_name = format!("{P}embeddings.patch_embedding.weight");
+    let patch_name = format!("{p}embeddings.patch_embedding.weight");
     let patch = match shapes.get(&patch_name).map(Vec::as_slice) {
         Some(&[d, 3, p, q]) if d == width && p == q && p > 0 => p,
         Some(_) => {
@@ -159,7 +181,7 @@ fn infer_arch(
         }
         None => return Err(missing(&patch_name)),
     };
-    let pos_name = format!("{P}embeddings.position_embedding.weight");
+    let pos_name = format!("{p}embeddings.position_embedding.weight");
     let grid = match shapes.get(&pos_name).map(Vec::as_slice) {
         Some(&[n, d]) if d == width && n >= 2 => {
             #[allow(
@@ -182,14 +204,14 @@ fn infer_arch(
     };
     let layers: BTreeSet<usize> = shapes
         .keys()
-        .filter_map(|n| n.strip_prefix(&format!("{P}encoder.layers.")))
+        .filter_map(|n| n.strip_prefix(&format!("{p}encoder.layers.")))
         .filter_map(|rest| rest.split('.').next()?.parse().ok())
         .collect();
     let depth = layers.last().map_or(0, |l| l + 1);
     if depth == 0 {
-        return Err(missing(&format!("{P}encoder.layers.0.mlp.fc1.weight")));
+        return Err(missing(&format!("{p}encoder.layers.0.mlp.fc1.weight")));
     }
-    let fc1 = format!("{P}encoder.layers.0.mlp.fc1.weight");
+    let fc1 = format!("{p}encoder.layers.0.mlp.fc1.weight");
     let intermediate = match shapes.get(&fc1).map(Vec::as_slice) {
         Some(&[i, d]) if d == width && i > 0 => i,
         Some(_) => return Err(shape_err(&fc1, vec![0, width], "[mlp width, width]")),
@@ -247,7 +269,8 @@ impl ClipEncoder {
     /// # Errors
     /// [`EncoderError::InvalidConfig`] for zero heads (before the file is read) or heads that do
     /// not divide the width; [`EncoderError::Io`]; [`EncoderError::NotSafetensors`];
-    /// [`EncoderError::WrongArchitecture`] without `vision_model.embeddings.class_embedding`;
+    /// [`EncoderError::WrongArchitecture`] without `vision_model.embeddings.class_embedding` (or
+    /// `embeddings.class_embedding` and `pre_layrnorm.weight`);
     /// [`EncoderError::MissingTensor`], [`EncoderError::TensorShape`],
     /// [`EncoderError::TensorType`], [`EncoderError::UnexpectedTensor`], each naming the file and
     /// tensor; [`EncoderError::ImageSize`] when `options.side` is not the checkpoint's input
@@ -262,13 +285,15 @@ impl ClipEncoder {
         let file = weights::read(path)?;
         let st = weights::parse(path, &file.bytes)?;
         let shapes = weights::shapes(&st);
-        require_marker(
-            path,
-            &shapes,
-            "vision_model.embeddings.class_embedding",
-            ARCHITECTURE,
-        )?;
-        let arch = infer_arch(path, &shapes, options.heads)?;
+        let Some(prefix) = prefix(&shapes) else {
+            return Err(EncoderError::WrongArchitecture {
+                path: path.to_path_buf(),
+                expected: ARCHITECTURE,
+                found: weights::guess_architecture(shapes.keys().map(String::as_str)),
+                missing: format!("{P}embeddings.class_embedding"),
+            });
+        };
+        let arch = infer_arch(path, &shapes, options.heads, prefix)?;
         let sizes = format!(
             "depth {}, width {}, MLP width {}, patch {}, input {}",
             arch.depth, arch.width, arch.intermediate, arch.patch, arch.image_size
@@ -276,7 +301,7 @@ impl ClipEncoder {
         let tensors = check_and_load(
             path,
             &st,
-            &expected_tensors(&arch),
+            &tensors_under(&arch, prefix),
             &ignored,
             ARCHITECTURE,
             &sizes,
@@ -315,7 +340,12 @@ impl ClipEncoder {
             patch_size: arch.patch,
         };
         let vb = VarBuilder::from_tensors(tensors, DType::F32, &Device::Cpu);
-        let model = ClipVisionTransformer::new(vb.pp("vision_model"), &config)?;
+        let vb = if prefix.is_empty() {
+            vb
+        } else {
+            vb.pp("vision_model")
+        };
+        let model = ClipVisionTransformer::new(vb, &config)?;
         Ok(Self {
             path: path.to_path_buf(),
             arch,

@@ -6,7 +6,7 @@
 //! | encoder | weights layout | input | normalization | feature |
 //! |---|---|---|---|---|
 //! | [`resnet`] | torchvision `resnet18().state_dict()` | `side²`, default 224 | ImageNet | 512: global average pool of `layer4`, before `fc` |
-//! | [`clip`] | transformers `CLIPVisionModel` (or a full `CLIPModel`) | the checkpoint's (224 for ViT-B/32) | CLIP | width (768 for ViT-B/32): pooled output, no projection |
+//! | [`clip`] | transformers `CLIPModel` vision tower (or `CLIPVisionModel`) | the checkpoint's (224 for ViT-B/32) | CLIP | width (768 for ViT-B/32): pooled output, no projection |
 //! | [`dinov2`] | torch-hub `dinov2_vits14` / `vitb14` | `side²`, multiple of 14, default 224 | ImageNet | width (384 / 768): final-norm class token |
 //!
 //! Every encoder area-resamples the whole frame to its square input ([`image`]). Nothing is
