@@ -28,6 +28,11 @@ pub fn code_for(err: &anyhow::Error) -> i32 {
                 cause.downcast_ref::<roboaudit_retrieval::RetrievalError>(),
                 Some(roboaudit_retrieval::RetrievalError::UnknownRepresentation { .. })
             )
+            // A representation or embed setting out of range (found before any file is read).
+            || matches!(
+                cause.downcast_ref::<roboaudit_encoders::EncoderError>(),
+                Some(roboaudit_encoders::EncoderError::InvalidConfig(_))
+            )
             // An --out folder holding another kind of result: the wrong folder was named.
             || matches!(
                 cause.downcast_ref::<roboaudit_memory::MemoryError>(),
@@ -41,6 +46,9 @@ pub fn code_for(err: &anyhow::Error) -> i32 {
         cause.is::<InvalidInput>()
             || cause.is::<roboaudit_data::DataError>()
             || cause.is::<roboaudit_retrieval::RetrievalError>()
+            || cause
+                .downcast_ref::<roboaudit_encoders::EncoderError>()
+                .is_some_and(roboaudit_encoders::EncoderError::is_invalid_input)
             || cause
                 .downcast_ref::<roboaudit_memory::MemoryError>()
                 .is_some_and(roboaudit_memory::MemoryError::is_invalid_input)

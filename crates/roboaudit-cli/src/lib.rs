@@ -74,6 +74,8 @@ enum Command {
     Status(commands::shard::StatusArgs),
     /// Check one input file with the reader the audits use (exit 3 naming file, row and column).
     Validate(commands::validate::ValidateArgs),
+    /// Representations (pixels32, ResNet-18, DINOv2, CLIP from local safetensors files) of a folder of images or a LeRobot dataset's first frames, as a retrieval embeddings file.
+    Embed(commands::embed::EmbedArgs),
 }
 
 /// Gives rayon's global pool the thread count the user asked for (`RAYON_NUM_THREADS`, else one
@@ -147,6 +149,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Merge(args) => commands::shard::merge(&args),
         Command::Status(args) => commands::shard::status(&args),
         Command::Validate(args) => commands::validate::run(&args),
+        Command::Embed(args) => commands::embed::run(&args),
     }
 }
 

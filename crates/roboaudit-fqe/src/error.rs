@@ -65,6 +65,43 @@ pub enum FqeError {
     },
 }
 
+/// The encoders' errors in FQE's terms, so that `Encoder::dinov2` and FQE's callers keep one
+/// error type: an unreadable file stays [`FqeError::Io`], every fault of a weights file becomes
+/// [`FqeError::Weights`] with the same file, tensor and message, a setting or input size out of
+/// range [`FqeError::InvalidConfig`], an empty image [`FqeError::InvalidInputs`].
+impl From<roboaudit_encoders::EncoderError> for FqeError {
+    fn from(e: roboaudit_encoders::EncoderError) -> Self {
+        use roboaudit_encoders::EncoderError as E;
+        if let Some((path, tensor)) = e.weights_fault() {
+            let text = e.to_string();
+            let suffix = format!(": {}", path.display());
+            return FqeError::Weights {
+                path: path.to_path_buf(),
+                tensor: tensor.map(str::to_owned),
+                message: text.strip_suffix(&suffix).unwrap_or(&text).to_owned(),
+            };
+        }
+        match e {
+            E::Io {
+                action,
+                path,
+                source,
+            } => FqeError::Io {
+                action,
+                path,
+                source,
+            },
+            E::InvalidConfig(m) => FqeError::InvalidConfig(m),
+            E::ImageSize { .. } => FqeError::InvalidConfig(e.to_string()),
+            E::InvalidImage(m) => FqeError::InvalidInputs(m),
+            E::Numerical(m) => FqeError::Numerical(m),
+            E::Candle(c) => FqeError::Candle(c),
+            E::Data(d) => FqeError::Data(*d),
+            other => FqeError::InvalidInputs(other.to_string()),
+        }
+    }
+}
+
 /// A user-chosen setting of a fit, named by [`FqeError::Setting`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Setting {

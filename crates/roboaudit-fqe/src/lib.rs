@@ -39,7 +39,8 @@ pub mod cache;
 mod camera;
 pub mod coverage;
 pub mod detector;
-pub mod dinov2;
+/// The DINOv2 encoder, which lives in `roboaudit-encoders` (re-exported at its old path).
+pub use roboaudit_encoders::dinov2;
 pub mod encoder;
 pub mod error;
 pub mod evaluate;

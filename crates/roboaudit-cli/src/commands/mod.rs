@@ -3,6 +3,7 @@
 pub mod data;
 pub mod demo;
 pub mod detect;
+pub mod embed;
 pub mod fqe;
 pub mod fqe_actions;
 mod fqe_checks;

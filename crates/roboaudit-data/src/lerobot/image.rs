@@ -58,7 +58,10 @@ impl Rgb8Image {
 
 /// Decodes PNG bytes of any colour type and bit depth to RGB8 (alpha dropped, grey copied to
 /// the three channels, 16-bit samples truncated to their high byte).
-pub(crate) fn decode_png(bytes: &[u8]) -> Result<Rgb8Image, String> {
+///
+/// # Errors
+/// A message (no file name: the caller knows it) when the bytes are not a valid PNG image.
+pub fn decode_png(bytes: &[u8]) -> Result<Rgb8Image, String> {
     let mut decoder = png::Decoder::new(Cursor::new(bytes));
     decoder.set_transformations(png::Transformations::normalize_to_color8());
     let mut reader = decoder

@@ -42,7 +42,7 @@ mod video_check;
 use std::path::{Path, PathBuf};
 
 pub use frames::{EpisodeFrames, NamedColumn};
-pub use image::Rgb8Image;
+pub use image::{Rgb8Image, decode_png};
 pub use image_stream::ImageBytes;
 pub use info::{Feature, FeatureKind, ImageLayout, Info, LeRobotVersion, VideoInfo};
 pub use inspect::{FeatureSummary, InspectReport, LabelSummary, Problem};

@@ -68,7 +68,7 @@ impl EncoderSpec {
             options.side = s;
         }
         options.heads = heads;
-        options.validate().map_err(|e| match e {
+        options.validate().map_err(|e| match FqeError::from(e) {
             FqeError::InvalidConfig(m) => usage(m),
             other => usage(other.to_string()),
         })?;

@@ -11,15 +11,14 @@
 //! checkpoints of candle's own DINOv2 example) are accepted and ignored.
 
 use std::collections::{BTreeSet, HashMap};
-use std::fmt::Write as _;
 use std::path::Path;
 
-use candle_core::safetensors::SliceSafetensors;
-use candle_core::{DType, Device, Tensor};
+use candle_core::Tensor;
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
-use crate::FqeError;
+use crate::EncoderError;
+pub use crate::weights::weights_hash;
+use crate::weights::{self, check_and_load, require_marker};
 
 /// Patch side in pixels. candle-transformers 0.11.1 fixes it (`PATCH_SIZE = 14`), so only /14
 /// checkpoints load.
@@ -56,18 +55,6 @@ pub(crate) struct Checkpoint {
     pub arch: Dinov2Arch,
     pub tensors: HashMap<String, Tensor>,
     pub weights_hash: String,
-}
-
-/// First 16 hex digits (64 bits) of the SHA-256 of `bytes` — what `sha256sum FILE | cut -c1-16`
-/// prints for a file.
-pub fn weights_hash(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut s = String::with_capacity(16);
-    for b in &digest[..8] {
-        // Writing to a String cannot fail.
-        let _ = write!(s, "{b:02x}");
-    }
-    s
 }
 
 /// Every tensor the model reads, with its shape, for `depth` blocks of width `width` (MLP
@@ -108,11 +95,14 @@ pub(crate) fn expected_tensors(depth: usize, width: usize) -> Vec<(String, Vec<u
     out
 }
 
+/// The architecture's name in errors.
+const ARCHITECTURE: &str = "DINOv2 ViT/14 (torch-hub layout)";
+
 /// Tensors that may be present and are not read.
 const IGNORED: [&str; 3] = ["mask_token", "head.weight", "head.bias"];
 
-fn weights_error(path: &Path, tensor: Option<&str>, message: String) -> FqeError {
-    FqeError::Weights {
+fn weights_error(path: &Path, tensor: Option<&str>, message: String) -> EncoderError {
+    EncoderError::Weights {
         path: path.to_path_buf(),
         tensor: tensor.map(str::to_owned),
         message,
@@ -142,21 +132,21 @@ fn block_indices<'a>(names: impl Iterator<Item = &'a str>) -> Result<BTreeSet<us
 /// The head count: `explicit`, else `width / 64`.
 ///
 /// # Errors
-/// [`FqeError::InvalidConfig`] when the heads do not divide the width, or when no count is
+/// [`EncoderError::InvalidConfig`] when the heads do not divide the width, or when no count is
 /// given and the width is not a multiple of 64.
 pub(crate) fn resolve_heads(
     path: &Path,
     width: usize,
     explicit: Option<usize>,
-) -> Result<usize, FqeError> {
+) -> Result<usize, EncoderError> {
     match explicit {
         Some(h) if h >= 1 && width.is_multiple_of(h) => Ok(h),
-        Some(h) => Err(FqeError::InvalidConfig(format!(
+        Some(h) => Err(EncoderError::InvalidConfig(format!(
             "dinov2 heads={h} does not divide the token width {width} of {}",
             path.display()
         ))),
         None if width.is_multiple_of(HEAD_WIDTH) => Ok(width / HEAD_WIDTH),
-        None => Err(FqeError::InvalidConfig(format!(
+        None => Err(EncoderError::InvalidConfig(format!(
             "dinov2: the token width {width} of {} is not a multiple of {HEAD_WIDTH}, so the \
              head count cannot be inferred; pass heads=N",
             path.display()
@@ -167,18 +157,20 @@ pub(crate) fn resolve_heads(
 /// Reads and checks the checkpoint at `path`.
 ///
 /// # Errors
-/// [`FqeError::Io`] when the file cannot be read (missing, a folder, no permission);
-/// [`FqeError::Weights`] naming the file — and the tensor where one is at fault — when it is not
+/// [`EncoderError::Io`] when the file cannot be read (missing, a folder, no permission);
+/// a weights-file error ([`EncoderError::weights_fault`]) naming the file — and the tensor where
+/// one is at fault — when it is not
 /// safetensors, lacks a tensor, has one of the wrong shape or of a non-float type, holds a tensor
 /// of another layout (registers, chunked blocks, SwiGLU), or is wider than [`MAX_WIDTH`];
-/// [`FqeError::InvalidConfig`] from the head count ([`resolve_heads`]).
-pub(crate) fn read_checkpoint(path: &Path, heads: Option<usize>) -> Result<Checkpoint, FqeError> {
-    let bytes = std::fs::read(path).map_err(|e| FqeError::io("read", path, e))?;
-    let weights_hash = weights_hash(&bytes);
-    let st = SliceSafetensors::new(&bytes)
-        .map_err(|e| weights_error(path, None, format!("not a valid safetensors file ({e})")))?;
-    let views: HashMap<String, _> = st.tensors().into_iter().collect();
-    if views.contains_key("register_tokens") {
+/// [`EncoderError::InvalidConfig`] from the head count ([`resolve_heads`]).
+pub(crate) fn read_checkpoint(
+    path: &Path,
+    heads: Option<usize>,
+) -> Result<Checkpoint, EncoderError> {
+    let file = weights::read(path)?;
+    let st = weights::parse(path, &file.bytes)?;
+    let shapes = weights::shapes(&st);
+    if shapes.contains_key("register_tokens") {
         return Err(weights_error(
             path,
             Some("register_tokens"),
@@ -187,21 +179,14 @@ pub(crate) fn read_checkpoint(path: &Path, heads: Option<usize>) -> Result<Check
                 .to_owned(),
         ));
     }
-    let width = match views.get("cls_token").map(|v| v.shape().to_vec()) {
+    require_marker(path, &shapes, "cls_token", ARCHITECTURE)?;
+    let width = match shapes.get("cls_token") {
         Some(s) if s.len() == 3 && s[0] == 1 && s[1] == 1 && s[2] > 0 => s[2],
-        Some(s) => {
+        s => {
             return Err(weights_error(
                 path,
                 Some("cls_token"),
                 format!("tensor \"cls_token\" has shape {s:?}, expected [1, 1, width]"),
-            ));
-        }
-        None => {
-            return Err(weights_error(
-                path,
-                Some("cls_token"),
-                "no tensor \"cls_token\": not a DINOv2 checkpoint in the torch-hub layout"
-                    .to_owned(),
             ));
         }
     };
@@ -215,7 +200,7 @@ pub(crate) fn read_checkpoint(path: &Path, heads: Option<usize>) -> Result<Check
             ),
         ));
     }
-    let blocks = block_indices(views.keys().map(String::as_str)).map_err(|name| {
+    let blocks = block_indices(shapes.keys().map(String::as_str)).map_err(|name| {
         weights_error(
             path,
             Some(&name),
@@ -231,80 +216,13 @@ pub(crate) fn read_checkpoint(path: &Path, heads: Option<usize>) -> Result<Check
         ));
     }
     let expected = expected_tensors(depth, width);
-    for (name, shape) in &expected {
-        let Some(view) = views.get(name) else {
-            return Err(weights_error(
-                path,
-                Some(name),
-                format!(
-                    "no tensor \"{name}\" (a DINOv2 ViT of depth {depth}, width {width} needs it)"
-                ),
-            ));
-        };
-        if view.shape() != shape.as_slice() {
-            return Err(weights_error(
-                path,
-                Some(name),
-                format!(
-                    "tensor \"{name}\" has shape {:?}, expected {shape:?} for width {width} \
-                     (patch {PATCH}, {POS_TOKENS} position tokens, MLP width {})",
-                    view.shape(),
-                    4 * width
-                ),
-            ));
-        }
-        let dtype = DType::try_from(view.dtype()).ok();
-        if !matches!(
-            dtype,
-            Some(DType::F32 | DType::F16 | DType::BF16 | DType::F64)
-        ) {
-            return Err(weights_error(
-                path,
-                Some(name),
-                format!(
-                    "tensor \"{name}\" has type {:?}, expected a float type",
-                    view.dtype()
-                ),
-            ));
-        }
-    }
-    let known: BTreeSet<&str> = expected
-        .iter()
-        .map(|(n, _)| n.as_str())
-        .chain(IGNORED)
-        .collect();
-    let mut unexpected: Vec<&str> = views
-        .keys()
-        .map(String::as_str)
-        .filter(|n| !known.contains(n))
-        .collect();
-    unexpected.sort_unstable();
-    if let Some(first) = unexpected.first() {
-        return Err(weights_error(
-            path,
-            Some(first),
-            format!(
-                "unexpected tensor \"{first}\" ({} not in the DINOv2 layout; e.g. SwiGLU blocks \
-                 or another model)",
-                unexpected.len()
-            ),
-        ));
-    }
+    let sizes = format!(
+        "depth {depth}, width {width}, patch {PATCH}, {POS_TOKENS} position tokens, MLP width {}",
+        4 * width
+    );
+    let ignored = |n: &str| IGNORED.contains(&n);
+    let tensors = check_and_load(path, &st, &expected, &ignored, ARCHITECTURE, &sizes)?;
     let heads = resolve_heads(path, width, heads)?;
-    let mut tensors = HashMap::with_capacity(expected.len() + 2);
-    for (name, _) in expected {
-        let t = st
-            .load(&name, &Device::Cpu)
-            .and_then(|t| t.to_dtype(DType::F32))
-            .map_err(|e| {
-                weights_error(
-                    path,
-                    Some(&name),
-                    format!("cannot read tensor \"{name}\" ({e})"),
-                )
-            })?;
-        tensors.insert(name, t);
-    }
     Ok(Checkpoint {
         arch: Dinov2Arch {
             depth,
@@ -313,7 +231,7 @@ pub(crate) fn read_checkpoint(path: &Path, heads: Option<usize>) -> Result<Check
             patch: PATCH,
         },
         tensors,
-        weights_hash,
+        weights_hash: file.hash,
     })
 }
 
@@ -324,8 +242,6 @@ mod tests {
 
     #[test]
     fn hash_is_the_sha256_prefix_and_blocks_are_counted() {
-        // sha256("") = e3b0c44298fc1c14…
-        assert_eq!(weights_hash(b""), "e3b0c44298fc1c14");
         let names = ["blocks.0.norm1.weight", "blocks.1.ls1.gamma", "cls_token"];
         assert_eq!(
             block_indices(names.into_iter()).unwrap(),

@@ -11,7 +11,7 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::checkpoint::expected_tensors;
-use crate::FqeError;
+use crate::EncoderError;
 
 /// Sizes and seed of a random checkpoint (the head count is not stored in a checkpoint: pass it
 /// to the encoder, or use a width that is a multiple of 64).
@@ -79,11 +79,11 @@ fn values(name: &str, shape: &[usize], rng: &mut ChaCha8Rng) -> Vec<f32> {
 /// `mask_token` as released checkpoints have, and no classifier head). Same spec ⇒ same bytes.
 ///
 /// # Errors
-/// [`FqeError::InvalidConfig`] for a zero depth or width; [`FqeError::Weights`] naming the file
-/// when it cannot be written; [`FqeError::Candle`].
-pub fn write_random_dinov2(path: &Path, spec: &RandomDinov2) -> Result<(), FqeError> {
+/// [`EncoderError::InvalidConfig`] for a zero depth or width; [`EncoderError::Weights`] naming the file
+/// when it cannot be written; [`EncoderError::Candle`].
+pub fn write_random_dinov2(path: &Path, spec: &RandomDinov2) -> Result<(), EncoderError> {
     if spec.depth == 0 || spec.width == 0 {
-        return Err(FqeError::InvalidConfig(format!(
+        return Err(EncoderError::InvalidConfig(format!(
             "a random DINOv2 needs depth and width ≥ 1, got {spec:?}"
         )));
     }
@@ -96,9 +96,5 @@ pub fn write_random_dinov2(path: &Path, spec: &RandomDinov2) -> Result<(), FqeEr
         let v = values(&name, &shape, &mut rng);
         tensors.insert(name, Tensor::from_vec(v, shape, &Device::Cpu)?);
     }
-    candle_core::safetensors::save(&tensors, path).map_err(|e| FqeError::Weights {
-        path: path.to_path_buf(),
-        tensor: None,
-        message: format!("cannot write the checkpoint ({e})"),
-    })
+    crate::weights::save(path, &tensors)
 }

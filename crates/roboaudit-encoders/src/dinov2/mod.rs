@@ -43,18 +43,16 @@ use serde::Serialize;
 
 pub use checkpoint::{Dinov2Arch, HEAD_WIDTH, MAX_WIDTH, PATCH, weights_hash};
 
-use crate::FqeError;
-use crate::encoder::area_resample;
+use crate::EncoderError;
+use crate::image::normalized_chw;
+pub use crate::image::{IMAGENET_MEAN, IMAGENET_STD};
+use crate::weights::file_safe;
 
 /// Default input side in pixels (DINOv2's evaluation resolution, 16 × 16 patches).
 pub const DEFAULT_SIDE: usize = 224;
 /// Largest input side: the native resolution of the checkpoints' position embeddings (37 × 37
 /// patches). Larger inputs would only upsample them; the cost grows with the side's fourth power.
 pub const MAX_SIDE: usize = 518;
-/// ImageNet channel means (R, G, B) of pixels scaled to `[0, 1]`.
-pub const IMAGENET_MEAN: [f32; 3] = [0.485, 0.456, 0.406];
-/// ImageNet channel standard deviations (R, G, B).
-pub const IMAGENET_STD: [f32; 3] = [0.229, 0.224, 0.225];
 /// Outputs of candle-transformers' DINOv2 classifier head.
 const HEAD_OUTPUTS: usize = 1000;
 
@@ -82,17 +80,17 @@ impl Dinov2Options {
     /// only once the file is read).
     ///
     /// # Errors
-    /// [`FqeError::InvalidConfig`] for a side outside `14..=518` or not a multiple of 14, or zero
+    /// [`EncoderError::InvalidConfig`] for a side outside `14..=518` or not a multiple of 14, or zero
     /// heads.
-    pub fn validate(&self) -> Result<(), FqeError> {
+    pub fn validate(&self) -> Result<(), EncoderError> {
         if !(PATCH..=MAX_SIDE).contains(&self.side) || !self.side.is_multiple_of(PATCH) {
-            return Err(FqeError::InvalidConfig(format!(
+            return Err(EncoderError::InvalidConfig(format!(
                 "dinov2 side={} must be a multiple of the patch size {PATCH} in {PATCH}..={MAX_SIDE}",
                 self.side
             )));
         }
         if self.heads == Some(0) {
-            return Err(FqeError::InvalidConfig(
+            return Err(EncoderError::InvalidConfig(
                 "dinov2 heads=0: give at least one attention head".into(),
             ));
         }
@@ -147,30 +145,17 @@ impl Serialize for Dinov2Encoder {
     }
 }
 
-/// `stem` with every character outside `[A-Za-z0-9._-]` replaced by `_` (it goes into a cache
-/// file name).
-fn file_safe(stem: &str) -> String {
-    stem.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 impl Dinov2Encoder {
     /// Loads the checkpoint at `path` (read once, hashed, checked, converted to `f32`).
     ///
     /// # Errors
-    /// [`FqeError::InvalidConfig`] for bad options (before the file is read) or a head count that
-    /// does not fit the width; [`FqeError::Io`] when the file cannot be read;
-    /// [`FqeError::Weights`] naming the file (and the tensor) when it is not a DINOv2 ViT/14
-    /// safetensors checkpoint (see [`checkpoint`]); [`FqeError::Candle`] if candle-transformers
+    /// [`EncoderError::InvalidConfig`] for bad options (before the file is read) or a head count that
+    /// does not fit the width; [`EncoderError::Io`] when the file cannot be read;
+    /// a weights-file error naming the file (and the tensor; [`EncoderError::weights_fault`]) when
+    /// it is not a DINOv2 ViT/14
+    /// safetensors checkpoint (see [`checkpoint`]); [`EncoderError::Candle`] if candle-transformers
     /// refuses the tensors.
-    pub fn load(path: impl AsRef<Path>, options: &Dinov2Options) -> Result<Self, FqeError> {
+    pub fn load(path: impl AsRef<Path>, options: &Dinov2Options) -> Result<Self, EncoderError> {
         options.validate()?;
         let path = path.as_ref();
         let ck = checkpoint::read_checkpoint(path, options.heads)?;
@@ -244,9 +229,9 @@ impl Dinov2Encoder {
     /// The final-norm class token of one image: `dim()` finite `f32` values.
     ///
     /// # Errors
-    /// [`FqeError::InvalidInputs`] for an empty image; [`FqeError::Candle`];
-    /// [`FqeError::Numerical`] for a non-finite feature (weights that overflow).
-    pub fn encode(&self, image: &Rgb8Image) -> Result<Vec<f32>, FqeError> {
+    /// [`EncoderError::InvalidImage`] for an empty image; [`EncoderError::Candle`];
+    /// [`EncoderError::Numerical`] for a non-finite feature (weights that overflow).
+    pub fn encode(&self, image: &Rgb8Image) -> Result<Vec<f32>, EncoderError> {
         let x = Tensor::from_vec(
             preprocess(image, self.side)?,
             (1, 3, self.side, self.side),
@@ -256,7 +241,7 @@ impl Dinov2Encoder {
         let feature = out.narrow(1, 0, self.arch.width)?.flatten_all()?;
         let feature = feature.to_vec1::<f32>()?;
         if feature.iter().any(|v| !v.is_finite()) {
-            return Err(FqeError::Numerical(format!(
+            return Err(EncoderError::Numerical(format!(
                 "the DINOv2 encoder gave a non-finite feature (weights {})",
                 self.path.display()
             )));
@@ -269,7 +254,7 @@ impl Dinov2Encoder {
     ///
     /// # Errors
     /// As [`Self::encode`] (the first failing image's error).
-    pub fn encode_batch(&self, images: &[Rgb8Image]) -> Result<Vec<Vec<f32>>, FqeError> {
+    pub fn encode_batch(&self, images: &[Rgb8Image]) -> Result<Vec<Vec<f32>>, EncoderError> {
         images.par_iter().map(|img| self.encode(img)).collect()
     }
 }
@@ -279,17 +264,9 @@ impl Dinov2Encoder {
 /// values).
 ///
 /// # Errors
-/// [`FqeError::InvalidInputs`] for an empty image or a zero side.
-pub fn preprocess(image: &Rgb8Image, side: usize) -> Result<Vec<f32>, FqeError> {
-    let hwc = area_resample(image, side)?;
-    let plane = side * side;
-    let mut chw = vec![0f32; 3 * plane];
-    for (p, px) in hwc.chunks_exact(3).enumerate() {
-        for c in 0..3 {
-            chw[c * plane + p] = (px[c] - IMAGENET_MEAN[c]) / IMAGENET_STD[c];
-        }
-    }
-    Ok(chw)
+/// [`EncoderError::InvalidImage`] for an empty image or a zero side.
+pub fn preprocess(image: &Rgb8Image, side: usize) -> Result<Vec<f32>, EncoderError> {
+    normalized_chw(image, side, IMAGENET_MEAN, IMAGENET_STD)
 }
 
 #[cfg(test)]
@@ -322,7 +299,7 @@ mod tests {
         let missing = Path::new("/nonexistent/w.safetensors");
         for side in [0, 13, 15, 532] {
             let e = Dinov2Encoder::load(missing, &Dinov2Options { side, heads: None }).unwrap_err();
-            assert!(matches!(e, FqeError::InvalidConfig(_)), "{e}");
+            assert!(matches!(e, EncoderError::InvalidConfig(_)), "{e}");
         }
         let e = Dinov2Encoder::load(
             missing,
@@ -332,7 +309,7 @@ mod tests {
             },
         )
         .unwrap_err();
-        assert!(matches!(e, FqeError::InvalidConfig(_)), "{e}");
+        assert!(matches!(e, EncoderError::InvalidConfig(_)), "{e}");
         assert_eq!(file_safe("dino v2,ä"), "dino_v2__");
     }
 }
