@@ -205,24 +205,41 @@ fn names_of_restoration(r: Restoration) -> &'static str {
     }
 }
 
-fn validate(cfg: &InterventionConfig) -> Result<MemoryTask, HarnessError> {
-    let task = MemoryTask::new(cfg.task)?;
-    if task.kind() != task.task() {
+/// The checks every study of native rollouts (interventions, natural episodes) shares: a task
+/// with a memory decision and its own success predicate, non-zero episodes and observation
+/// stride, layout levels in `0..=3`.
+///
+/// # Errors
+/// [`HarnessError::UnsupportedTask`] for tasks without a memory decision and for swap;
+/// [`HarnessError::InvalidConfig`] naming the setting.
+pub(crate) fn native_rollout_task(
+    task: roboaudit_testbed::TaskKind,
+    episodes: usize,
+    obs_every: usize,
+    layout_levels: &[u8],
+) -> Result<MemoryTask, HarnessError> {
+    let memory_task = MemoryTask::new(task)?;
+    if memory_task.kind() != memory_task.task() {
         return Err(HarnessError::UnsupportedTask(format!(
             "{}: native rollouts need the task's success predicate, and the testbed has none for the three-tray swap the harness crosses (its swap predicate fixes the trays); use put_back or rearrange",
-            cfg.task.name()
+            task.name()
         )));
     }
-    if cfg.episodes == 0 || cfg.obs_every == 0 || cfg.layout_levels.is_empty() {
+    if episodes == 0 || obs_every == 0 || layout_levels.is_empty() {
         return Err(HarnessError::InvalidConfig(
             "episodes, obs_every and layout_levels must be non-zero / non-empty".into(),
         ));
     }
-    if cfg.layout_levels.iter().any(|&l| l > 3) {
+    if layout_levels.iter().any(|&l| l > 3) {
         return Err(HarnessError::InvalidConfig(
             "layout levels must be in 0..=3".into(),
         ));
     }
+    Ok(memory_task)
+}
+
+fn validate(cfg: &InterventionConfig) -> Result<MemoryTask, HarnessError> {
+    let task = native_rollout_task(cfg.task, cfg.episodes, cfg.obs_every, &cfg.layout_levels)?;
     // The restoration query is query `fault_chunks`; with 0 the fault and its restoration
     // would coincide with the first query, so nothing would ever be restored.
     if cfg.fault_chunks == 0 {

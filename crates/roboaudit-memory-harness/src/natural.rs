@@ -88,23 +88,12 @@ pub fn contains_decision(candidates: &[usize], warranted: usize) -> bool {
 /// [`HarnessError::InvalidConfig`] for zero episodes or `obs_every`, no layout level, a level
 /// above 3, or bootstrap settings out of range.
 pub fn prepare(cfg: &NaturalConfig) -> Result<MemoryTask, HarnessError> {
-    let task = MemoryTask::new(cfg.task)?;
-    if task.kind() != task.task() {
-        return Err(HarnessError::UnsupportedTask(format!(
-            "{}: natural rollouts need the task's success predicate, and the testbed has none for the three-tray swap the harness crosses; use put_back or rearrange",
-            cfg.task.name()
-        )));
-    }
-    if cfg.episodes == 0 || cfg.obs_every == 0 || cfg.layout_levels.is_empty() {
-        return Err(HarnessError::InvalidConfig(
-            "episodes, obs_every and layout_levels must be non-zero / non-empty".into(),
-        ));
-    }
-    if cfg.layout_levels.iter().any(|&l| l > 3) {
-        return Err(HarnessError::InvalidConfig(
-            "layout levels must be in 0..=3".into(),
-        ));
-    }
+    let task = crate::intervene::native_rollout_task(
+        cfg.task,
+        cfg.episodes,
+        cfg.obs_every,
+        &cfg.layout_levels,
+    )?;
     let b = &cfg.bootstrap;
     let resamples_ok = (1..=roboaudit_memory::MAX_RESAMPLES).contains(&b.resamples);
     if !(resamples_ok && b.level > 0.0 && b.level < 1.0) {
