@@ -187,7 +187,7 @@ fn the_report_shows_a_study_beside_its_audit() {
         "{md}"
     );
     assert!(
-        md.contains("| anchor | 4 | 1.000 [1.000, 1.000] | – | – |"),
+        md.contains("| anchor | 4 | 1.000 [1.000, 1.000] | — | — |"),
         "{md}"
     );
     let report: serde_json::Value =
