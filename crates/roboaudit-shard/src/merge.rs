@@ -345,7 +345,17 @@ fn check_configuration(shards: &[ShardStatus], problems: &mut Problems) {
     let r = &first.manifest;
     for s in &shards[1..] {
         let m = &s.manifest;
-        if m.collection != r.collection || m.config_hash != r.config_hash {
+        if m.collection != r.collection {
+            problems.add(|| format!(
+                "{} (shard {}) is a shard of a {} collection, while {} (shard {}) is of a {} collection: one merge takes the shards of one collection",
+                s.dir.display(),
+                m.shard,
+                m.collection,
+                first.dir.display(),
+                r.shard,
+                r.collection
+            ));
+        } else if m.config_hash != r.config_hash {
             problems.add(|| format!(
                 "{} (shard {}) comes from another configuration: {} {}, while {} (shard {}) has {} {}",
                 s.dir.display(),

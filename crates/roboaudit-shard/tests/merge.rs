@@ -80,6 +80,28 @@ fn merged_folder_holds_every_job_once_and_no_shard_manifest() {
     assert_eq!(std::fs::read_dir(out.join("parts")).unwrap().count(), JOBS);
 }
 
+/// Shards of two collection kinds are named by kind, not as "another configuration".
+#[test]
+fn a_shard_of_another_collection_kind_is_named_by_its_kind() {
+    let root = tempfile::tempdir().unwrap();
+    let s0 = shard_dir(root.path(), "s0", Shard::new(0, 2).unwrap(), 0, JOBS);
+    let mut m = manifest(Shard::new(1, 2).unwrap(), 0);
+    m.collection = "memory-collect".into();
+    m.config_hash = config_hash("memory-collect", &0_u64).unwrap();
+    let s1 = root.path().join("s1");
+    std::fs::create_dir_all(s1.join("parts")).unwrap();
+    ShardManifest::claim(&s1, Some(&m)).unwrap();
+    let out = root.path().join("out");
+    let text = merge(&[s0, s1], &out).unwrap_err().to_string();
+    assert!(
+        text.contains("s1 (shard 1/2) is a shard of a memory-collect collection, while")
+            && text.contains("(shard 0/2) is of a test collection"),
+        "{text}"
+    );
+    assert!(!text.contains("another configuration"), "{text}");
+    assert!(!out.exists());
+}
+
 #[test]
 fn every_problem_is_named_and_nothing_is_written() {
     let root = tempfile::tempdir().unwrap();
