@@ -108,6 +108,21 @@ fn configure_threads() {
         .build_global();
 }
 
+/// Keeps SVT-AV1 (the AV1 encoder behind `--video`) to its error lines unless the user set
+/// `SVT_LOG`: at its default level it writes a banner of about 16 `Svt[info]` lines to stderr for
+/// every MP4, which buries roboaudit's own progress and notes. The encoder reads `SVT_LOG` when
+/// it starts (levels: 1 errors, 2 warnings, 3 info).
+fn quiet_encoder_banner() {
+    if std::env::var_os("SVT_LOG").is_none() {
+        // SAFETY: called first thing in `main`, before this process has started any other
+        // thread, so nothing can read the environment while it is written.
+        #[allow(unsafe_code)]
+        unsafe {
+            std::env::set_var("SVT_LOG", "1");
+        }
+    }
+}
+
 /// Lets every subcommand take `-1` as an option's value, so `--seed -1` is reported as an
 /// invalid value of `--seed` rather than as an unknown argument `-1`.
 fn allow_negative_numbers(cmd: clap::Command) -> clap::Command {
@@ -118,6 +133,7 @@ fn allow_negative_numbers(cmd: clap::Command) -> clap::Command {
 /// The whole program: parses the command line, runs the command and exits the process with the
 /// exit code of the outcome (0, or 1/2/3 as listed in the crate documentation).
 pub fn main() {
+    quiet_encoder_banner();
     configure_threads();
     let matches = allow_negative_numbers(<Cli as clap::CommandFactory>::command()).get_matches();
     let cli =

@@ -166,6 +166,9 @@ fn rollout_with_video_is_a_dataset_whose_frames_match_the_png_recording() {
         }
         let o = roboaudit(&args);
         assert!(o.status.success(), "{}", text(&o));
+        // SVT-AV1's per-file banner is kept off stderr (the CLI sets SVT_LOG to errors only).
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(!stderr.contains("Svt[info]"), "{stderr}");
         out
     };
     let (png_run, video_run) = (record("png", false), record("video", true));
