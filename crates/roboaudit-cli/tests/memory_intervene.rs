@@ -1,5 +1,5 @@
 //! `roboaudit memory intervene`: rates with layout-stratified bootstrap intervals in JSON and
-//! Markdown, reproducible with the bootstrap seed; swap refused with its reason.
+//! Markdown, reproducible with the bootstrap seed; a task without a memory decision refused with its reason.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -64,7 +64,7 @@ fn restoration_reports_success_intervals_in_json_and_markdown() {
 }
 
 #[test]
-fn swap_interventions_are_refused_with_the_reason() {
+fn tasks_without_a_memory_decision_are_refused_with_the_reason() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("x");
     let o = roboaudit(&[
@@ -73,12 +73,12 @@ fn swap_interventions_are_refused_with_the_reason() {
         "--study",
         "replacement",
         "--task",
-        "swap",
+        "stack",
         "--out",
         out.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("success predicate"), "{}", text(&o));
+    assert!(text(&o).contains("stack has no memory decision"), "{}", text(&o));
     assert!(!out.exists());
 }
 

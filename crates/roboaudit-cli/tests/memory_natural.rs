@@ -64,12 +64,12 @@ fn bad_tasks_and_counts_are_usage_errors() {
         "memory",
         "natural",
         "--task",
-        "swap",
+        "door",
         "--out",
         out.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("success predicate"), "{}", text(&o));
+    assert!(text(&o).contains("door has no memory decision"), "{}", text(&o));
     let o = roboaudit(&[
         "memory",
         "natural",

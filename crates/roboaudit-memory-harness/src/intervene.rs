@@ -104,12 +104,14 @@ fn memory_of(
 pub(crate) type Hook<'a> =
     dyn FnMut(usize, &mut dyn MemoryPolicy, &[Observation]) -> Result<(), HarnessError> + 'a;
 
-/// Closed-loop continuation from the event; `hook(c, policy, observed)` runs before query `c`
-/// (interventions at query boundaries) and sees every observation made so far. Returns official
-/// success, the committed target and the first direction (see the module docs); the natural
-/// episodes ([`crate::natural`]) continue the same way, without a hook.
+/// Closed-loop continuation from the event, until `task` is accomplished
+/// ([`MemoryTask::accomplished`]) or the step limit; `hook(c, policy, observed)` runs before query
+/// `c` (interventions at query boundaries) and sees every observation made so far. Returns
+/// official success, the committed target and the first direction (see the module docs); the
+/// natural episodes ([`crate::natural`]) continue the same way, without a hook.
 pub(crate) fn continue_closed_loop(
     ep: &mut Episode,
+    task: &MemoryTask,
     policy: &mut dyn MemoryPolicy,
     action_seed: u64,
     hook: &mut Hook<'_>,
@@ -124,7 +126,8 @@ pub(crate) fn continue_closed_loop(
     let mut first = None;
     let mut observed = Vec::new();
     let mut c = 0usize;
-    while !ep.done() {
+    let mut success = task.accomplished(ep);
+    while !(success || ep.done()) {
         let obs = observe(ep, None, (0..n_trays).collect())?;
         hook(c, policy, &observed)?;
         policy.observe(&obs)?;
@@ -134,7 +137,8 @@ pub(crate) fn continue_closed_loop(
         for a in chunk.values.chunks(ACTION_DIM) {
             let v: Vec<f64> = a.iter().map(|&x| f64::from(x)).collect();
             ep.step(&roboaudit_testbed::Action::from_slice(&v)?)?;
-            if ep.done() {
+            success = task.accomplished(ep);
+            if success || ep.done() {
                 break;
             }
         }
@@ -154,7 +158,7 @@ pub(crate) fn continue_closed_loop(
         .filter(|(_, d)| *d <= 0.05)
         .min_by(|a, b| a.1.total_cmp(&b.1))
         .map(|(t, _)| t);
-    Ok((ep.success(), committed, first))
+    Ok((success, committed, first))
 }
 
 fn fresh_episode(r: &Recipient, task: &MemoryTask) -> Result<Episode, HarnessError> {
@@ -206,11 +210,10 @@ fn names_of_restoration(r: Restoration) -> &'static str {
 }
 
 /// The checks every study of native rollouts (interventions, natural episodes) shares: a task
-/// with a memory decision and its own success predicate, non-zero episodes and observation
-/// stride, layout levels in `0..=3`.
+/// with a memory decision, non-zero episodes and observation stride, layout levels in `0..=3`.
 ///
 /// # Errors
-/// [`HarnessError::UnsupportedTask`] for tasks without a memory decision and for swap;
+/// [`HarnessError::UnsupportedTask`] for tasks without a memory decision;
 /// [`HarnessError::InvalidConfig`] naming the setting.
 pub(crate) fn native_rollout_task(
     task: roboaudit_testbed::TaskKind,
@@ -219,12 +222,6 @@ pub(crate) fn native_rollout_task(
     layout_levels: &[u8],
 ) -> Result<MemoryTask, HarnessError> {
     let memory_task = MemoryTask::new(task)?;
-    if memory_task.kind() != memory_task.task() {
-        return Err(HarnessError::UnsupportedTask(format!(
-            "{}: native rollouts need the task's success predicate, and the testbed has none for the three-tray swap the harness crosses (its swap predicate fixes the trays); use put_back or rearrange",
-            task.name()
-        )));
-    }
     if episodes == 0 || obs_every == 0 || layout_levels.is_empty() {
         return Err(HarnessError::InvalidConfig(
             "episodes, obs_every and layout_levels must be non-zero / non-empty".into(),
@@ -465,7 +462,7 @@ fn replace(
         let mut ep = fresh_episode(r, task)?;
         policy.set_memory(&memory)?;
         let (success, committed, first) =
-            continue_closed_loop(&mut ep, policy, cfg.action_seed, &mut |_, _, _| Ok(()))?;
+            continue_closed_loop(&mut ep, task, policy, cfg.action_seed, &mut |_, _, _| Ok(()))?;
         out.push(Continuation {
             episode_id: r.id.clone(),
             condition: names_of_replacement(cond).into(),
@@ -529,7 +526,7 @@ fn restore(
             Ok(())
         };
         let (success, committed, first) =
-            continue_closed_loop(&mut ep, policy, cfg.action_seed, &mut hook)?;
+            continue_closed_loop(&mut ep, task, policy, cfg.action_seed, &mut hook)?;
         if !restored {
             return Err(HarnessError::InvalidConfig(format!(
                 "fault_chunks {fault}: episode {} ended after {queries} queries, before the restoration query, so condition `{}` would not restore anything; use fewer fault chunks",

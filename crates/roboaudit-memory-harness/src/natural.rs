@@ -83,8 +83,7 @@ pub fn contains_decision(candidates: &[usize], warranted: usize) -> bool {
 /// Checks `cfg` and returns its task.
 ///
 /// # Errors
-/// [`HarnessError::UnsupportedTask`] for tasks without a memory decision and for swap (no
-/// success predicate for the three-tray swap the harness crosses);
+/// [`HarnessError::UnsupportedTask`] for tasks without a memory decision;
 /// [`HarnessError::InvalidConfig`] for zero episodes or `obs_every`, no layout level, a level
 /// above 3, or bootstrap settings out of range.
 pub fn prepare(cfg: &NaturalConfig) -> Result<MemoryTask, HarnessError> {
@@ -166,7 +165,7 @@ pub fn run_episode(
         policy.observe(o)?;
     }
     let (success, committed, first) =
-        continue_closed_loop(&mut ep, policy, cfg.action_seed, &mut |_, _, _| Ok(()))?;
+        continue_closed_loop(&mut ep, task, policy, cfg.action_seed, &mut |_, _, _| Ok(()))?;
     record.first_direction = first;
     record.committed = committed;
     record.success = Some(success);

@@ -23,8 +23,10 @@
 //!   is the middle tray, and the two branches are the outer trays, in directions 78° apart
 //!   from the buffer pad (with the listed order the branches would be the adjacent middle and
 //!   outer trays, 27° apart, and one chunk would hardly tell them apart). The
-//!   testbed has no success predicate for this variant (its swap predicate fixes the trays), so
-//!   native-rollout interventions refuse swap.
+//!   testbed's swap predicate fixes the trays of its two-tray scene, and the rearrange predicate
+//!   the episodes run under needs a phase 1 this history never completes, so native rollouts
+//!   judge this variant by the harness's own predicate ([`MemoryTask::accomplished`]): red in
+//!   the tray blue started in, blue in red's origin, gripper released.
 
 use roboaudit_testbed::{Episode, Perturbation, Scene, TaskKind};
 
@@ -142,6 +144,24 @@ impl MemoryTask {
             _ => self.held_block(),
         };
         o.get(k).copied().unwrap_or(0)
+    }
+
+    /// Whether the audited task is accomplished in `ep` at this step: for put_back and rearrange
+    /// the testbed's predicate (latched by the episode, [`Episode::success`]); for swap, the
+    /// three-tray variant's predicate, red (block 0) in the tray blue started in
+    /// (`ep.progress().origins[1]`, the branch), blue (block 1) in red's origin tray 0, both
+    /// resting there by the testbed's *in tray* test, gripper released (command ≤ 0), as the
+    /// testbed's own swap predicate reads its two trays. Not latched: the caller keeps the
+    /// first step it holds.
+    pub fn accomplished(&self, ep: &Episode) -> bool {
+        if self.task != TaskKind::Swap {
+            return ep.success();
+        }
+        let Some(&branch) = ep.progress().origins.get(1) else {
+            return false;
+        };
+        let s = ep.state_view();
+        s.gripper_cmd <= 0.0 && s.in_tray(0, branch) && s.in_tray(1, 0)
     }
 
     /// Whether `ep` has reached the audited present.

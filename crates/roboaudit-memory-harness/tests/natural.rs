@@ -100,12 +100,31 @@ fn natural_scenes_come_from_a_stream_of_their_own() {
     assert_eq!(dedup.len(), mine.len());
 }
 
+/// The three-tray swap, judged by the harness's own predicate: at the present blue sits in red's
+/// origin (tray 0) and both outer trays are empty; the faithful calibrator carries red to the
+/// tray blue started in and succeeds, the blind one heads for tray 0 (onto blue) and never does.
 #[test]
-fn swap_is_refused_before_any_episode() {
+fn swap_succeeds_only_for_the_policy_that_remembers_where_blue_started() {
     let c = NaturalConfig {
         task: TaskKind::Swap,
-        ..cfg(1)
+        ..cfg(4)
     };
-    let e = natural_study(&c, &mut policy(PolicyKind::Bank), &mut |_, _| {}).unwrap_err();
-    assert!(e.to_string().contains("success predicate"), "{e}");
+    let s = natural_study(&c, &mut policy(PolicyKind::Faithful), &mut |_, _| {}).unwrap();
+    let targets: Vec<usize> = s.episodes.iter().map(|e| e.warranted).collect();
+    assert_eq!(targets, vec![1, 2, 1, 2]);
+    for e in &s.episodes {
+        assert_eq!(e.candidates, vec![1, 2], "{e:?}");
+        assert_eq!(e.first_direction, Some(e.warranted), "{e:?}");
+        assert_eq!(
+            (e.success, e.committed),
+            (Some(true), Some(e.warranted)),
+            "{e:?}"
+        );
+    }
+    let s = natural_study(&c, &mut policy(PolicyKind::Blind), &mut |_, _| {}).unwrap();
+    for e in &s.episodes {
+        assert!(e.contains_decision, "{e:?}");
+        assert_eq!(e.success, Some(false), "{e:?}");
+        assert_ne!(e.committed, Some(e.warranted), "{e:?}");
+    }
 }

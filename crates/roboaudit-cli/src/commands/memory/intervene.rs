@@ -31,8 +31,8 @@ pub struct InterveneArgs {
     /// Served-policy settings.
     #[command(flatten)]
     pub served: super::collect::ServedArgs,
-    /// Memory task: put_back or rearrange (swap is refused: no success predicate for the
-    /// three-tray swap the harness crosses).
+    /// Memory task: put_back, rearrange or swap (the three-tray swap, judged by the harness's
+    /// own success predicate).
     #[arg(long, default_value = "put_back")]
     pub task: String,
     /// Recipient episodes (1 to 100,000).

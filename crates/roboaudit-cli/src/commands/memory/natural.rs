@@ -25,8 +25,8 @@ pub struct NaturalArgs {
     /// Served-policy settings.
     #[command(flatten)]
     pub served: super::collect::ServedArgs,
-    /// Memory task: put_back or rearrange (swap is refused: no success predicate for the
-    /// three-tray swap the harness crosses).
+    /// Memory task: put_back, rearrange or swap (the three-tray swap, judged by the harness's
+    /// own success predicate).
     #[arg(long, default_value = "put_back")]
     pub task: String,
     /// Natural episodes (1 to 100,000).
