@@ -116,6 +116,10 @@ pub(crate) fn continue_closed_loop(
     action_seed: u64,
     hook: &mut Hook<'_>,
 ) -> Result<(bool, Option<usize>, Option<usize>), HarnessError> {
+    // The branch candidates of every packet: the trays empty at the event, fixed for the whole
+    // continuation (all three on put_back and rearrange; on swap blue already rests in red's
+    // origin, which is no destination for red).
+    let candidates = crate::natural::empty_trays(ep);
     let n_trays = ep.scene().layout.trays.len();
     let block = |ep: &Episode| {
         ep.world()
@@ -128,7 +132,7 @@ pub(crate) fn continue_closed_loop(
     let mut c = 0usize;
     let mut success = task.accomplished(ep);
     while !(success || ep.done()) {
-        let obs = observe(ep, None, (0..n_trays).collect())?;
+        let obs = observe(ep, None, candidates.clone())?;
         hook(c, policy, &observed)?;
         policy.observe(&obs)?;
         observed.push(obs.clone());
