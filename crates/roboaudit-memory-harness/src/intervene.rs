@@ -13,7 +13,9 @@
 //! - Restoration after a fault ([`Restoration`]): the bank is cleared at the event, the policy
 //!   runs `fault_chunks` chunks with it, then at the next query nothing is restored, only the
 //!   protected anchor is restored from the pre-fault memory, or the whole bank is rebuilt from
-//!   the full observed history. Read out: official success.
+//!   the full observed history. Read out: official success. A policy whose memory declares no
+//!   `anchor` component runs `none` and `full` only ([`restoration_conditions`]); for a
+//!   recurrent policy `full` is hidden-state restoration.
 //!
 //! Every rate carries a layout-stratified bootstrap interval ([`crate::intervals`]).
 
@@ -306,28 +308,34 @@ pub struct RecipientPart {
     pub continuations: Vec<Continuation>,
 }
 
-/// Checks `cfg` (and, for restoration, that `policy` declares the anchor component) and returns
-/// the task, before any recipient runs.
+/// Checks `cfg` and returns the task, before any recipient runs. `kind` and `policy` are part of
+/// the contract so a study-specific check has one place to go; none refuses a policy today
+/// (restoration runs the conditions the policy's memory declares, [`restoration_conditions`]).
 ///
 /// # Errors
 /// [`HarnessError::InvalidConfig`] or [`HarnessError::UnsupportedTask`].
 pub fn prepare(
-    kind: StudyKind,
+    _kind: StudyKind,
     cfg: &InterventionConfig,
-    policy: &dyn MemoryPolicy,
+    _policy: &dyn MemoryPolicy,
 ) -> Result<MemoryTask, HarnessError> {
-    let task = validate(cfg)?;
-    if kind == StudyKind::Restoration {
-        let spec = policy.memory_spec();
-        if !spec.components.iter().any(|c| c.name == ANCHOR) {
-            let names: Vec<&str> = spec.components.iter().map(|c| c.name.as_str()).collect();
-            return Err(HarnessError::InvalidConfig(format!(
-                "the restoration study's `anchor` condition restores the memory component `{ANCHOR}`, and policy `{}` declares only {names:?}",
-                policy.name()
-            )));
-        }
-    }
-    Ok(task)
+    validate(cfg)
+}
+
+/// The restoration conditions a policy's memory admits: `none`, `anchor` and `full` when it
+/// declares the protected component `anchor` (the bank, an anchor-window policy); `none` and
+/// `full` otherwise (a recurrent policy's `hidden`: there `full`, the state rebuilt from the whole
+/// observed history, is hidden-state restoration). Source: seed 002 §IV-C2; docs/methods.md §2.6.
+pub fn restoration_conditions(policy: &dyn MemoryPolicy) -> Vec<Restoration> {
+    let has_anchor = policy
+        .memory_spec()
+        .components
+        .iter()
+        .any(|c| c.name == ANCHOR);
+    [Restoration::None, Restoration::Anchor, Restoration::Full]
+        .into_iter()
+        .filter(|c| has_anchor || *c != Restoration::Anchor)
+        .collect()
 }
 
 /// Runs recipient `index` of a study whose configuration [`prepare`] accepted.
@@ -387,7 +395,13 @@ pub fn assemble_study(
     let own_reproduces_native = (kind == StudyKind::Replacement)
         .then(|| parts.iter().all(|p| p.own_reproduces_native != Some(false)));
     let out: Vec<Continuation> = parts.into_iter().flat_map(|p| p.continuations).collect();
-    let names = kind.conditions();
+    // A restoration of a policy without an anchor runs no `anchor` continuation: the study lists
+    // the conditions its continuations ran (all of them when every recipient was skipped).
+    let names: Vec<&str> = kind
+        .conditions()
+        .into_iter()
+        .filter(|n| out.is_empty() || out.iter().any(|c| c.condition == *n))
+        .collect();
     Ok(InterventionStudy {
         study: kind.name().into(),
         config: cfg.clone(),
@@ -497,7 +511,7 @@ fn restore(
     r: &Recipient,
     policy: &mut dyn MemoryPolicy,
 ) -> Result<Vec<Continuation>, HarnessError> {
-    let conditions = [Restoration::None, Restoration::Anchor, Restoration::Full];
+    let conditions = restoration_conditions(policy);
     let mut out = Vec::new();
     let history = &r.histories[0].observations;
     let pre = memory_of(policy, history)?;

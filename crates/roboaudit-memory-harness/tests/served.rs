@@ -172,17 +172,38 @@ fn interventions_through_the_wire_equal_the_builtin_studies() {
     }
 }
 
+/// A policy that declares no `anchor` (here a history-token server, memory `history`) runs the
+/// restoration study's `none` and `full` conditions: the harness's replayed history rebuilds
+/// what the built-in policy's own full rebuild does, continuation for continuation.
 #[test]
-fn restoration_needs_an_anchor_component() {
+fn restoration_without_an_anchor_runs_none_and_full() {
     let cfg = InterventionConfig {
-        episodes: 1,
+        episodes: 6,
         ..InterventionConfig::default()
     };
     let server = serve_builtin(PolicyKind::Faithful, &["reset", "action_seed"]);
     let mut p = served(&server).unwrap();
     assert!(!p.has_native_memory());
-    let e = restoration_study(&cfg, &mut p).unwrap_err().to_string();
-    assert!(e.contains("`anchor`") && e.contains("history"), "{e}");
+    let wire = restoration_study(&cfg, &mut p).unwrap();
+    let names: Vec<&str> = wire.summary.iter().map(|s| s.condition.as_str()).collect();
+    assert_eq!(names, ["none", "full"]);
+    let mut b = BuiltinPolicy::new(PolicyKind::Faithful, PolicyParams::default()).unwrap();
+    let here = restoration_study(&cfg, &mut b).unwrap();
+    let without_anchor: Vec<_> = here
+        .continuations
+        .iter()
+        .filter(|c| c.condition != "anchor")
+        .cloned()
+        .collect();
+    assert_eq!(wire.continuations, without_anchor);
+    let successes = |c: &str| {
+        wire.summary
+            .iter()
+            .find(|s| s.condition == c)
+            .unwrap()
+            .successes
+    };
+    assert!(successes("none") < successes("full"), "{:?}", wire.summary);
 }
 
 #[test]
