@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use roboaudit_shard::{JobFiles, Shard, ShardManifest, config_hash, write_atomic};
+use roboaudit_shard::{Shard, ShardManifest, config_hash};
 use serde::{Deserialize, Serialize};
 
 use crate::error::HarnessError;
@@ -18,14 +18,21 @@ use crate::intervene::{
     InterventionConfig, RecipientPart, StudyKind, assemble_study, prepare, run_recipient,
 };
 use crate::policy::MemoryPolicy;
+use crate::shard_parts::PartSet;
 
 pub use crate::intervene_output::{REPORT_FILE, STUDY_FILE};
+pub use crate::shard_parts::ShardRun;
 
 /// The collection's name in configuration hashes and shard manifests.
 pub const COLLECTION: &str = "memory-intervene";
 /// Folder of a shard's recipient parts inside its output folder.
 pub const PARTIAL_DIR: &str = "interventions.partial";
-const SPEC_FILE: &str = "study.json";
+
+const PARTS: PartSet = PartSet {
+    dir: PARTIAL_DIR,
+    prefix: "recipient-",
+    unit: "recipient",
+};
 
 /// What assembling the parts needs besides them (`interventions.partial/study.json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -43,24 +50,6 @@ struct Identity<'a, I: Serialize> {
     policy_identity: &'a I,
 }
 
-/// Recipient `i`'s file, the job file of job `i`.
-fn part_files() -> JobFiles {
-    JobFiles {
-        dir: PARTIAL_DIR.into(),
-        prefix: "recipient-".into(),
-        width: 6,
-        suffix: ".json".into(),
-        companions: Vec::new(),
-    }
-}
-
-fn json_bytes<T: Serialize>(path: &Path, value: &T) -> Result<Vec<u8>, HarnessError> {
-    let mut bytes = serde_json::to_vec_pretty(value)
-        .map_err(|e| HarnessError::partial(path, "serialize", e))?;
-    bytes.push(b'\n');
-    Ok(bytes)
-}
-
 /// Refuses an unsharded study's output folder that holds a shard of a sharded one (its result
 /// would land among the shard's parts).
 ///
@@ -68,15 +57,6 @@ fn json_bytes<T: Serialize>(path: &Path, value: &T) -> Result<Vec<u8>, HarnessEr
 /// [`HarnessError::Shard`] naming the shard the folder holds.
 pub fn refuse_shard_folder(out: &Path) -> Result<(), HarnessError> {
     Ok(ShardManifest::claim(out, None)?)
-}
-
-/// What one shard of a study holds after [`run_shard`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ShardRun {
-    /// Recipients the shard owns.
-    pub owned: usize,
-    /// Of them, recipients kept by an earlier, interrupted run of this shard.
-    pub resumed: usize,
 }
 
 /// Shard `shard` of the `kind` study of `cfg` with `policy`: runs the recipients it owns that
@@ -109,46 +89,26 @@ pub fn run_shard(
         chunk_len: policy.chunk_len(),
         policy_identity,
     };
-    let hash = config_hash(COLLECTION, &identity)?;
     let manifest = ShardManifest {
         schema: roboaudit_shard::SHARD_SCHEMA.into(),
         collection: COLLECTION.into(),
-        config_hash: hash,
+        config_hash: config_hash(COLLECTION, &identity)?,
         shard,
         total_jobs: cfg.episodes,
-        job_files: part_files(),
-        shared_files: vec![format!("{PARTIAL_DIR}/{SPEC_FILE}")],
+        job_files: PARTS.files(),
+        shared_files: PARTS.shared_files(),
         unit: "recipients".into(),
         total_units: cfg.episodes,
         units_per_job: 1,
     };
-    let dir = out.join(PARTIAL_DIR);
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| HarnessError::partial(&dir, "create the folder", e))?;
-    ShardManifest::claim(out, Some(&manifest))?;
-    let spec_path = dir.join(SPEC_FILE);
-    if !spec_path.is_file() {
-        let bytes = json_bytes(&spec_path, &spec)?;
-        write_atomic(&spec_path, &bytes)
-            .map_err(|(what, e)| HarnessError::partial(&spec_path, what, e))?;
-    }
-    let done = part_files().present(out)?;
-    let owned = shard.job_count(cfg.episodes);
-    let (mut finished, mut resumed) = (0, 0);
-    for i in shard.jobs(cfg.episodes) {
-        if done.binary_search(&i).is_ok() {
-            resumed += 1;
-        } else {
-            let part = run_recipient(kind, cfg, &task, i, policy)?;
-            let path = out.join(part_files().relative(i));
-            let bytes = json_bytes(&path, &part)?;
-            write_atomic(&path, &bytes)
-                .map_err(|(what, e)| HarnessError::partial(&path, what, e))?;
-        }
-        finished += 1;
-        on_recipient(finished, owned);
-    }
-    Ok(ShardRun { owned, resumed })
+    PARTS.run(
+        out,
+        &manifest,
+        &spec,
+        cfg.episodes,
+        &mut |i| run_recipient(kind, cfg, &task, i, policy),
+        on_recipient,
+    )
 }
 
 /// The merge's finishing step for an intervention study (`roboaudit merge`, through
@@ -160,44 +120,13 @@ pub fn run_shard(
 /// [`HarnessError::ForeignPartial`] naming a part or `study.json` that does not read, or a
 /// missing recipient; [`HarnessError::Partial`] when a file cannot be written or removed.
 pub fn finish_merged(merged: &Path) -> Result<(), HarnessError> {
-    let dir = merged.join(PARTIAL_DIR);
-    let spec_path = dir.join(SPEC_FILE);
-    let read =
-        |path: &Path| std::fs::read(path).map_err(|e| HarnessError::partial(path, "read", e));
-    let spec: StudySpec = serde_json::from_slice(&read(&spec_path)?).map_err(|e| {
-        HarnessError::foreign(
-            &spec_path,
-            format!("it is not an intervention study's description ({e})"),
-        )
-    })?;
-    let done = part_files().present(merged)?;
-    if let Some(i) = (0..spec.config.episodes).find(|i| done.binary_search(i).is_err()) {
-        return Err(HarnessError::foreign(
-            &merged.join(part_files().relative(i)),
-            "the recipient's part is missing; rerun the shard that owns it".into(),
-        ));
-    }
-    let mut parts = Vec::with_capacity(spec.config.episodes);
-    for i in 0..spec.config.episodes {
-        let path = merged.join(part_files().relative(i));
-        let part: RecipientPart = serde_json::from_slice(&read(&path)?).map_err(|e| {
-            HarnessError::foreign(
-                &path,
-                format!("it is not a recipient's part ({e}); delete it and rerun its shard"),
-            )
-        })?;
-        if part.index != i {
-            return Err(HarnessError::foreign(
-                &path,
-                format!(
-                    "it holds recipient {}, not {i}; delete it and rerun its shard",
-                    part.index
-                ),
-            ));
-        }
-        parts.push(part);
-    }
+    let (spec, parts): (StudySpec, Vec<RecipientPart>) = PARTS.read(
+        merged,
+        "an intervention study",
+        |s: &StudySpec| s.config.episodes,
+        |p: &RecipientPart| p.index,
+    )?;
     let study = assemble_study(spec.study, &spec.config, parts)?;
     crate::intervene_output::write_study(merged, &study, &spec.policy)?;
-    std::fs::remove_dir_all(&dir).map_err(|e| HarnessError::partial(&dir, "remove the folder", e))
+    PARTS.remove(merged)
 }

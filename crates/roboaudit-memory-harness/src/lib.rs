@@ -34,12 +34,14 @@ pub mod intervene;
 pub mod intervene_output;
 pub mod intervene_shard;
 pub mod natural;
+pub mod natural_shard;
 pub mod observe;
 pub mod output;
 pub mod pairs;
 mod policy;
 pub mod resume;
 pub mod served;
+mod shard_parts;
 pub mod tasks;
 
 pub use builtin::{BuiltinPolicy, MAX_CHUNK_LEN, PolicyKind, PolicyParams};

@@ -194,10 +194,24 @@ pub fn natural_study(
         episodes.push(run_episode(cfg, &task, i, policy)?);
         progress(i + 1, cfg.episodes);
     }
+    assemble_study(cfg, policy.name(), episodes)
+}
+
+/// The study of `cfg` from its episodes, in index order (`episodes[i]` is episode `i`), run by
+/// the policy named `policy`: the analysis is computed from all of them at once, so a study
+/// assembled from shards ([`crate::natural_shard`]) is the unsharded one, byte for byte.
+///
+/// # Errors
+/// Bootstrap errors.
+pub fn assemble_study(
+    cfg: &NaturalConfig,
+    policy: String,
+    episodes: Vec<NaturalEpisode>,
+) -> Result<NaturalStudy, HarnessError> {
     let analysis = analyze_natural(&episodes, &cfg.bootstrap)?;
     Ok(NaturalStudy {
         schema: NATURAL_SCHEMA.into(),
-        policy: policy.name(),
+        policy,
         cohort: COHORT_NOTE.into(),
         decision_rule: DECISION_RULE.into(),
         config: cfg.clone(),

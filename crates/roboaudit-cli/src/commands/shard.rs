@@ -60,12 +60,16 @@ type Step = fn(&Path) -> Result<(), FinishError>;
 /// (for the report line).
 fn finisher(collection: &str) -> Option<(Step, &'static str)> {
     use roboaudit_fqe_collect::shard as fqe_shard;
-    use roboaudit_memory_harness::{intervene_shard, output, resume};
+    use roboaudit_memory_harness::{intervene_shard, natural_shard, output, resume};
     match collection {
         resume::COLLECTION => Some((|dir| Ok(resume::finish_merged(dir)?), output::RECORDS_FILE)),
         intervene_shard::COLLECTION => Some((
             |dir| Ok(intervene_shard::finish_merged(dir)?),
             intervene_shard::STUDY_FILE,
+        )),
+        natural_shard::COLLECTION => Some((
+            |dir| Ok(natural_shard::finish_merged(dir)?),
+            natural_shard::STUDY_FILE,
         )),
         fqe_shard::COLLECTION => Some((
             |dir| Ok(fqe_shard::finish_merged(dir)?),

@@ -3,11 +3,13 @@
 //! observational remaining-step and final-success contrasts; writes natural.json and natural.md.
 
 use super::collect::usage_or;
+use crate::exit::Usage;
 use crate::{output, progress};
 use anyhow::Result;
 use roboaudit_memory::natural::text_summary;
 use roboaudit_memory_harness::intervals::BootstrapSettings;
 use roboaudit_memory_harness::natural::{NaturalConfig, natural_study, prepare, write_study};
+use roboaudit_memory_harness::natural_shard;
 use roboaudit_memory_harness::{BuiltinPolicy, MemoryPolicy, PolicyKind, PolicyParams};
 use roboaudit_testbed::TaskKind;
 use std::path::PathBuf;
@@ -49,6 +51,12 @@ pub struct NaturalArgs {
     /// combined report then shows the natural study with that audit).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
+    /// Run only shard I of N (0-based; episodes e with e mod N = I) into --out with a
+    /// shard.json, resumably, e.g. a Slurm array task's `--shard $SLURM_ARRAY_TASK_ID/N`;
+    /// `roboaudit merge` joins the shards into the natural.json and natural.md an unsharded run
+    /// writes. Built-in and learned policies only.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<roboaudit_shard::Shard>,
 }
 
 /// Runs `memory natural`.
@@ -73,7 +81,17 @@ pub fn run(args: &NaturalArgs) -> Result<()> {
     };
     // Refuse a bad configuration before a learned policy is qualified or a server reached.
     prepare(&cfg).map_err(usage_or)?;
+    if args.shard.is_some() && super::collect::is_served(&args.policy) {
+        return Err(Usage(
+            "--shard takes built-in and learned policies only: a served policy's answers cannot be shown to be the same in every shard's process; run it unsharded".into(),
+        )
+        .into());
+    }
     let mut learned = super::learned::open(&args.policy, cfg.task)?;
+    let identity = match &learned {
+        Some((_, id)) => id.clone(),
+        None => serde_json::json!({ "builtin": &params }),
+    };
     let mut served = None;
     let mut builtin = None;
     let policy: &mut dyn MemoryPolicy = if super::collect::is_served(&args.policy) {
@@ -85,6 +103,10 @@ pub fn run(args: &NaturalArgs) -> Result<()> {
         builtin.insert(BuiltinPolicy::new(kind, params).map_err(usage_or)?)
     };
     let started = Instant::now();
+    if let Some(shard) = args.shard {
+        return run_shard(args, &cfg, policy, &identity, shard, started);
+    }
+    natural_shard::refuse_shard_folder(&args.out).map_err(usage_or)?;
     let bar = progress::bar(cfg.episodes as u64, "natural episodes");
     let study = natural_study(&cfg, policy, &mut |d, _| bar.set_position(d as u64));
     bar.finish_and_clear();
@@ -103,5 +125,32 @@ pub fn run(args: &NaturalArgs) -> Result<()> {
     output::ensure_dir(&args.out)?;
     let (path, md_path) = write_study(&args.out, &study).map_err(usage_or)?;
     outln!("wrote {} and {}", path.display(), md_path.display())?;
+    Ok(())
+}
+
+/// `memory natural --shard I/N`: the shard's episodes into `--out`, nothing assembled.
+fn run_shard(
+    args: &NaturalArgs,
+    cfg: &NaturalConfig,
+    policy: &mut dyn MemoryPolicy,
+    identity: &serde_json::Value,
+    shard: roboaudit_shard::Shard,
+    started: Instant,
+) -> Result<()> {
+    output::ensure_dir(&args.out)?;
+    let bar = progress::bar(shard.job_count(cfg.episodes) as u64, "natural episodes");
+    let run = natural_shard::run_shard(cfg, policy, identity, &args.out, shard, &mut |d, _| {
+        bar.set_position(d as u64);
+    });
+    bar.finish_and_clear();
+    let run = run.map_err(usage_or)?;
+    crate::commands::shard::print_shard_done(
+        shard,
+        (run.owned, cfg.episodes, "episodes"),
+        &args.out,
+        run.resumed,
+        started,
+        None,
+    )?;
     Ok(())
 }

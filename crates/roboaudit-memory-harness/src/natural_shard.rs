@@ -1,0 +1,134 @@
+//! `memory natural --shard I/N`: the episodes of a natural study as a sharded job list. Episode
+//! `i` is job `i`; shard `I/N` runs the episodes with `i mod N = I` and keeps each as
+//! `natural.partial/episode-{i:06}.json` ([`NaturalPart`], written atomically: a rerun of the
+//! shard skips the episodes already there). `natural.partial/study.json` (the configuration and
+//! the policy name) is the same in every shard. `roboaudit merge` copies the parts into one
+//! folder and [`finish_merged`] assembles them into the `natural.json` and `natural.md` an
+//! unsharded run writes, byte for byte: an episode depends on the configuration and its index
+//! only (the policy is reset first), and the analysis is computed from all of them at assembly.
+
+use std::path::Path;
+
+use roboaudit_shard::{Shard, ShardManifest, config_hash};
+use serde::{Deserialize, Serialize};
+
+use crate::error::HarnessError;
+use crate::natural::{NaturalConfig, NaturalEpisode, assemble_study, prepare, run_episode};
+use crate::policy::MemoryPolicy;
+use crate::shard_parts::PartSet;
+
+pub use crate::intervene_shard::refuse_shard_folder;
+pub use crate::natural::{STUDY_FILE, SUMMARY_FILE};
+pub use crate::shard_parts::ShardRun;
+
+/// The collection's name in configuration hashes and shard manifests.
+pub const COLLECTION: &str = "memory-natural";
+/// Folder of a shard's episode parts inside its output folder.
+pub const PARTIAL_DIR: &str = "natural.partial";
+
+const PARTS: PartSet = PartSet {
+    dir: PARTIAL_DIR,
+    prefix: "episode-",
+    unit: "episode",
+};
+
+/// One natural episode as a shard keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NaturalPart {
+    /// Episode index in `0..episodes`.
+    pub index: usize,
+    /// The episode's record.
+    pub episode: NaturalEpisode,
+}
+
+/// What assembling the parts needs besides them (`natural.partial/study.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct StudySpec {
+    config: NaturalConfig,
+    policy: String,
+}
+
+#[derive(Serialize)]
+struct Identity<'a, I: Serialize> {
+    spec: &'a StudySpec,
+    memory_spec: crate::policy::MemorySpec,
+    chunk_len: usize,
+    policy_identity: &'a I,
+}
+
+/// Shard `shard` of the natural study of `cfg` with `policy`: runs the episodes it owns that are
+/// not kept in `out` yet, keeping each as it finishes (see the module docs). `policy_identity` is
+/// what else identifies the policy (a built-in's parameters, a checkpoint's weights hash), hashed
+/// with the configuration. `on_episode(done, owned)` counts kept episodes too.
+///
+/// # Errors
+/// As [`crate::natural::natural_study`]; [`HarnessError::Shard`] when `out` holds another shard,
+/// another configuration's shard or an unsharded study; [`HarnessError::Partial`] when a file
+/// cannot be written.
+pub fn run_shard(
+    cfg: &NaturalConfig,
+    policy: &mut dyn MemoryPolicy,
+    policy_identity: &impl Serialize,
+    out: &Path,
+    shard: Shard,
+    on_episode: &mut dyn FnMut(usize, usize),
+) -> Result<ShardRun, HarnessError> {
+    let task = prepare(cfg)?;
+    let spec = StudySpec {
+        config: cfg.clone(),
+        policy: policy.name(),
+    };
+    let identity = Identity {
+        spec: &spec,
+        memory_spec: policy.memory_spec(),
+        chunk_len: policy.chunk_len(),
+        policy_identity,
+    };
+    let manifest = ShardManifest {
+        schema: roboaudit_shard::SHARD_SCHEMA.into(),
+        collection: COLLECTION.into(),
+        config_hash: config_hash(COLLECTION, &identity)?,
+        shard,
+        total_jobs: cfg.episodes,
+        job_files: PARTS.files(),
+        shared_files: PARTS.shared_files(),
+        unit: "episodes".into(),
+        total_units: cfg.episodes,
+        units_per_job: 1,
+    };
+    PARTS.run(
+        out,
+        &manifest,
+        &spec,
+        cfg.episodes,
+        &mut |i| {
+            Ok(NaturalPart {
+                index: i,
+                episode: run_episode(cfg, &task, i, policy)?,
+            })
+        },
+        on_episode,
+    )
+}
+
+/// The merge's finishing step for a natural study (`roboaudit merge`, through
+/// [`roboaudit_shard::merge_with`]): assembles the episode parts merged into `merged` into
+/// [`STUDY_FILE`] and [`SUMMARY_FILE`], the bytes an unsharded `memory natural` writes, and
+/// removes the parts.
+///
+/// # Errors
+/// [`HarnessError::ForeignPartial`] naming a part or `study.json` that does not read, or a
+/// missing episode; [`HarnessError::Partial`] when a file cannot be written or removed;
+/// bootstrap errors.
+pub fn finish_merged(merged: &Path) -> Result<(), HarnessError> {
+    let (spec, parts): (StudySpec, Vec<NaturalPart>) = PARTS.read(
+        merged,
+        "a natural study",
+        |s: &StudySpec| s.config.episodes,
+        |p: &NaturalPart| p.index,
+    )?;
+    let episodes = parts.into_iter().map(|p| p.episode).collect();
+    let study = assemble_study(&spec.config, spec.policy, episodes)?;
+    crate::natural::write_study(merged, &study)?;
+    PARTS.remove(merged)
+}

@@ -1,0 +1,183 @@
+//! The part files of a study sharded by unit (an intervention study's recipients, a natural
+//! study's episodes): unit `i` is job `i` and is kept as `{dir}/{prefix}{i:06}.json`, written
+//! atomically, beside `{dir}/study.json`, the description every shard shares. The running side
+//! ([`PartSet::run`]) and the merge side ([`PartSet::read`]) of both sharded studies.
+
+use std::path::Path;
+
+use roboaudit_shard::{JobFiles, Shard, ShardManifest, write_atomic};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::error::HarnessError;
+
+/// Name of the shared description inside a part folder.
+pub(crate) const SPEC_FILE: &str = "study.json";
+
+/// Where a study's parts live and how each is named.
+pub(crate) struct PartSet {
+    /// The part folder inside a shard's output folder.
+    pub dir: &'static str,
+    /// File-name prefix of one unit's part.
+    pub prefix: &'static str,
+    /// What one unit is, in messages (`recipient`, `episode`).
+    pub unit: &'static str,
+}
+
+/// What one shard of a study holds after [`PartSet::run`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShardRun {
+    /// Units (recipients, episodes) the shard owns.
+    pub owned: usize,
+    /// Of them, units kept by an earlier, interrupted run of this shard.
+    pub resumed: usize,
+}
+
+fn json_bytes<T: Serialize>(path: &Path, value: &T) -> Result<Vec<u8>, HarnessError> {
+    let mut bytes = serde_json::to_vec_pretty(value)
+        .map_err(|e| HarnessError::partial(path, "serialize", e))?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+impl PartSet {
+    /// The job files of the shard manifest: one part per unit.
+    pub(crate) fn files(&self) -> JobFiles {
+        JobFiles {
+            dir: self.dir.into(),
+            prefix: self.prefix.into(),
+            width: 6,
+            suffix: ".json".into(),
+            companions: Vec::new(),
+        }
+    }
+
+    /// The shared files of the shard manifest: the description.
+    pub(crate) fn shared_files(&self) -> Vec<String> {
+        vec![format!("{}/{SPEC_FILE}", self.dir)]
+    }
+
+    /// Claims `out` for `manifest`, writes `spec` once, then runs the units of `shard` (of
+    /// `total`) not kept yet with `job(i)`, keeping each part as it finishes;
+    /// `on_unit(done, owned)` counts kept units too.
+    ///
+    /// # Errors
+    /// [`HarnessError::Shard`] when `out` holds another shard or configuration; `job`'s errors;
+    /// [`HarnessError::Partial`] when a file cannot be written.
+    pub(crate) fn run<S: Serialize, P: Serialize>(
+        &self,
+        out: &Path,
+        manifest: &ShardManifest,
+        spec: &S,
+        total: usize,
+        job: &mut dyn FnMut(usize) -> Result<P, HarnessError>,
+        on_unit: &mut dyn FnMut(usize, usize),
+    ) -> Result<ShardRun, HarnessError> {
+        let shard: Shard = manifest.shard;
+        let dir = out.join(self.dir);
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| HarnessError::partial(&dir, "create the folder", e))?;
+        ShardManifest::claim(out, Some(manifest))?;
+        let spec_path = dir.join(SPEC_FILE);
+        if !spec_path.is_file() {
+            let bytes = json_bytes(&spec_path, spec)?;
+            write_atomic(&spec_path, &bytes)
+                .map_err(|(what, e)| HarnessError::partial(&spec_path, what, e))?;
+        }
+        let done = self.files().present(out)?;
+        let owned = shard.job_count(total);
+        let (mut finished, mut resumed) = (0, 0);
+        for i in shard.jobs(total) {
+            if done.binary_search(&i).is_ok() {
+                resumed += 1;
+            } else {
+                let part = job(i)?;
+                let path = out.join(self.files().relative(i));
+                let bytes = json_bytes(&path, &part)?;
+                write_atomic(&path, &bytes)
+                    .map_err(|(what, e)| HarnessError::partial(&path, what, e))?;
+            }
+            finished += 1;
+            on_unit(finished, owned);
+        }
+        Ok(ShardRun { owned, resumed })
+    }
+
+    /// Reads the description and every unit's part from a merged folder, in unit order.
+    /// `units(spec)` is the study's unit count, `index(part)` the unit a part holds; `study`
+    /// names the study in messages (`an intervention study`).
+    ///
+    /// # Errors
+    /// [`HarnessError::ForeignPartial`] naming a description or part that does not read, a
+    /// missing unit, or a part holding another unit; [`HarnessError::Partial`] when a file cannot
+    /// be read.
+    pub(crate) fn read<S: DeserializeOwned, P: DeserializeOwned>(
+        &self,
+        merged: &Path,
+        study: &str,
+        units: impl Fn(&S) -> usize,
+        index: impl Fn(&P) -> usize,
+    ) -> Result<(S, Vec<P>), HarnessError> {
+        let spec_path = merged.join(self.dir).join(SPEC_FILE);
+        let read =
+            |path: &Path| std::fs::read(path).map_err(|e| HarnessError::partial(path, "read", e));
+        let spec: S = serde_json::from_slice(&read(&spec_path)?).map_err(|e| {
+            HarnessError::foreign(&spec_path, format!("it is not {study}'s description ({e})"))
+        })?;
+        let total = units(&spec);
+        let done = self.files().present(merged)?;
+        if let Some(i) = (0..total).find(|i| done.binary_search(i).is_err()) {
+            return Err(HarnessError::foreign(
+                &merged.join(self.files().relative(i)),
+                format!(
+                    "the {}'s part is missing; rerun the shard that owns it",
+                    self.unit
+                ),
+            ));
+        }
+        let mut parts = Vec::with_capacity(total);
+        for i in 0..total {
+            let path = merged.join(self.files().relative(i));
+            let part: P = serde_json::from_slice(&read(&path)?).map_err(|e| {
+                HarnessError::foreign(
+                    &path,
+                    format!(
+                        "it is not {} {}'s part ({e}); delete it and rerun its shard",
+                        article(self.unit),
+                        self.unit
+                    ),
+                )
+            })?;
+            let got = index(&part);
+            if got != i {
+                return Err(HarnessError::foreign(
+                    &path,
+                    format!(
+                        "it holds {} {got}, not {i}; delete it and rerun its shard",
+                        self.unit
+                    ),
+                ));
+            }
+            parts.push(part);
+        }
+        Ok((spec, parts))
+    }
+
+    /// Removes the part folder of a merged folder once its result is written.
+    ///
+    /// # Errors
+    /// [`HarnessError::Partial`] when the folder cannot be removed.
+    pub(crate) fn remove(&self, merged: &Path) -> Result<(), HarnessError> {
+        let dir = merged.join(self.dir);
+        std::fs::remove_dir_all(&dir)
+            .map_err(|e| HarnessError::partial(&dir, "remove the folder", e))
+    }
+}
+
+fn article(word: &str) -> &'static str {
+    if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    }
+}
