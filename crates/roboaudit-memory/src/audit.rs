@@ -3,10 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use roboaudit_data::{MemoryLabel, MemoryRecord};
 use roboaudit_stats::{
     IntervalMethod, ResampleDesign, ResampleMatrix, bootstrap_with_matrix, exact_signed_ratio,
 };
+use roboaudit_types::{MemoryLabel, MemoryRecord};
 
 use crate::pairs::{PairSummary, Tally, build_pairs};
 use crate::report::{

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use roboaudit_data::{MemoryLabel, MemoryRecord};
+use roboaudit_types::{MemoryLabel, MemoryRecord};
 use serde::{Deserialize, Serialize};
 
 use crate::{

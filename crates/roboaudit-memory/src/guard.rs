@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use roboaudit_data::MemoryRecord;
+use roboaudit_types::MemoryRecord;
 
 use crate::MemoryError;
 use crate::report::SCHEMA;

@@ -1,7 +1,7 @@
 //! Counterfactual memory audit (CMA, SPEC.md §2; seed paper 002, §III).
 //!
 //! Input: one [`MemoryRecord`] per (pair, memory, action seed, world), as read by
-//! [`roboaudit_data::read_memory_records`]. A [`Plan`] (TOML, hashed with [`Plan::hash`])
+//! `roboaudit_data::read_memory_records`. A [`Plan`] (TOML, hashed with [`Plan::hash`])
 //! fixes δ, the registered seeds, margins, distance, eligibility and bootstrap settings.
 //! [`analyze`] computes sensitivity, action- and branch-change rates, correct-choice and
 //! ambiguity rates, signed faithfulness `F`, matched-world values `V(m, w)`, `U1`, absolute
@@ -10,7 +10,7 @@
 //! [`check_output_plan`] and [`check_records_plan`] refuse results whose plan changed.
 //!
 //! ```
-//! use roboaudit_data::{MemoryLabel, MemoryRecord};
+//! use roboaudit_types::{MemoryLabel, MemoryRecord};
 //! use roboaudit_memory::{Plan, analyze};
 //!
 //! // One pair, one seed, a memory-faithful policy: each memory's chunk goes to its own branch.
@@ -57,4 +57,4 @@ pub use report::{
     CrossedWorld, DirectionCounts, Estimate, MatchedWorldValue, MemoryAudit, PairReport,
     PositiveRule, Reliability, SCHEMA, SeedCount, Stratified, SubsetSummary,
 };
-pub use roboaudit_data::{MemoryLabel, MemoryRecord};
+pub use roboaudit_types::{MemoryLabel, MemoryRecord};

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use roboaudit_data::{MemoryLabel, MemoryRecord};
+use roboaudit_types::{MemoryLabel, MemoryRecord};
 use serde::{Deserialize, Serialize};
 
 use crate::{MemoryError, Plan};

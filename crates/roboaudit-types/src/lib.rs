@@ -1,10 +1,11 @@
 //! Shared record types of roboaudit (serde only, no I/O).
 //!
-//! These are the rows of the retrieval-audit input contract (issue "Retrieval audit engine",
-//! SPEC.md §1) after parsing. `roboaudit-data` reads and validates them; the audits consume them.
+//! These are the rows of the retrieval-audit input contract (docs/methods.md §1) and of the
+//! counterfactual-memory-audit records (§2) after parsing. `roboaudit-data` reads and validates them; the audits consume them.
 //! [`seed`] holds the hashing primitives of every seeded stream; [`task`] the testbed's task
 //! identities, which result files of every audit name.
 
+mod memory;
 mod retrieval;
 pub mod seed;
 pub mod task;
@@ -14,6 +15,7 @@ pub mod task;
 /// `0`, `NaN` or an empty cell.
 pub const NO_VALUE: &str = "—";
 
+pub use memory::{MemoryLabel, MemoryRecord};
 pub use retrieval::{
     EmbeddingKind, EmbeddingRecord, ExecutionRecord, ExperienceRecord, Perturbation, RecordedAt,
     RetrievalInputs, SceneRecord, SelectionRecord,
