@@ -3,7 +3,7 @@
 //! images (default 32) with rayon's pool (`RAYON_NUM_THREADS`):
 //! `cargo run -p roboaudit-encoders --example encoder_throughput -- [N]`.
 
-#![allow(clippy::print_stdout, clippy::unwrap_used, clippy::cast_precision_loss)]
+#![allow(clippy::print_stdout, clippy::unwrap_used)]
 
 use std::time::Instant;
 

@@ -184,11 +184,6 @@ fn infer_arch(
     let pos_name = format!("{p}embeddings.position_embedding.weight");
     let grid = match shapes.get(&pos_name).map(Vec::as_slice) {
         Some(&[n, d]) if d == width && n >= 2 => {
-            #[allow(
-                clippy::cast_possible_truncation,
-                clippy::cast_sign_loss,
-                clippy::cast_precision_loss
-            )]
             let g = ((n - 1) as f64).sqrt().round() as usize;
             if g * g + 1 != n {
                 return Err(shape_err(
@@ -479,7 +474,6 @@ pub fn write_random_clip(path: &Path, spec: &RandomClip) -> Result<(), EncoderEr
         let n: usize = shape.iter().product();
         let (lo, hi) = if shape.len() >= 2 && !name.ends_with("position_embedding.weight") {
             let fan_in: usize = shape[1..].iter().product();
-            #[allow(clippy::cast_precision_loss)]
             let a = (3.0 / fan_in as f32).sqrt();
             (-a, a)
         } else if name.contains("layernorm")

@@ -25,17 +25,13 @@ pub const CLIP_STD: [f32; 3] = [0.268_629_54, 0.261_302_6, 0.275_777_1];
 
 /// For each output cell of `0..out`, the input cells it overlaps and the overlap fraction (sum 1).
 fn area_weights(input: usize, out: usize) -> Vec<Vec<(usize, f64)>> {
-    #[allow(clippy::cast_precision_loss)]
     let scale = input as f64 / out as f64;
     (0..out)
         .map(|o| {
-            #[allow(clippy::cast_precision_loss)]
             let (lo, hi) = (o as f64 * scale, (o + 1) as f64 * scale);
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
             let (first, last) = (lo.floor() as usize, (hi.ceil() as usize).min(input));
             (first..last)
                 .filter_map(|i| {
-                    #[allow(clippy::cast_precision_loss)]
                     let overlap = (hi.min((i + 1) as f64) - lo.max(i as f64)) / scale;
                     (overlap > 0.0).then_some((i, overlap))
                 })
@@ -85,7 +81,6 @@ pub fn area_resample_to(
                     }
                 }
             }
-            #[allow(clippy::cast_possible_truncation)]
             out.extend(acc.iter().map(|a| (a / 255.0) as f32));
         }
     }

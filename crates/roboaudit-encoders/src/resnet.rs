@@ -266,7 +266,6 @@ pub fn write_random_resnet18(path: &Path, seed: u64) -> Result<(), EncoderError>
         let n: usize = shape.iter().product();
         let (lo, hi) = if shape.len() >= 2 {
             let fan_in: usize = shape[1..].iter().product();
-            #[allow(clippy::cast_precision_loss)]
             let a = (3.0 / fan_in as f32).sqrt();
             (-a, a)
         } else if name.ends_with("running_var") {

@@ -16,7 +16,6 @@ use crate::report::{
 use crate::{MemoryError, Plan, PlanSource};
 
 /// Mean of `f` over the pairs listed in `idx` (a bootstrap row or `0..n`), in `idx` order.
-#[allow(clippy::cast_precision_loss)]
 fn mean_over(pairs: &[PairSummary], idx: &[usize], f: impl Fn(&PairSummary) -> f64) -> f64 {
     idx.iter().map(|&i| f(&pairs[i])).sum::<f64>() / idx.len() as f64
 }
@@ -158,7 +157,6 @@ fn reliability(pairs: &[PairSummary], seeds: &[i64]) -> Reliability {
         .iter()
         .filter(|p| p.reliable_direction(MemoryLabel::A) && p.reliable_direction(MemoryLabel::B))
         .count();
-    #[allow(clippy::cast_precision_loss)]
     let fraction = (n > 0).then(|| bidirectional as f64 / n as f64);
     Reliability {
         bidirectional,
@@ -248,7 +246,6 @@ pub fn analyze(records: &[MemoryRecord], plan: &Plan) -> Result<MemoryAudit, Mem
         .collect();
     let n_actions = 2 * n * built.seeds.len();
     let disagreements = pairs.iter().map(|p| p.disagreements).sum();
-    #[allow(clippy::cast_precision_loss)]
     let crossed_world = CrossedWorld {
         n_actions,
         disagreements,

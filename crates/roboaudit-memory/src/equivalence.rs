@@ -81,7 +81,6 @@ pub fn equivalence_test(
         method: IntervalMethod::Percentile,
         seed: plan.bootstrap.seed,
     };
-    #[allow(clippy::cast_precision_loss)]
     let result = bootstrap(&design, &config, |idx| {
         Some(idx.iter().map(|&i| effect_by_pair[i]).sum::<f64>() / idx.len() as f64)
     })?;

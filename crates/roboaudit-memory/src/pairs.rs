@@ -287,7 +287,7 @@ fn check_record(id: &str, r: &MemoryRecord, dim: &mut Option<usize>) -> Result<(
     Ok(())
 }
 
-#[allow(clippy::cast_precision_loss)] // counts of seeds and memories are small
+// Cast: counts of seeds and memories are small
 fn summarize(
     id: &str,
     grid: &Grid<'_>,

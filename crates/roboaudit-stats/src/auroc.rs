@@ -169,12 +169,12 @@ pub fn pooled_and_grouped_auroc_tallies(
         if runs.last().is_none_or(|&(label, _)| label != g) {
             runs.push((g, i));
         }
-        #[allow(clippy::cast_possible_truncation)] // runs <= items, which fit in u32 (checked)
+        // Cast: runs <= items, which fit in u32 (checked)
         run_of.push((runs.len() - 1) as u32);
     }
     // Sorted as (key, item) pairs, which move faster than whole samples, by key alone (ties
     // keep the item order: the radix sort is stable, and whole-number sums do not see it).
-    #[allow(clippy::cast_possible_truncation)] // items fit in u32 (checked)
+    // Cast: items fit in u32 (checked)
     let mut order: Vec<(i64, u32)> = scores
         .iter()
         .enumerate()
@@ -230,7 +230,7 @@ fn radix_sort_by_key(order: &mut Vec<KeyItem>) {
         return;
     }
     // Flipping the sign bit maps signed order onto unsigned order.
-    #[allow(clippy::cast_sign_loss)] // a reinterpretation of the bits is wanted
+    // Cast: a reinterpretation of the bits is wanted
     let unsigned = |key: i64| (key as u64) ^ (1 << 63);
     let mut counts = [[0usize; 256]; 8];
     for &(key, _) in order.iter() {
@@ -331,7 +331,7 @@ fn by_group(groups: &[usize], auroc_of: impl Fn(&[usize]) -> (usize, Option<f64>
 /// The [`GroupedAuroc`] of per-group results (sorted by label), with the eligible mean.
 fn grouped_result(out: Vec<GroupAuroc>) -> GroupedAuroc {
     let eligible: Vec<f64> = out.iter().filter_map(|g| g.auroc).collect();
-    #[allow(clippy::cast_precision_loss)] // group counts are far below 2^53
+    // Cast: group counts are far below 2^53
     let mean = (!eligible.is_empty()).then(|| eligible.iter().sum::<f64>() / eligible.len() as f64);
     GroupedAuroc {
         groups: out,

@@ -42,9 +42,7 @@ pub(crate) fn sort_key(x: f64) -> f64 {
 /// The integer whose signed order is `f64::total_cmp`'s order of `v` (the transform of
 /// `f64::total_cmp` itself); a bijection (the quantiles undo it).
 pub(crate) fn total_order_key(v: f64) -> i64 {
-    #[allow(clippy::cast_possible_wrap)] // a reinterpretation of the bits is wanted
+    // Cast: a reinterpretation of the bits is wanted
     let bits = v.to_bits() as i64;
-    #[allow(clippy::cast_sign_loss, clippy::cast_possible_wrap)]
-    let flipped = bits ^ (((bits >> 63) as u64) >> 1) as i64;
-    flipped
+    bits ^ (((bits >> 63) as u64) >> 1) as i64
 }

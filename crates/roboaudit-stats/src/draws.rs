@@ -433,7 +433,7 @@ fn split(x: u64, b: u64) -> (usize, u64) {
     // `x < 2^32` and `b <= 2^32`, so the product fits; `wrapping_mul` only spares the dev
     // profile's overflow check on the hot path.
     let m = x.wrapping_mul(b);
-    #[allow(clippy::cast_possible_truncation)] // m >> 32 < b <= u32::MAX
+    // Cast: m >> 32 < b <= u32::MAX
     let index = (m >> 32) as usize;
     (index, m & 0xffff_ffff)
 }
@@ -541,7 +541,7 @@ impl BlockWords {
         if self.pos >= BUFFERED_WORDS {
             for pair in self.buf.as_chunks_mut::<2>().0 {
                 let x = self.rng.next_u64();
-                #[allow(clippy::cast_possible_truncation)] // the low word is wanted
+                // Cast: the low word is wanted
                 let low = x as u32;
                 *pair = [low, (x >> 32) as u32];
             }

@@ -68,7 +68,6 @@ pub fn mmrv(estimates: &[f64], truths: &[f64]) -> Result<f64, StatsError> {
                 .fold(0.0, f64::max)
         })
         .sum();
-    #[allow(clippy::cast_precision_loss)]
     Ok(total / estimates.len() as f64)
 }
 

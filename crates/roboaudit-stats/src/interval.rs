@@ -31,10 +31,8 @@ pub(crate) fn bca_interval(
     }
     let below = replicates.iter().filter(|&&t| t < estimate).count();
     let at_or_below = replicates.iter().filter(|&&t| t <= estimate).count();
-    #[allow(clippy::cast_precision_loss)]
     let z0 = normal_quantile((below + at_or_below) as f64 / (2 * replicates.len()) as f64);
 
-    #[allow(clippy::cast_precision_loss)]
     let nf = n as f64;
     let jack_mean = jackknife.iter().sum::<f64>() / nf;
     let u: Vec<f64> = jackknife
@@ -89,7 +87,6 @@ pub(crate) fn standard_deviation(x: &[f64]) -> Option<f64> {
     if x.len() < 2 {
         return None;
     }
-    #[allow(clippy::cast_precision_loss)]
     let n = x.len() as f64;
     let mean = x.iter().sum::<f64>() / n;
     Some((x.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1.0)).sqrt())
@@ -113,7 +110,6 @@ mod tests {
         };
         let qs: [f64; 9] = [0.0, 1e-9, 0.025, 0.05, 0.3, 0.5, 0.975, 0.999_999, 1.0];
         for n in [1usize, 2, 3, 10, 101, 1_000] {
-            #[allow(clippy::cast_precision_loss)]
             let data: Vec<f64> = (0..n)
                 .map(|_| match next() % 5 {
                     0 => -0.0,

@@ -105,7 +105,7 @@ pub fn quantiles_of_histogram(
         }
         f64::NAN
     };
-    #[allow(clippy::cast_precision_loss)] // counts are far below 2^53
+    // Cast: counts are far below 2^53
     let last = (total - 1) as f64;
     Ok(qs
         .iter()
@@ -116,7 +116,6 @@ pub fn quantiles_of_histogram(
                 return at_rank(total - 1);
             }
             let previous = virtual_index.floor();
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
             let i = previous as u64; // 0 <= previous < total - 1
             let gamma = virtual_index - previous;
             let (a, b) = (at_rank(i), at_rank(i + 1));
@@ -189,13 +188,13 @@ pub(crate) fn sorted_copy(data: &[f64]) -> Vec<f64> {
 pub(crate) fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
     let n = sorted.len();
     let last = sorted[n - 1];
-    #[allow(clippy::cast_precision_loss)] // n < 2^53 for any data that fits in memory
+    // Cast: n < 2^53 for any data that fits in memory
     let virtual_index = (n - 1) as f64 * q;
     if virtual_index >= (n - 1) as f64 {
         return last;
     }
     let previous = virtual_index.floor();
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // 0 <= previous < n - 1
+    // Cast: 0 <= previous < n - 1
     let i = previous as usize;
     let gamma = virtual_index - previous;
     let (a, b) = (sorted[i], sorted[i + 1]);
@@ -216,11 +215,7 @@ pub(crate) fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
 pub(crate) fn quantiles_selected(keys: &mut [f64], qs: &[f64]) -> Vec<f64> {
     let n = keys.len();
     // (lower index, gamma) per level; `None` for a level at the top (the maximum)
-    #[allow(
-        clippy::cast_precision_loss,
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss
-    )] // n < 2^53 for any data that fits in memory; 0 <= previous < n - 1
+    // Cast: n < 2^53 for any data that fits in memory; 0 <= previous < n - 1
     let plan: Vec<Option<(usize, f64)>> = qs
         .iter()
         .map(|&q| {

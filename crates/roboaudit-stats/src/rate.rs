@@ -141,7 +141,6 @@ pub fn exact_ratio(num: u128, den: u128) -> f64 {
     const EXACT: u128 = 1 << 53;
     if num < EXACT && den < EXACT {
         // Both operands are exact in f64 and IEEE division rounds once.
-        #[allow(clippy::cast_precision_loss)]
         return num as f64 / den as f64;
     }
     let (mut mant, mut rem) = (num / den, num % den);
@@ -155,10 +154,9 @@ pub fn exact_ratio(num: u128, den: u128) -> f64 {
         exp -= 1;
     }
     mant |= u128::from(rem != 0);
-    #[allow(clippy::cast_precision_loss)] // rounded once, to nearest even, by the cast
+    // Cast: rounded once, to nearest even, by the cast
     let value = mant as f64;
     // exp ≥ −(128 + 55): a normal power of two.
-    #[allow(clippy::cast_sign_loss)]
     let scale = f64::from_bits(((1023 + exp) as u64) << 52);
     value * scale
 }

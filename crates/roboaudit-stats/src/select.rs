@@ -54,14 +54,10 @@ fn tail_values(keys: &[f64], low: &[usize], high: &[usize]) -> Option<(Vec<f64>,
     // The sample position a few standard deviations past the expected position of the
     // need-th extreme value: with high probability at least `need` values lie beyond it.
     let margin = |need: usize| {
-        #[allow(clippy::cast_precision_loss)]
         let p = need as f64 / n as f64;
-        #[allow(clippy::cast_precision_loss)]
         let expected = p * SAMPLE as f64;
         let spread = 4.0 * (expected * (1.0 - p)).sqrt() + 4.0;
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let at = ((expected + spread).ceil() as usize).min(SAMPLE - 1);
-        at
+        ((expected + spread).ceil() as usize).min(SAMPLE - 1)
     };
     // A side with no rank keeps nothing: its threshold lies beyond every value.
     let low_threshold = if need_low > 0 {
@@ -212,9 +208,7 @@ fn select_all(keys: &mut [f64], ranks: &[usize]) -> Vec<f64> {
 
 /// The `f64` of a [`total_order_key`].
 pub(crate) fn from_total_order_key(key: i64) -> f64 {
-    #[allow(clippy::cast_sign_loss, clippy::cast_possible_wrap)]
     let bits = key ^ (((key >> 63) as u64) >> 1) as i64;
-    #[allow(clippy::cast_sign_loss)]
     f64::from_bits(bits as u64)
 }
 
@@ -234,7 +228,6 @@ mod tests {
                 .wrapping_add(1_442_695_040_888_963_407);
             state >> 33
         };
-        #[allow(clippy::cast_precision_loss)]
         let cases: Vec<Vec<f64>> = vec![
             (0..10_000).map(|_| next() as f64 / 3.0 - 1e9).collect(),
             (0..10_000).map(|_| (next() % 200) as f64 / 200.0).collect(),

@@ -309,7 +309,7 @@ where
         )));
     }
     let width = rows.width;
-    #[allow(clippy::cast_possible_truncation)] // n <= u32::MAX (checked by the design)
+    // Cast: n <= u32::MAX (checked by the design)
     let draws = n as u32;
     let of_counts = |counts: &[u32]| {
         let mut sums = vec![0.0; width];

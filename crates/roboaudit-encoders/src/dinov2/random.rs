@@ -61,7 +61,6 @@ fn values(name: &str, shape: &[usize], rng: &mut ChaCha8Rng) -> Vec<f32> {
         name == "norm.weight" || name.ends_with("norm1.weight") || name.ends_with("norm2.weight");
     if shape.len() >= 2 && name.ends_with("weight") {
         let fan_in: usize = shape[1..].iter().product();
-        #[allow(clippy::cast_precision_loss)]
         let a = (3.0 / fan_in as f32).sqrt();
         u(-a, a)
     } else if is_norm {
