@@ -10,7 +10,10 @@ A folder is recognised the way ``roboaudit report`` recognises it (crates/roboau
 - ``fqe.json`` with ``roboaudit.fqe.v1`` (``fqe fit --out``): :class:`FqeResult`, fields of
   ``roboaudit_fqe::FqeReport``;
 - ``audit.json`` with ``roboaudit.demo.v1`` (``roboaudit demo``): :class:`Demo`, the demo's
-  headline numbers plus every audit its ``report.sources`` lists, each loaded as above.
+  headline numbers plus every audit its ``report.sources`` lists, each loaded as above;
+- ``natural.json`` with ``roboaudit.memory.natural.v1`` (``memory natural --out``):
+  :class:`NaturalStudy`, fields of ``roboaudit_memory::natural::NaturalStudy``; beside a memory
+  audit's ``audit.json`` it is also :attr:`MemoryAudit.natural`.
 
 Every object keeps the whole parsed JSON in ``data`` (nothing is dropped; undefined values are
 ``None`` with a sibling ``*_reason`` string, as the Rust writes them). ``tables()`` gives the
@@ -29,6 +32,7 @@ RETRIEVAL_SCHEMA = "roboaudit.retrieval.v1"
 MEMORY_SCHEMA = "roboaudit.memory.v1"
 FQE_SCHEMA = "roboaudit.fqe.v1"
 DEMO_SCHEMA = "roboaudit.demo.v1"
+NATURAL_SCHEMA = "roboaudit.memory.natural.v1"
 
 Row = dict[str, Any]
 
@@ -148,6 +152,13 @@ class MemoryAudit(_Result):
         """Pairs audited."""
         return self.data["n_pairs"]
 
+    @property
+    def natural(self) -> NaturalStudy | None:
+        """The natural-occurrence study written into the same folder (``natural.json``), or
+        None. An observational cohort of its own: never pooled with the audit's pairs."""
+        file = self.path / "natural.json"
+        return load(file) if file.is_file() else None  # type: ignore[return-value]
+
     def tables(self) -> dict[str, list[Row]]:
         """``pairs`` (one row per pair), ``by_route`` and ``excluded``."""
         return {
@@ -155,6 +166,38 @@ class MemoryAudit(_Result):
             "by_route": [flatten(r) for r in self.data["by_route"]],
             "excluded": [flatten(e) for e in self.data["excluded"]],
         }
+
+
+@dataclass
+class NaturalStudy(_Result):
+    """Natural occurrence (docs/methods.md §2.10), ``roboaudit_memory::natural::NaturalStudy``:
+    untreated native episodes, observational."""
+
+    @property
+    def decision_fraction(self) -> tuple[int, int]:
+        """Episodes containing the audited decision type, and episodes: ``(count, n)``."""
+        d = self.data["analysis"]["decision"]
+        return d["count"], d["n"]
+
+    @property
+    def remaining_steps(self) -> dict[str, Any]:
+        """The primary contrast, warranted-first minus other-first mean remaining steps:
+        ``estimate`` (steps) or None, ``ci``, ``verdict``, ``undefined_reason``."""
+        return self.data["analysis"]["remaining_steps"]
+
+    @property
+    def success_association(self) -> dict[str, Any]:
+        """The secondary, non-causal success-rate difference (same fields)."""
+        return self.data["analysis"]["success_association"]
+
+    def tables(self) -> dict[str, list[Row]]:
+        """``episodes``: one row per natural episode (candidates joined with ``,``)."""
+        rows = []
+        for e in self.data["episodes"]:
+            row = dict(e)
+            row["candidates"] = ",".join(map(str, e["candidates"]))
+            rows.append(row)
+        return {"episodes": rows}
 
 
 @dataclass
@@ -217,7 +260,7 @@ class Demo(_Result):
         return out
 
 
-AnyResult = Union[RetrievalAudit, MemoryAudit, FqeResult, Demo]
+AnyResult = Union[RetrievalAudit, MemoryAudit, FqeResult, Demo, NaturalStudy]
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -233,7 +276,9 @@ def _read(path: Path) -> dict[str, Any]:
 def load(path: str | Path) -> AnyResult:
     """Loads the roboaudit result in folder ``path`` (or the ``audit.json``/``fqe.json`` itself).
 
-    Returns a :class:`RetrievalAudit`, :class:`MemoryAudit`, :class:`FqeResult` or :class:`Demo`.
+    Returns a :class:`RetrievalAudit`, :class:`MemoryAudit`, :class:`FqeResult`, :class:`Demo` or
+    :class:`NaturalStudy` (a folder's ``audit.json`` first, then ``fqe.json``, then
+    ``natural.json``).
     Raises :class:`LoadError` for a folder with no result, a file that does not parse, or an
     unknown schema.
     """
@@ -241,7 +286,7 @@ def load(path: str | Path) -> AnyResult:
     if path.is_file():
         folder, candidates = path.parent, [path]
     elif path.is_dir():
-        folder, candidates = path, [path / "audit.json", path / "fqe.json"]
+        folder, candidates = path, [path / "audit.json", path / "fqe.json", path / "natural.json"]
     else:
         raise LoadError(f"{path}: no such file or folder")
     for file in candidates:
@@ -255,6 +300,8 @@ def load(path: str | Path) -> AnyResult:
             return MemoryAudit(folder, file, data)
         if schema == FQE_SCHEMA:
             return FqeResult(folder, file, data)
+        if schema == NATURAL_SCHEMA:
+            return NaturalStudy(folder, file, data)
         if schema == DEMO_SCHEMA:
             sources = (data.get("report") or {}).get("sources", [])
             parts: list[Union[RetrievalAudit, MemoryAudit, FqeResult]] = []
@@ -265,6 +312,6 @@ def load(path: str | Path) -> AnyResult:
             return Demo(folder, file, data, parts)
         raise LoadError(
             f"{file}: schema {schema!r} is not one load() reads "
-            f"({RETRIEVAL_SCHEMA}, {MEMORY_SCHEMA}, {FQE_SCHEMA}, {DEMO_SCHEMA})"
+            f"({RETRIEVAL_SCHEMA}, {MEMORY_SCHEMA}, {FQE_SCHEMA}, {DEMO_SCHEMA}, {NATURAL_SCHEMA})"
         )
-    raise LoadError(f"{path}: no audit.json or fqe.json: not a roboaudit result folder")
+    raise LoadError(f"{path}: no audit.json, fqe.json or natural.json: not a roboaudit result folder")

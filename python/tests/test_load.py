@@ -5,7 +5,7 @@ import json
 import pytest
 
 import roboaudit
-from roboaudit.results import Demo, FqeResult, LoadError, MemoryAudit, RetrievalAudit
+from roboaudit.results import Demo, FqeResult, LoadError, MemoryAudit, NaturalStudy, RetrievalAudit
 
 
 @pytest.fixture(scope="module")
@@ -46,8 +46,22 @@ def test_demo(demo_dir):
     assert len(demo.tables()["retrieval_rules"]) == sum(len(t["audit"]["rules"]) for t in headline["tasks"])
 
 
+def test_natural_study(run, tmp_path):
+    out = tmp_path / "nat"
+    run("memory", "natural", "--policy", "faithful", "--episodes", "4", "--resamples", "200", "--out", out)
+    res = roboaudit.load(out)
+    assert isinstance(res, NaturalStudy)
+    raw = json.loads((out / "natural.json").read_text())
+    episodes = res.tables()["episodes"]
+    assert [e["id"] for e in episodes] == [e["id"] for e in raw["episodes"]]
+    decisions = sum(e["contains_decision"] for e in raw["episodes"])
+    assert res.decision_fraction == (decisions, 4)
+    # The faithful calibrator heads for the warranted tray in every episode: no other-first group.
+    assert res.remaining_steps["estimate"] is None and res.remaining_steps["undefined_reason"]
+
+
 def test_refusals(tmp_path):
-    with pytest.raises(LoadError, match="no audit.json or fqe.json"):
+    with pytest.raises(LoadError, match="no audit.json, fqe.json or natural.json"):
         roboaudit.load(tmp_path)
     (tmp_path / "audit.json").write_text('{"schema": "roboaudit.other.v9"}')
     with pytest.raises(LoadError, match="roboaudit.other.v9"):
