@@ -169,8 +169,8 @@ fn report_of_a_demo_root_reads_its_listed_sources() {
     std::fs::create_dir_all(&root).unwrap();
     let audit = serde_json::json!({
         "schema": "roboaudit.demo.v1",
+        "scale": "small",
         "tasks": [],
-        "memory": {"ignored": true},
         "report": {"sources": [fixture("memory"), fixture("fqe")]},
     });
     std::fs::write(root.join("audit.json"), audit.to_string()).unwrap();
@@ -189,7 +189,20 @@ fn report_of_a_demo_root_reads_its_listed_sources() {
     );
 
     // Without `report.sources`, the parts that are not read are named, not dropped silently.
-    let bare = serde_json::json!({"schema": "roboaudit.demo.v1", "tasks": [], "fqe": {}});
+    let control = serde_json::json!({
+        "dir": "memory/control",
+        "pairs": 6,
+        "nuisance": [0.0, null],
+        "interaction": [0.0, null],
+        "margin": 0.1,
+        "passed": true,
+    });
+    let bare = serde_json::json!({
+        "schema": "roboaudit.demo.v1",
+        "scale": "small",
+        "tasks": [],
+        "memory_control": control,
+    });
     std::fs::write(root.join("audit.json"), bare.to_string()).unwrap();
     let o = roboaudit(&[
         "report",
@@ -199,7 +212,24 @@ fn report_of_a_demo_root_reads_its_listed_sources() {
     ]);
     assert!(o.status.success(), "{}", text(&o));
     let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(stderr.contains("`fqe` ignored"), "{stderr}");
+    assert!(stderr.contains("`memory_control` ignored"), "{stderr}");
+
+    // A headline of the wrong shape is refused naming the file (exit 3), not skipped.
+    let malformed = serde_json::json!({
+        "schema": "roboaudit.demo.v1",
+        "scale": "small",
+        "tasks": [],
+        "fqe": {},
+    });
+    std::fs::write(root.join("audit.json"), malformed.to_string()).unwrap();
+    let o = roboaudit(&[
+        "report",
+        root.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(text(&o).contains("audit.json"), "{}", text(&o));
 }
 
 #[test]

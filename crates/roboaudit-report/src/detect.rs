@@ -13,34 +13,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 const RETRIEVAL_SCHEMA: &str = roboaudit_retrieval::SCHEMA;
-const DEMO_SCHEMA: &str = "roboaudit.demo.v1";
+use crate::demo::{DEMO_SCHEMA, DemoFile};
 const MEMORY_SCHEMA: &str = roboaudit_memory::SCHEMA;
 const FQE_SCHEMA: &str = roboaudit_fqe::SCHEMA;
-
-/// The part of the demo's `audit.json` the report reads; other fields are listed in a note.
-#[derive(Deserialize)]
-struct DemoFile {
-    tasks: Vec<DemoTask>,
-    #[serde(default)]
-    report: Option<DemoReport>,
-    #[serde(flatten)]
-    rest: serde_json::Map<String, serde_json::Value>,
-}
-
-/// `report.sources` of the demo's `audit.json`: the folders (relative to the demo folder) that
-/// together hold every audit the demo ran.
-#[derive(Deserialize)]
-struct DemoReport {
-    #[serde(default)]
-    sources: Vec<String>,
-}
-
-#[derive(Deserialize)]
-struct DemoTask {
-    task: String,
-    run_dir: String,
-    audit: AuditReport,
-}
 
 #[derive(Deserialize)]
 struct Tagged {
@@ -228,17 +203,12 @@ fn read_audit_json(
         }
         DEMO_SCHEMA => {
             let demo: DemoFile = parse(path, &text)?;
-            if let Some(sources) = demo.report.filter(|r| !r.sources.is_empty()) {
+            if let Some(sources) = demo.report.as_ref().filter(|r| !r.sources.is_empty()) {
                 return Ok(Read::Sources(
                     sources.sources.iter().map(|s| dir.join(s)).collect(),
                 ));
             }
-            let ignored: Vec<&str> = demo
-                .rest
-                .keys()
-                .map(String::as_str)
-                .filter(|k| !matches!(*k, "schema" | "scale"))
-                .collect();
+            let ignored = demo.headline_parts();
             if !ignored.is_empty() {
                 report.notes.push(format!(
                     "{}: only the retrieval tasks were read; `{}` ignored (no `report.sources` \

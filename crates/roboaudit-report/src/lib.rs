@@ -18,6 +18,7 @@
 //! # Ok::<(), roboaudit_report::ReportError>(())
 //! ```
 
+pub mod demo;
 mod detect;
 mod doc;
 mod error;

@@ -261,6 +261,35 @@ fn demo_folder_gives_one_section_per_task_with_its_matrix() {
     assert_eq!(ids.len(), report.plots.len(), "plot ids are unique");
 }
 
+/// The demo's `audit.json` is one type for writer and reader: a file the demo cannot have
+/// written (a scale it has no name for, a headline of the wrong shape) is refused naming the
+/// file, where the reader used to skip whatever it did not know.
+#[test]
+fn a_malformed_demo_file_is_refused_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    common::demo_fixture(tmp.path());
+    let path = tmp.path().join("audit.json");
+    let good: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    for (field, bad) in [
+        ("scale", serde_json::json!("huge")),
+        ("memory", serde_json::json!([{"policy": "bank"}])),
+        (
+            "memory_control",
+            serde_json::json!({"dir": "control", "pairs": "six"}),
+        ),
+    ] {
+        let mut v = good.clone();
+        v[field] = bad;
+        std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+        let e = error_of(&[tmp.path().to_path_buf()]);
+        assert!(
+            matches!(e, ReportError::Json { path: ref p, .. } if *p == path)
+                && e.is_invalid_input(),
+            "{field}: {e}"
+        );
+    }
+}
+
 #[test]
 fn write_report_writes_three_files_and_no_temporaries() {
     let (tmp, dirs) = all_fixtures();

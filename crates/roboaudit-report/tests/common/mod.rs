@@ -75,7 +75,7 @@ pub fn demo_fixture(root: &Path) {
     write_json(
         root,
         "audit.json",
-        &serde_json::json!({"schema": "roboaudit.demo.v1", "tasks": tasks}),
+        &serde_json::json!({"schema": "roboaudit.demo.v1", "scale": "small", "tasks": tasks}),
     );
 }
 

@@ -9,53 +9,12 @@ use crate::commands::memory::collect::{MANIFEST_FILE, RECORDS_FILE, collect_with
 use crate::commands::memory::control::control_into;
 use crate::output;
 use anyhow::{Context, Result};
-use roboaudit_memory::{Estimate, MemoryAudit, Plan};
+use roboaudit_memory::{Estimate, Plan};
 use roboaudit_memory_harness::{BuiltinPolicy, CollectConfig, PolicyKind, PolicyParams, Route};
 use roboaudit_testbed::TaskKind;
-use serde::Serialize;
 use std::path::Path;
 
-/// Headline of one policy's audit (in the demo's `audit.json`).
-#[derive(Debug, Serialize)]
-pub(crate) struct PolicySummary {
-    /// Built-in policy name.
-    pub policy: String,
-    /// Audit folder relative to the demo folder.
-    pub dir: String,
-    /// Eligible pairs analysed.
-    pub n_pairs: usize,
-    /// Pairs excluded by the present check.
-    pub n_excluded: usize,
-    /// Action seeds per pair.
-    pub seeds: usize,
-    /// `mean 1[β = m]` (the warranted branch chosen).
-    pub correct_choice_rate: Option<f64>,
-    /// Signed faithfulness `F` with its pair-bootstrap interval.
-    pub faithfulness: Estimate,
-    /// `U1` with its interval.
-    pub u1: Estimate,
-    /// Fully reliable pairs (every memory and seed chose the warranted branch).
-    pub reliable_pairs: usize,
-    /// Whether the 95% interval of `F` lies above 0.
-    pub positive_rule: Option<bool>,
-}
-
-/// Headline of the irrelevant-history control.
-#[derive(Debug, Serialize)]
-pub(crate) struct ControlSummary {
-    /// Folder relative to the demo folder.
-    pub dir: String,
-    /// Pairs per route.
-    pub pairs: usize,
-    /// Nuisance effect (route main effect) and its 90% interval.
-    pub nuisance: (f64, Option<[f64; 2]>),
-    /// Interaction (change of F between routes) and its 90% interval.
-    pub interaction: (f64, Option<[f64; 2]>),
-    /// Equivalence margin.
-    pub margin: f64,
-    /// Semantic effect positive on every route and both effects equivalent to zero.
-    pub passed: bool,
-}
+pub(crate) use roboaudit_report::demo::{ControlSummary, PolicySummary};
 
 fn fmt_estimate(e: &Estimate) -> String {
     match (e.value, e.ci) {
@@ -65,24 +24,15 @@ fn fmt_estimate(e: &Estimate) -> String {
     }
 }
 
-impl PolicySummary {
-    fn new(policy: &str, dir: String, seeds: usize, a: &MemoryAudit) -> Self {
-        PolicySummary {
-            policy: policy.to_owned(),
-            dir,
-            n_pairs: a.n_pairs,
-            n_excluded: a.n_excluded,
-            seeds,
-            correct_choice_rate: a.correct_choice_rate,
-            faithfulness: a.faithfulness.clone(),
-            u1: a.u1.clone(),
-            reliable_pairs: a.reliable_pairs.bidirectional,
-            positive_rule: a.positive_rule.passed,
-        }
-    }
+/// One line of the demo's closing summary.
+pub(super) trait SummaryLine {
+    /// Prints the line.
+    fn print(&self) -> Result<(), crate::stdout::StdoutError>;
+}
 
+impl SummaryLine for PolicySummary {
     /// One line of the demo's closing summary.
-    pub(super) fn print(&self) -> Result<(), crate::stdout::StdoutError> {
+    fn print(&self) -> Result<(), crate::stdout::StdoutError> {
         // The same count as the progress lines (pairs asked for), with the exclusions named.
         let pairs = if self.n_excluded > 0 {
             format!(
@@ -114,9 +64,9 @@ impl PolicySummary {
     }
 }
 
-impl ControlSummary {
+impl SummaryLine for ControlSummary {
     /// One line of the demo's closing summary.
-    pub(super) fn print(&self) -> Result<(), crate::stdout::StdoutError> {
+    fn print(&self) -> Result<(), crate::stdout::StdoutError> {
         let ci = |c: Option<[f64; 2]>| {
             c.map_or_else(
                 || "undefined".to_owned(),
@@ -212,7 +162,7 @@ pub(super) fn run(
             &format!("memory {name}"),
         )?;
         let audit = audit_into(&recs, &plan, &dir)?;
-        summaries.push(PolicySummary::new(name, rel, seeds, &audit));
+        summaries.push(PolicySummary::from_audit(name, rel, seeds, &audit));
     }
     stage(
         4,

@@ -19,6 +19,8 @@ mod fqe;
 mod memory;
 mod retrieval;
 
+use memory::SummaryLine;
+
 use crate::output;
 use anyhow::{Context, Result, bail};
 use roboaudit_retrieval_collect::{CollectConfig, LibraryStats};
@@ -57,57 +59,22 @@ impl Scale {
     }
 }
 
-/// One retrieval task of the demo in `audit.json`.
-#[derive(Debug, Serialize)]
-pub(crate) struct DemoTask {
-    /// Task name.
-    pub task: String,
-    /// The collection settings.
-    pub collection: CollectConfig,
-    /// Library acceptance statistics.
-    pub library: LibraryStats,
-    /// Run folder of the collection, relative to the folder of the `audit.json` holding it.
-    pub run_dir: String,
-    /// The audit.
-    pub audit: roboaudit_retrieval::AuditReport,
-}
+/// One retrieval task of the demo in `audit.json`, with the collector's own types.
+pub(crate) type DemoTask = roboaudit_report::demo::DemoTask<CollectConfig, LibraryStats>;
 
-/// `audit.json` of the demo (`roboaudit.demo.v1`). The retrieval part (`tasks`) keeps the layout of
-/// the retrieval-only demo; `scale`, `memory`, `memory_control`, `fqe` and `report` were added.
-#[derive(Debug, Serialize)]
-pub(crate) struct DemoReport {
-    /// `roboaudit.demo.v1`.
-    pub schema: &'static str,
-    /// Demo size.
-    pub scale: Scale,
-    /// Retrieval audits: Stack, then Door.
-    pub tasks: Vec<DemoTask>,
-    /// Memory audits, one per policy (absent in `retrieval/audit.json`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub memory: Vec<memory::PolicySummary>,
-    /// The irrelevant-history control.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub memory_control: Option<memory::ControlSummary>,
-    /// The FQE headline.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fqe: Option<fqe::FqeSummary>,
-    /// Folders rendered into the report, relative to the demo folder; `null` in
-    /// `retrieval/audit.json`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub report: Option<ReportOutcome>,
-}
+/// `audit.json` of the demo, as written.
+pub(crate) type DemoReport = roboaudit_report::demo::DemoFile<CollectConfig, LibraryStats>;
 
-/// What became of the shared report.
-#[derive(Debug, Serialize)]
-pub(crate) struct ReportOutcome {
-    /// Audit folders rendered, relative to the demo folder.
-    pub sources: Vec<String>,
-    /// Always `report`: `index.html`, `report.md` and `report.json` written by `roboaudit-report`.
-    pub kind: &'static str,
-}
+pub(crate) use roboaudit_report::demo::{DEMO_SCHEMA, DemoScale, ReportOutcome};
 
-/// Schema tag of the demo's `audit.json` files (top level and `retrieval/`).
-pub(crate) const DEMO_SCHEMA: &str = "roboaudit.demo.v1";
+impl From<Scale> for DemoScale {
+    fn from(s: Scale) -> Self {
+        match s {
+            Scale::Standard => DemoScale::Standard,
+            Scale::Small => DemoScale::Small,
+        }
+    }
+}
 
 /// File that records the settings a finished stage ran with, and the fingerprints of its outputs.
 const STAMP: &str = "demo-stage.json";
@@ -231,8 +198,8 @@ pub fn run(args: &DemoArgs) -> Result<()> {
     sources.push("fqe".to_owned());
     let dirs: Vec<PathBuf> = sources.iter().map(|s| out.join(s)).collect();
     let mut report = DemoReport {
-        schema: DEMO_SCHEMA,
-        scale: args.scale,
+        schema: DEMO_SCHEMA.to_owned(),
+        scale: args.scale.into(),
         tasks,
         memory,
         memory_control: Some(control),
@@ -242,7 +209,7 @@ pub fn run(args: &DemoArgs) -> Result<()> {
     let shared = roboaudit_report::build_report(&dirs)
         .context("cannot build the demo's report from its audit folders")?;
     roboaudit_report::write_report(&shared, out).context("cannot write the demo's report")?;
-    let kind = "report";
+    let kind = "report".to_owned();
     report.report = Some(ReportOutcome { sources, kind });
     let json = serde_json::to_vec_pretty(&report).context("cannot serialize the demo report")?;
     output::write_atomic(&out.join("audit.json"), &json)?;

@@ -77,8 +77,8 @@ pub(super) fn run(
         });
     }
     let report = DemoReport {
-        schema: super::DEMO_SCHEMA,
-        scale,
+        schema: super::DEMO_SCHEMA.to_owned(),
+        scale: scale.into(),
         tasks,
         memory: Vec::new(),
         memory_control: None,
