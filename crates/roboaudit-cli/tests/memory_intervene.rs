@@ -78,7 +78,11 @@ fn tasks_without_a_memory_decision_are_refused_with_the_reason() {
         out.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("stack has no memory decision"), "{}", text(&o));
+    assert!(
+        text(&o).contains("stack has no memory decision"),
+        "{}",
+        text(&o)
+    );
     assert!(!out.exists());
 }
 

@@ -69,7 +69,11 @@ fn bad_tasks_and_counts_are_usage_errors() {
         out.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("door has no memory decision"), "{}", text(&o));
+    assert!(
+        text(&o).contains("door has no memory decision"),
+        "{}",
+        text(&o)
+    );
     let o = roboaudit(&[
         "memory",
         "natural",

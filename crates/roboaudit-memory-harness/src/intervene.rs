@@ -461,8 +461,13 @@ fn replace(
         };
         let mut ep = fresh_episode(r, task)?;
         policy.set_memory(&memory)?;
-        let (success, committed, first) =
-            continue_closed_loop(&mut ep, task, policy, cfg.action_seed, &mut |_, _, _| Ok(()))?;
+        let (success, committed, first) = continue_closed_loop(
+            &mut ep,
+            task,
+            policy,
+            cfg.action_seed,
+            &mut |_, _, _| Ok(()),
+        )?;
         out.push(Continuation {
             episode_id: r.id.clone(),
             condition: names_of_replacement(cond).into(),

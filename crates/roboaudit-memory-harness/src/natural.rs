@@ -164,8 +164,13 @@ pub fn run_episode(
     for o in &history.observations {
         policy.observe(o)?;
     }
-    let (success, committed, first) =
-        continue_closed_loop(&mut ep, task, policy, cfg.action_seed, &mut |_, _, _| Ok(()))?;
+    let (success, committed, first) = continue_closed_loop(
+        &mut ep,
+        task,
+        policy,
+        cfg.action_seed,
+        &mut |_, _, _| Ok(()),
+    )?;
     record.first_direction = first;
     record.committed = committed;
     record.success = Some(success);
