@@ -42,6 +42,7 @@ mod pairwise;
 mod prepared;
 mod render;
 mod report;
+pub mod request;
 mod rules;
 mod shuffle;
 #[cfg(any(test, feature = "synthetic"))]
