@@ -17,6 +17,9 @@ pub const MAX_BATCH: usize = 65_536;
 pub const MAX_BOOTSTRAP: usize = 1000;
 /// Most training seeds.
 pub const MAX_SEEDS: usize = 100;
+/// Most cross-validation folds of the success detector: more only repeats leave-one-out-like
+/// fits at a higher cost.
+pub const MAX_FOLDS: usize = 100;
 
 /// `value` in `lo..=hi`, else a [`FqeError::Setting`] error.
 pub(crate) fn check_count(
@@ -45,7 +48,7 @@ pub(crate) fn check_unit(setting: Setting, value: f64) -> Result<(), FqeError> {
     ))
 }
 
-/// `value` finite and `> 0` (a ridge, a coverage threshold).
+/// `value` finite and `> 0` (a ridge, a coverage threshold, the detector's `C`).
 pub(crate) fn check_positive(setting: Setting, value: f64) -> Result<(), FqeError> {
     if value > 0.0 && value.is_finite() {
         return Ok(());

@@ -129,6 +129,13 @@ pub enum Setting {
     Ridge,
     /// Coverage threshold on the standardized action distance.
     CoverageThreshold,
+    /// The success detector's inverse L2 regularization strength `C`
+    /// ([`crate::detector::LogisticConfig::c`]).
+    C,
+    /// The success detector's holdout fraction ([`crate::detector::Validation::Holdout`]).
+    Holdout,
+    /// The success detector's cross-validation folds ([`crate::detector::Validation::KFold`]).
+    Folds,
 }
 
 impl Setting {
@@ -148,6 +155,9 @@ impl Setting {
             Self::LearningRate => "learning_rate",
             Self::Ridge => "ridge",
             Self::CoverageThreshold => "coverage_threshold",
+            Self::C => "c",
+            Self::Holdout => "holdout",
+            Self::Folds => "folds",
         }
     }
 }

@@ -17,9 +17,6 @@ use crate::exit::{InvalidInput, Usage};
 use crate::output::write_all_atomic;
 use crate::paths::{check_cache_folder, refuse_inside_dataset, require_extension, same_file};
 
-/// Most cross-validation folds: more only repeats leave-one-out-like fits at a higher cost.
-const MAX_FOLDS: usize = 100;
-
 /// Arguments of `roboaudit data detect`.
 #[derive(clap::Args, Debug)]
 pub struct DetectArgs {
@@ -83,30 +80,17 @@ fn report_path(args: &DetectArgs) -> PathBuf {
 /// Option checks that need no file (exit code 2 before anything is read).
 fn check_options(args: &DetectArgs) -> Result<Validation> {
     let usage = |m: String| -> anyhow::Error { Usage(m).into() };
-    roboaudit_fqe::bounds_settings::check_components(args.components)
-        .map_err(super::fqe::classify)?;
-    if !(args.c > 0.0 && args.c.is_finite()) {
-        return Err(usage(format!(
-            "--c {} must be a finite number > 0",
-            compact(args.c)
-        )));
-    }
     let validation = match args.holdout {
-        Some(f) if !(f > 0.0 && f < 1.0) => {
-            return Err(usage(format!(
-                "--holdout {} is out of range (0, 1)",
-                compact(f)
-            )));
-        }
         Some(fraction) => Validation::Holdout { fraction },
-        None if !(2..=MAX_FOLDS).contains(&args.folds) => {
-            return Err(usage(format!(
-                "--folds {} is out of range 2..={MAX_FOLDS}",
-                args.folds
-            )));
-        }
         None => Validation::KFold { folds: args.folds },
     };
+    // The bounds are the config types' own (a setting out of them is named by its option).
+    roboaudit_fqe::detector::check_settings(args.components, args.c, validation).map_err(|e| {
+        match e {
+            DetectorError::Fqe(f) => super::fqe::classify(f),
+            other => classify(other),
+        }
+    })?;
     // The labels reader picks the format by extension: a full labels file must be CSV to be
     // read back as what it is.
     require_extension("--out", &args.out, "csv", "the labels file")?;
