@@ -27,6 +27,7 @@ mod error;
 pub mod features;
 pub mod logistic;
 mod report;
+pub mod request;
 pub mod synthetic;
 pub mod validation;
 
