@@ -29,6 +29,7 @@ pub mod predicates;
 pub mod record;
 pub mod render;
 pub mod replay;
+pub mod request;
 pub mod scene;
 pub mod world;
 
