@@ -341,3 +341,83 @@ pub fn run_collect(
     }
     Ok(CollectRun { summary, elapsed_s })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request() -> CollectRequest {
+        CollectRequest {
+            out: PathBuf::from("runs/gt"),
+            episodes: None,
+            rollouts: None,
+            seed: 0,
+            image_size: None,
+            samples: None,
+            gamma: 0.99,
+            small: true,
+            video: false,
+            policies: Vec::new(),
+            served_only: false,
+            shard: None,
+        }
+    }
+
+    fn usage(r: Result<Prepared, RequestError>) -> String {
+        match r {
+            Err(RequestError::Usage(m)) => m,
+            other => panic!("not a usage error: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn policy_specs_split_at_the_first_equals_sign() {
+        let s = PolicySpec::parse("pi=ws://127.0.0.1:8000/a=b").unwrap();
+        assert_eq!(s.name, "pi");
+        assert_eq!(s.url, "ws://127.0.0.1:8000/a=b");
+        for bad in ["pi", "=ws://x", "pi="] {
+            assert!(matches!(
+                PolicySpec::parse(bad),
+                Err(RequestError::Usage(_))
+            ));
+        }
+    }
+
+    /// The preset is under the explicit sizes; served names are checked before anything runs.
+    #[test]
+    fn prepare_checks_settings_and_served_names() {
+        let explicit = CollectRequest {
+            episodes: Some(12),
+            ..request()
+        };
+        let p = explicit.prepare().unwrap();
+        assert_eq!(p.config.config.episodes, 12);
+        assert_eq!(p.config.config.rollouts, CollectConfig::small().rollouts);
+        assert!(!p.config.targets.is_empty());
+        let with = |policies: &[&str], served_only| CollectRequest {
+            policies: policies.iter().map(|p| (*p).to_owned()).collect(),
+            served_only,
+            ..request()
+        };
+        assert!(usage(with(&[], true).prepare()).contains("--served-only"));
+        assert!(usage(with(&["expert=ws://x"], false).prepare()).contains("built-in"));
+        assert!(usage(with(&["a=ws://x", "a=ws://y"], false).prepare()).contains("twice"));
+        assert!(usage(with(&[".a=ws://x"], false).prepare()).contains("letters"));
+        let served = with(&["a=ws://x"], true).prepare().unwrap();
+        assert!(served.config.targets.is_empty());
+        assert_eq!(served.served[0].name, "a");
+        let too_few = CollectRequest {
+            episodes: Some(2),
+            ..request()
+        };
+        assert!(usage(too_few.prepare()).contains("episodes"));
+    }
+
+    #[test]
+    fn the_work_folder_sits_beside_out() {
+        assert_eq!(
+            request().work_folder(),
+            PathBuf::from("runs/.fqe-collect-gt.partial")
+        );
+    }
+}

@@ -168,3 +168,50 @@ pub fn unfinished_collect_note(run: &Path) -> Option<String> {
         run.display()
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request() -> CollectRequest {
+        CollectRequest {
+            task: "stack".into(),
+            mechanism: "replay".into(),
+            library: 2,
+            scenes: 4,
+            seeds: 2,
+            seed: 0,
+            chunk: 2,
+            max_chunks: None,
+            shard: None,
+            out: PathBuf::from("run"),
+        }
+    }
+
+    /// Unknown names and settings out of range are usage errors naming them.
+    #[test]
+    fn config_checks_names_and_bounds() {
+        assert_eq!(request().config().unwrap().task, AuditTask::Stack);
+        let bad_task = CollectRequest {
+            task: "nope".into(),
+            ..request()
+        };
+        let e = bad_task.config().unwrap_err();
+        assert!(
+            matches!(&e, RequestError::Usage(m) if m.contains("unknown task \"nope\"")),
+            "{e}"
+        );
+        let bad_library = CollectRequest {
+            library: 0,
+            ..request()
+        };
+        assert!(matches!(bad_library.config(), Err(RequestError::Usage(_))));
+    }
+
+    /// A folder without a collection manifest gets no resume note.
+    #[test]
+    fn no_note_without_a_manifest() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(unfinished_collect_note(dir.path()), None);
+    }
+}

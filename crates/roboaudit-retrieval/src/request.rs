@@ -257,3 +257,69 @@ pub fn audit_inputs(
     obs.audited();
     Ok(report)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn example() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/retrieval")
+    }
+
+    fn request(out: &Path) -> AuditRequest {
+        AuditRequest {
+            run: Some(example()),
+            out: out.to_path_buf(),
+            config: AuditConfig {
+                resamples: 100,
+                permutations: 100,
+                random_subsets: 10,
+                ..AuditConfig::default()
+            },
+            ..AuditRequest::default()
+        }
+    }
+
+    /// The example run folder is audited and both files are written, the JSON being the report.
+    #[test]
+    fn audits_a_run_folder_and_writes_both_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("audit");
+        let outcome = audit_request(&request(&out), &()).unwrap();
+        assert_eq!(outcome.audit_file, out.join(AUDIT_FILE));
+        let json = std::fs::read(&outcome.audit_file).unwrap();
+        assert_eq!(json, serde_json::to_vec_pretty(&outcome.report).unwrap());
+        let summary = std::fs::read_to_string(&outcome.summary_file).unwrap();
+        assert_eq!(summary, render_summary_markdown(&outcome.report));
+    }
+
+    /// Missing options are usage errors, a missing run folder an input error; settings are
+    /// checked before any input is looked for; nothing is written.
+    #[test]
+    fn refusals_are_typed_and_write_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("audit");
+        let no_files = AuditRequest {
+            run: None,
+            executions: Some(example().join("executions.csv")),
+            ..request(&out)
+        };
+        let e = audit_request(&no_files, &()).unwrap_err();
+        assert!(
+            matches!(&e, RequestError::Usage(m) if m == "missing --scenes, --experiences, --embeddings (or give --run DIR)"),
+            "{e}"
+        );
+        let missing = AuditRequest {
+            run: Some(dir.path().join("nothere")),
+            ..request(&out)
+        };
+        let e = audit_request(&missing, &()).unwrap_err();
+        assert!(matches!(e, RequestError::Input(_)), "{e}");
+        let mut bad = request(&out);
+        bad.run = Some(dir.path().join("nothere"));
+        bad.config.library_sizes = vec![0];
+        let e = audit_request(&bad, &()).unwrap_err();
+        assert!(matches!(e, RequestError::Usage(_)), "{e}");
+        assert!(!out.exists());
+    }
+}

@@ -327,3 +327,68 @@ fn write_images(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request() -> RolloutRequest {
+        RolloutRequest {
+            task: "stack".into(),
+            policy: "expert".into(),
+            episodes: 1,
+            seed: 0,
+            scene: SceneDraws::default(),
+            skill: 1.0,
+            noise: 0.0,
+            size: 64,
+            wrist: false,
+            record: true,
+            video: false,
+            out: PathBuf::from("out"),
+        }
+    }
+
+    /// Each bound is a usage error naming its option, found before anything is compiled.
+    #[test]
+    fn rollout_settings_are_checked_by_their_bounds() {
+        request().validate().unwrap();
+        let cases = [
+            (
+                RolloutRequest {
+                    policy: "x".into(),
+                    ..request()
+                },
+                "--policy",
+            ),
+            (
+                RolloutRequest {
+                    video: true,
+                    size: 65,
+                    ..request()
+                },
+                "--video",
+            ),
+            (
+                RolloutRequest {
+                    skill: 1.5,
+                    ..request()
+                },
+                "--skill",
+            ),
+            (
+                RolloutRequest {
+                    noise: f64::NAN,
+                    ..request()
+                },
+                "--noise",
+            ),
+        ];
+        for (req, flag) in cases {
+            match req.validate() {
+                Err(RequestError::Usage(m)) => assert!(m.contains(flag), "{m}"),
+                other => panic!("{flag}: {other:?}"),
+            }
+        }
+    }
+}

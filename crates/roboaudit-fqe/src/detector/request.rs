@@ -204,3 +204,76 @@ fn report_json(report: &DetectorReport) -> Result<Vec<u8>, RequestError> {
     let json = serde_json::to_vec_pretty(report).map_err(RequestError::Serialize)?;
     Ok([json.as_slice(), b"\n"].concat())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::{FqeError, Setting};
+
+    fn request() -> DetectRequest {
+        DetectRequest {
+            dataset: PathBuf::from("data"),
+            labels: PathBuf::from("partial.csv"),
+            out: PathBuf::from("res/labels.csv"),
+            report: None,
+            features: "auto".into(),
+            validation: Validation::DEFAULT,
+            seed: 0,
+            c: 1.0,
+            components: 32,
+            cache: None,
+        }
+    }
+
+    #[test]
+    fn the_report_defaults_beside_the_labels() {
+        assert_eq!(
+            request().report_path(),
+            PathBuf::from("res/labels.detector.json")
+        );
+    }
+
+    /// Each bound is its config type's, named by its setting.
+    #[test]
+    fn settings_out_of_bounds_name_their_setting() {
+        request().validate().unwrap();
+        let cases = [
+            (
+                DetectRequest {
+                    components: 0,
+                    ..request()
+                },
+                Setting::Components,
+            ),
+            (
+                DetectRequest {
+                    c: 0.0,
+                    ..request()
+                },
+                Setting::C,
+            ),
+            (
+                DetectRequest {
+                    validation: Validation::Holdout { fraction: 1.5 },
+                    ..request()
+                },
+                Setting::Holdout,
+            ),
+            (
+                DetectRequest {
+                    validation: Validation::KFold { folds: 101 },
+                    ..request()
+                },
+                Setting::Folds,
+            ),
+        ];
+        for (req, setting) in cases {
+            match req.validate() {
+                Err(DetectorError::Fqe(FqeError::Setting { setting: s, .. })) => {
+                    assert_eq!(s, setting);
+                }
+                other => panic!("{setting:?}: {other:?}"),
+            }
+        }
+    }
+}
