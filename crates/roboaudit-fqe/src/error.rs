@@ -136,6 +136,8 @@ pub enum Setting {
     Holdout,
     /// The success detector's cross-validation folds ([`crate::detector::Validation::KFold`]).
     Folds,
+    /// Threads of the pool a fit runs on ([`crate::bounds_settings::check_threads`]).
+    Threads,
 }
 
 impl Setting {
@@ -158,6 +160,7 @@ impl Setting {
             Self::C => "c",
             Self::Holdout => "holdout",
             Self::Folds => "folds",
+            Self::Threads => "threads",
         }
     }
 }

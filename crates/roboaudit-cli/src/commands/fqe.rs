@@ -242,6 +242,7 @@ fn flag(setting: Setting) -> &'static str {
         Setting::C => "--c",
         Setting::Holdout => "--holdout",
         Setting::Folds => "--folds",
+        Setting::Threads => "--threads",
     }
 }
 
