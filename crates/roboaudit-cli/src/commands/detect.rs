@@ -2,15 +2,15 @@
 //! partial labels file labels, from each episode's terminal frame; it reports its accuracy on
 //! held-out labelled episodes and writes a full labels file for `fqe fit --labels`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use anyhow::Result;
 use roboaudit_fqe::FqeError;
 use roboaudit_fqe::detector::request::{
-    DetectObserver, DetectRequest, RequestError, detect_request,
+    DetectObserver, DetectRequest, RequestError, check_report_file, detect_request,
 };
-use roboaudit_fqe::detector::{DETECTOR_SCHEMA, DetectorError, Validation};
+use roboaudit_fqe::detector::{DetectorError, Validation};
 use roboaudit_fqe::number::compact;
 
 use crate::exit::{InvalidInput, Usage};
@@ -127,41 +127,9 @@ fn check_options(args: &DetectArgs, request: &DetectRequest) -> Result<()> {
     if let Some(cache) = &args.cache {
         check_cache_folder(cache)?;
     }
-    refuse_foreign_report(&report)?;
+    check_report_file(&report).map_err(request_error)?;
     crate::output::refuse_foreign_labels("--out", &args.out)?;
     Ok(())
-}
-
-/// Refuses a report path holding a file that is not a detector report (exit code 2, before
-/// any work): the rename would silently replace it, and a `.json` name alone does not tell an
-/// FQE result's `fqe.json` or an audit's `audit.json` from an earlier detector report. A
-/// missing file passes; an existing one passes only with the `schema` the report carries.
-fn refuse_foreign_report(report: &Path) -> Result<()> {
-    if !report.is_file() {
-        return Ok(());
-    }
-    let text = std::fs::read(report).map_err(|e| {
-        Usage(format!(
-            "--report {} exists but cannot be read ({e}), so it cannot be checked before it is replaced; give another file name",
-            report.display()
-        ))
-    })?;
-    let schema = serde_json::from_slice::<serde_json::Value>(&text)
-        .ok()
-        .and_then(|v| v.get("schema").and_then(|s| s.as_str()).map(str::to_owned));
-    match schema {
-        Some(s) if s == DETECTOR_SCHEMA => Ok(()),
-        Some(s) => Err(Usage(format!(
-            "--report {} holds another kind of result (schema \"{s}\"), not a detector report (\"{DETECTOR_SCHEMA}\"); writing it would replace that file: give another file name",
-            report.display()
-        ))
-        .into()),
-        None => Err(Usage(format!(
-            "--report {} exists and is not a detector report (not JSON or no `schema` field \"{DETECTOR_SCHEMA}\"); writing it would replace that file: give another file name",
-            report.display()
-        ))
-        .into()),
-    }
 }
 
 /// Usage errors exit 2, input errors 3, the rest 1; the message keeps the cause chain.

@@ -6,13 +6,13 @@
 //! (CSV) and the detector report (JSON) together, atomically. Progress and notes go to a
 //! [`DetectObserver`]; nothing is printed here.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use roboaudit_data::DataError;
 use roboaudit_data::atomic::{WriteError, write_all_atomic};
 use roboaudit_data::lerobot::{Feature, LeRobotDataset};
 
-use super::{Detection, DetectorReport};
+use super::{DETECTOR_SCHEMA, Detection, DetectorReport};
 use super::{DetectorConfig, DetectorError, Validation, check_settings, detect_with_progress};
 use crate::encoder::Encoder;
 use crate::load::FrameFeatures;
@@ -121,6 +121,45 @@ impl DetectRequest {
     /// [`DetectorError::Fqe`] holding the [`crate::FqeError::Setting`] out of bounds.
     pub fn validate(&self) -> Result<(), DetectorError> {
         check_settings(self.components, self.c, self.validation)
+    }
+}
+
+/// The `schema` field of a JSON result file, whatever else it holds.
+#[derive(serde::Deserialize)]
+struct SchemaTag {
+    schema: Option<String>,
+}
+
+/// Refuses a report path holding a file that is not a detector report, before any work: the
+/// rename would silently replace it, and a `.json` name alone does not tell an FQE result's
+/// `fqe.json` or an audit's `audit.json` from an earlier detector report. A missing file
+/// passes; an existing one passes only with the `schema` [`super::DETECTOR_SCHEMA`].
+///
+/// # Errors
+/// [`RequestError::Usage`] naming `--report` and what the file holds (or that it cannot be read).
+pub fn check_report_file(report: &Path) -> Result<(), RequestError> {
+    if !report.is_file() {
+        return Ok(());
+    }
+    let text = std::fs::read(report).map_err(|e| {
+        RequestError::Usage(format!(
+            "--report {} exists but cannot be read ({e}), so it cannot be checked before it is replaced; give another file name",
+            report.display()
+        ))
+    })?;
+    let schema = serde_json::from_slice::<SchemaTag>(&text)
+        .ok()
+        .and_then(|t| t.schema);
+    match schema {
+        Some(s) if s == DETECTOR_SCHEMA => Ok(()),
+        Some(s) => Err(RequestError::Usage(format!(
+            "--report {} holds another kind of result (schema \"{s}\"), not a detector report (\"{DETECTOR_SCHEMA}\"); writing it would replace that file: give another file name",
+            report.display()
+        ))),
+        None => Err(RequestError::Usage(format!(
+            "--report {} exists and is not a detector report (not JSON or no `schema` field \"{DETECTOR_SCHEMA}\"); writing it would replace that file: give another file name",
+            report.display()
+        ))),
     }
 }
 
