@@ -153,8 +153,9 @@ impl RolloutRequest {
     /// nothing behind and say which option is wrong.
     ///
     /// # Errors
-    /// [`RequestError::Usage`] for another policy than `expert`, an odd size with video, a
-    /// skill outside `[0, 1]` or a noise not finite and ≥ 0.
+    /// [`RequestError::Usage`] for another policy than `expert`, an odd size with video, or
+    /// expert settings out of [`ExpertParams::validate`]'s bounds (a skill outside `[0, 1]`, a
+    /// noise not finite and ≥ 0).
     pub fn validate(&self) -> Result<(), RequestError> {
         let usage = |m: String| Err(RequestError::Usage(m));
         if self.policy != "expert" {
@@ -169,16 +170,19 @@ impl RolloutRequest {
                 self.size
             ));
         }
-        if !(0.0..=1.0).contains(&self.skill) {
-            return usage(format!("--skill must be in [0, 1], got {}", self.skill));
+        // The expert's bounds are its own, named here by their options.
+        self.expert()
+            .validate()
+            .map_err(|e| RequestError::Usage(format!("--{} {}", e.field, e.message)))
+    }
+
+    /// The expert's settings.
+    #[must_use]
+    pub fn expert(&self) -> ExpertParams {
+        ExpertParams {
+            skill: self.skill,
+            noise: self.noise,
         }
-        if !(self.noise.is_finite() && self.noise >= 0.0) {
-            return usage(format!(
-                "--noise must be finite and ≥ 0 (m), got {}",
-                self.noise
-            ));
-        }
-        Ok(())
     }
 }
 
@@ -207,10 +211,7 @@ pub fn rollout_request(req: &RolloutRequest) -> Result<RolloutOutcome, RequestEr
     let mut successes = 0u64;
     let mut records = Vec::new();
     let mut renderer: Option<SceneRenderer> = None;
-    let params = ExpertParams {
-        skill: req.skill,
-        noise: req.noise,
-    };
+    let params = req.expert();
     for i in 0..req.episodes {
         // Episode seeds are consecutive; wrapping keeps a seed of u64::MAX valid.
         let s = req.seed.wrapping_add(i);
