@@ -2,69 +2,20 @@
 //! run never leaves a truncated result, and an audit that fails leaves `--out` untouched.
 
 use crate::exit::Usage;
-use anyhow::{Context, Result};
-use std::io::Write;
+use anyhow::Result;
 use std::path::Path;
 
 /// Writes `bytes` to `path` atomically (temporary file in the same directory, fsync, rename),
-/// creating the directory if missing.
+/// creating the directory if missing ([`roboaudit_data::atomic::write_atomic`]).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    staged(path, bytes)?
-        .persist(path)
-        .map_err(|e| e.error)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
+    Ok(roboaudit_data::atomic::write_atomic(path, bytes)?)
 }
 
-/// Writes several files as one result: every file is first written in full to a temporary
-/// sibling (fsync'd), and only when all of them are is each renamed into place. A full disk, a
-/// folder in the way or a read-only file stops the run before any result file is touched, so an
-/// audit never leaves its `audit.json` without the `summary.md` that goes with it (and a rerun
-/// is not refused for a half-written result). Only a failure of the renames themselves, within
-/// one folder each, could leave part of the set.
+/// Writes several files as one result, staged whole before any is renamed
+/// ([`roboaudit_data::atomic::write_all_atomic`]): an audit never leaves its `audit.json`
+/// without the `summary.md` that goes with it.
 pub fn write_all_atomic(files: &[(&Path, &[u8])]) -> Result<()> {
-    let mut staged_files = Vec::with_capacity(files.len());
-    for &(path, bytes) in files {
-        staged_files.push((path, staged(path, bytes)?));
-    }
-    for (path, tmp) in staged_files {
-        tmp.persist(path)
-            .map_err(|e| e.error)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    Ok(())
-}
-
-/// `bytes` in a synced temporary file beside `path`, ready to be renamed onto it (the file is
-/// removed when dropped unpersisted). A folder at `path` is refused here, before anything is
-/// renamed.
-fn staged(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile> {
-    if path.is_dir() {
-        anyhow::bail!("cannot write {}: it is a folder", path.display());
-    }
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    // A missing folder is created here rather than by each caller: every result file lands
-    // where its path says, as `--out` folders are created.
-    ensure_dir(dir)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
-    tmp.write_all(bytes)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    // A temporary file is created owner-only; results are meant to be shared like any other file.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))
-            .with_context(|| format!("cannot set permissions of {}", path.display()))?;
-    }
-    tmp.as_file()
-        .sync_all()
-        .with_context(|| format!("cannot sync {}", path.display()))?;
-    Ok(tmp)
+    Ok(roboaudit_data::atomic::write_all_atomic(files)?)
 }
 
 /// Refuses an `--out` that exists and is not a folder (exit code 2): the user named a file where
@@ -172,8 +123,7 @@ pub fn refuse_foreign_labels(flag: &str, path: &Path) -> Result<()> {
 
 /// Creates `dir` (and parents) if missing.
 pub fn ensure_dir(dir: &Path) -> Result<()> {
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("cannot create output folder {}", dir.display()))
+    Ok(roboaudit_data::atomic::create_dir(dir)?)
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@
 //! # Ok::<(), roboaudit_data::DataError>(())
 //! ```
 
+pub mod atomic;
 mod cell;
 mod error;
 mod executions;

@@ -29,6 +29,7 @@ pub mod error;
 pub mod ground_truth;
 pub mod obs;
 pub mod policy;
+pub mod request;
 pub mod scenes;
 pub mod served;
 pub mod shard;

@@ -17,6 +17,12 @@ pub const MAX_BATCH: usize = 65_536;
 pub const MAX_BOOTSTRAP: usize = 1000;
 /// Most training seeds.
 pub const MAX_SEEDS: usize = 100;
+/// Most threads of a fit's pool: the pool is started before any work, and each thread reserves
+/// its stack.
+pub const MAX_THREADS: usize = 1024;
+/// Most cross-validation folds of the success detector: more only repeats leave-one-out-like
+/// fits at a higher cost.
+pub const MAX_FOLDS: usize = 100;
 
 /// `value` in `lo..=hi`, else a [`FqeError::Setting`] error.
 pub(crate) fn check_count(
@@ -45,7 +51,7 @@ pub(crate) fn check_unit(setting: Setting, value: f64) -> Result<(), FqeError> {
     ))
 }
 
-/// `value` finite and `> 0` (a ridge, a coverage threshold).
+/// `value` finite and `> 0` (a ridge, a coverage threshold, the detector's `C`).
 pub(crate) fn check_positive(setting: Setting, value: f64) -> Result<(), FqeError> {
     if value > 0.0 && value.is_finite() {
         return Ok(());
@@ -62,6 +68,14 @@ pub(crate) fn check_positive(setting: Setting, value: f64) -> Result<(), FqeErro
 /// [`FqeError::Setting`] naming [`Setting::Components`].
 pub fn check_components(components: usize) -> Result<(), FqeError> {
     check_count(Setting::Components, components, 1, MAX_COMPONENTS)
+}
+
+/// Threads of a fit's pool in `1..=`[`MAX_THREADS`].
+///
+/// # Errors
+/// [`FqeError::Setting`] naming [`Setting::Threads`].
+pub fn check_threads(threads: usize) -> Result<(), FqeError> {
+    check_count(Setting::Threads, threads, 1, MAX_THREADS)
 }
 
 /// Training seeds: 1..=[`MAX_SEEDS`] of them, each once (a repeated seed repeats a fit, and the

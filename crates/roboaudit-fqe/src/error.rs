@@ -129,6 +129,15 @@ pub enum Setting {
     Ridge,
     /// Coverage threshold on the standardized action distance.
     CoverageThreshold,
+    /// The success detector's inverse L2 regularization strength `C`
+    /// ([`crate::detector::LogisticConfig::c`]).
+    C,
+    /// The success detector's holdout fraction ([`crate::detector::Validation::Holdout`]).
+    Holdout,
+    /// The success detector's cross-validation folds ([`crate::detector::Validation::KFold`]).
+    Folds,
+    /// Threads of the pool a fit runs on ([`crate::bounds_settings::check_threads`]).
+    Threads,
 }
 
 impl Setting {
@@ -148,6 +157,10 @@ impl Setting {
             Self::LearningRate => "learning_rate",
             Self::Ridge => "ridge",
             Self::CoverageThreshold => "coverage_threshold",
+            Self::C => "c",
+            Self::Holdout => "holdout",
+            Self::Folds => "folds",
+            Self::Threads => "threads",
         }
     }
 }

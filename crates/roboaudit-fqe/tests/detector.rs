@@ -8,11 +8,11 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use roboaudit_data::lerobot::{LeRobotDataset, SuccessSource, read_labels_file};
-use roboaudit_fqe::FrameFeatures;
 use roboaudit_fqe::detector::synthetic::{GoalRun, write_goal_dataset};
 use roboaudit_fqe::detector::{
     Detection, DetectorConfig, DetectorError, LabelOrigin, Validation, detect,
 };
+use roboaudit_fqe::{FqeError, FrameFeatures, Setting};
 
 /// Held-out and unlabelled accuracy the detector must reach on the goal dataset. Success and
 /// failure end positions are separated by two pixels and the block's red channel in the goal
@@ -311,14 +311,25 @@ fn unusable_labels_and_features_are_typed_errors() {
         ..image_config()
     };
     let e = detect(&ds, &all, &bad_c).unwrap_err();
-    assert!(matches!(e, DetectorError::InvalidConfig(_)) && e.is_usage());
+    assert!(
+        matches!(
+            e,
+            DetectorError::Fqe(FqeError::Setting {
+                setting: Setting::C,
+                ..
+            })
+        ) && e.is_usage()
+    );
     let bad_holdout = DetectorConfig {
         validation: Validation::Holdout { fraction: 1.0 },
         ..image_config()
     };
     assert!(matches!(
         detect(&ds, &all, &bad_holdout),
-        Err(DetectorError::InvalidConfig(_))
+        Err(DetectorError::Fqe(FqeError::Setting {
+            setting: Setting::Holdout,
+            ..
+        }))
     ));
 }
 

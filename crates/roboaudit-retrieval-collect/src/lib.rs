@@ -27,6 +27,7 @@ pub mod error;
 pub mod jobs;
 pub mod library;
 pub mod manifest;
+pub mod request;
 pub mod scenes;
 pub mod seeding;
 pub mod shard;

@@ -12,7 +12,9 @@
 //! Entry point: [`run_audit`] with a [`CheckedConfig`] (or [`PreparedInputs`] once and
 //! [`run_prepared`] for each config); render with [`render_summary_markdown`]
 //! and [`render_compact_table`]. Every random draw is seeded; the report is byte-identical for
-//! the same inputs and seed whatever the thread count.
+//! the same inputs and seed whatever the thread count. [`request::audit_request`] is the whole
+//! `retrieval audit` command over input files (read by `roboaudit-data`), results written
+//! atomically.
 //!
 //! ```
 //! use roboaudit_retrieval::synthetic::{SyntheticSpec, generate};
@@ -42,6 +44,7 @@ mod pairwise;
 mod prepared;
 mod render;
 mod report;
+pub mod request;
 mod rules;
 mod shuffle;
 #[cfg(any(test, feature = "synthetic"))]

@@ -30,6 +30,38 @@ impl Default for ExpertParams {
     }
 }
 
+/// A field of [`ExpertParams`] out of its bounds.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field} {message}")]
+pub struct ExpertParamError {
+    /// The field at fault: `skill` or `noise`.
+    pub field: &'static str,
+    /// Its bound and value, e.g. `must be in [0, 1], got 2`.
+    pub message: String,
+}
+
+impl ExpertParams {
+    /// Checks the bounds: `skill` in `[0, 1]`, `noise` finite and ≥ 0 (m).
+    ///
+    /// # Errors
+    /// [`ExpertParamError`] naming the first field out of bounds.
+    pub fn validate(&self) -> Result<(), ExpertParamError> {
+        if !(0.0..=1.0).contains(&self.skill) {
+            return Err(ExpertParamError {
+                field: "skill",
+                message: format!("must be in [0, 1], got {}", self.skill),
+            });
+        }
+        if !(self.noise.is_finite() && self.noise >= 0.0) {
+            return Err(ExpertParamError {
+                field: "noise",
+                message: format!("must be finite and ≥ 0 (m), got {}", self.noise),
+            });
+        }
+        Ok(())
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Dest {
     Tray(usize),
@@ -449,5 +481,15 @@ mod tests {
         assert!((grasp_yaw(0.3) - 0.3).abs() < 1e-12);
         assert!((grasp_yaw(1.4) - (1.4 - std::f64::consts::FRAC_PI_2)).abs() < 1e-12);
         assert!(grasp_yaw(-2.0).abs() <= std::f64::consts::FRAC_PI_4 + 1e-12);
+    }
+
+    #[test]
+    fn params_out_of_bounds_name_their_field() {
+        ExpertParams::default().validate().unwrap();
+        let bad = |skill, noise| ExpertParams { skill, noise }.validate().unwrap_err();
+        assert_eq!(bad(2.0, 0.0).to_string(), "skill must be in [0, 1], got 2");
+        assert_eq!(bad(f64::NAN, 0.0).field, "skill");
+        assert_eq!(bad(1.0, -0.1).field, "noise");
+        assert_eq!(bad(1.0, f64::INFINITY).field, "noise");
     }
 }

@@ -29,12 +29,13 @@ pub mod predicates;
 pub mod record;
 pub mod render;
 pub mod replay;
+pub mod request;
 pub mod scene;
 pub mod world;
 
 pub use episode::{Episode, EpisodeConfig, Privileged, Proprio, Snapshot, StepOutcome};
 pub use error::{Result, TestbedError};
-pub use expert::{Anchor, Expert, ExpertParams};
+pub use expert::{Anchor, Expert, ExpertParamError, ExpertParams};
 pub use record::{
     EpisodeRecord, Frame, WriteOptions, record_episode, record_expert_episode, write_lerobot_v3,
     write_lerobot_v3_with,

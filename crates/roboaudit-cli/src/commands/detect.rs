@@ -2,23 +2,19 @@
 //! partial labels file labels, from each episode's terminal frame; it reports its accuracy on
 //! held-out labelled episodes and writes a full labels file for `fqe fit --labels`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+use std::sync::OnceLock;
 
-use anyhow::{Context, Result};
-use roboaudit_data::lerobot::LeRobotDataset;
-use roboaudit_fqe::detector::{
-    DETECTOR_SCHEMA, DetectorConfig, DetectorError, Validation, detect_with_progress,
+use anyhow::Result;
+use roboaudit_fqe::FqeError;
+use roboaudit_fqe::detector::request::{
+    DetectObserver, DetectRequest, RequestError, check_report_file, detect_request,
 };
+use roboaudit_fqe::detector::{DetectorError, Validation};
 use roboaudit_fqe::number::compact;
-use roboaudit_fqe::pca::max_components;
-use roboaudit_fqe::{Encoder, FrameFeatures};
 
 use crate::exit::{InvalidInput, Usage};
-use crate::output::write_all_atomic;
 use crate::paths::{check_cache_folder, refuse_inside_dataset, require_extension, same_file};
-
-/// Most cross-validation folds: more only repeats leave-one-out-like fits at a higher cost.
-const MAX_FOLDS: usize = 100;
 
 /// Arguments of `roboaudit data detect`.
 #[derive(clap::Args, Debug)]
@@ -73,44 +69,36 @@ pub struct DetectArgs {
     pub cache: Option<PathBuf>,
 }
 
-/// The report path: `--report`, else OUT with the extension `.detector.json`.
-fn report_path(args: &DetectArgs) -> PathBuf {
-    args.report
-        .clone()
-        .unwrap_or_else(|| args.out.with_extension("detector.json"))
+impl DetectArgs {
+    /// The typed request these options name.
+    fn request(&self) -> DetectRequest {
+        DetectRequest {
+            dataset: self.dir.clone(),
+            labels: self.labels.clone(),
+            out: self.out.clone(),
+            report: self.report.clone(),
+            features: self.features.clone(),
+            validation: match self.holdout {
+                Some(fraction) => Validation::Holdout { fraction },
+                None => Validation::KFold { folds: self.folds },
+            },
+            seed: self.seed,
+            c: self.c,
+            components: self.components,
+            cache: self.cache.clone(),
+        }
+    }
 }
 
-/// Option checks that need no file (exit code 2 before anything is read).
-fn check_options(args: &DetectArgs) -> Result<Validation> {
+/// Option checks that need no file (exit code 2 before anything is read): the settings'
+/// bounds ([`DetectRequest::validate`]), then the output paths.
+fn check_options(args: &DetectArgs, request: &DetectRequest) -> Result<()> {
     let usage = |m: String| -> anyhow::Error { Usage(m).into() };
-    roboaudit_fqe::bounds_settings::check_components(args.components)
-        .map_err(super::fqe::classify)?;
-    if !(args.c > 0.0 && args.c.is_finite()) {
-        return Err(usage(format!(
-            "--c {} must be a finite number > 0",
-            compact(args.c)
-        )));
-    }
-    let validation = match args.holdout {
-        Some(f) if !(f > 0.0 && f < 1.0) => {
-            return Err(usage(format!(
-                "--holdout {} is out of range (0, 1)",
-                compact(f)
-            )));
-        }
-        Some(fraction) => Validation::Holdout { fraction },
-        None if !(2..=MAX_FOLDS).contains(&args.folds) => {
-            return Err(usage(format!(
-                "--folds {} is out of range 2..={MAX_FOLDS}",
-                args.folds
-            )));
-        }
-        None => Validation::KFold { folds: args.folds },
-    };
+    request.validate().map_err(classify)?;
     // The labels reader picks the format by extension: a full labels file must be CSV to be
     // read back as what it is.
     require_extension("--out", &args.out, "csv", "the labels file")?;
-    let report = report_path(args);
+    let report = request.report_path();
     for (flag, path) in [("--out", &args.out), ("--report", &report)] {
         if path.is_dir() {
             return Err(usage(format!(
@@ -139,66 +127,17 @@ fn check_options(args: &DetectArgs) -> Result<Validation> {
     if let Some(cache) = &args.cache {
         check_cache_folder(cache)?;
     }
-    refuse_foreign_report(&report)?;
+    check_report_file(&report).map_err(request_error)?;
     crate::output::refuse_foreign_labels("--out", &args.out)?;
-    Ok(validation)
-}
-
-/// Refuses a report path holding a file that is not a detector report (exit code 2, before
-/// any work): the rename would silently replace it, and a `.json` name alone does not tell an
-/// FQE result's `fqe.json` or an audit's `audit.json` from an earlier detector report. A
-/// missing file passes; an existing one passes only with the `schema` the report carries.
-fn refuse_foreign_report(report: &Path) -> Result<()> {
-    if !report.is_file() {
-        return Ok(());
-    }
-    let text = std::fs::read(report).map_err(|e| {
-        Usage(format!(
-            "--report {} exists but cannot be read ({e}), so it cannot be checked before it is replaced; give another file name",
-            report.display()
-        ))
-    })?;
-    let schema = serde_json::from_slice::<serde_json::Value>(&text)
-        .ok()
-        .and_then(|v| v.get("schema").and_then(|s| s.as_str()).map(str::to_owned));
-    match schema {
-        Some(s) if s == DETECTOR_SCHEMA => Ok(()),
-        Some(s) => Err(Usage(format!(
-            "--report {} holds another kind of result (schema \"{s}\"), not a detector report (\"{DETECTOR_SCHEMA}\"); writing it would replace that file: give another file name",
-            report.display()
-        ))
-        .into()),
-        None => Err(Usage(format!(
-            "--report {} exists and is not a detector report (not JSON or no `schema` field \"{DETECTOR_SCHEMA}\"); writing it would replace that file: give another file name",
-            report.display()
-        ))
-        .into()),
-    }
-}
-
-/// Warns (stderr) when `--components` asks for more than the terminal frames can give, before
-/// the frames are read: `n` episodes' terminal frames span at most `n − 1` directions, and the
-/// component fit is capped there (`roboaudit_fqe::pca::max_components`). The feature's width
-/// also caps it, as documented, without a warning.
-fn warn_component_cap(args: &DetectArgs, ds: &LeRobotDataset, features: &FrameFeatures) {
-    let width = match features {
-        FrameFeatures::Vector(c) => ds
-            .feature(c)
-            .map_or(1, roboaudit_data::lerobot::Feature::width),
-        _ => Encoder::raw32().dim(),
-    };
-    let episodes = ds.episodes().len();
-    let cap = max_components(episodes, width);
-    if args.components > cap && cap < width {
-        eprintln!(
-            "warning: --components {} capped at {cap}: the terminal frames of the {episodes} episodes (one per episode) span at most {cap} principal directions",
-            args.components
-        );
-    }
+    Ok(())
 }
 
 /// Usage errors exit 2, input errors 3, the rest 1; the message keeps the cause chain.
 fn classify(e: DetectorError) -> anyhow::Error {
+    // A setting out of bounds is named by its option.
+    if let DetectorError::Fqe(f @ FqeError::Setting { .. }) = e {
+        return super::fqe::classify(f);
+    }
     if let DetectorError::EmptyHoldout {
         fraction, labelled, ..
     } = &e
@@ -236,58 +175,58 @@ fn classify(e: DetectorError) -> anyhow::Error {
     }
 }
 
+/// A request's error with its exit code (see [`classify`]).
+fn request_error(e: RequestError) -> anyhow::Error {
+    match e {
+        RequestError::Usage(m) => Usage(m).into(),
+        // The data error stays a cause of its own: its kind sets the exit code.
+        RequestError::Open { path, source } => anyhow::Error::from(*source)
+            .context(format!("cannot open LeRobot dataset {}", path.display())),
+        RequestError::Features(e) => super::fqe::request_error(*e),
+        RequestError::Detector(e) => classify(*e),
+        other => other.into(),
+    }
+}
+
+/// Notes on stderr and a bar over the terminal frames being encoded (started with the
+/// encoding).
+struct Progress(OnceLock<indicatif::ProgressBar>);
+
+impl DetectObserver for Progress {
+    fn note(&self, line: &str) {
+        eprintln!("{line}");
+    }
+
+    fn encoding(&self, done: usize, total: usize) {
+        let bar = self
+            .0
+            .get_or_init(|| crate::progress::bar(0, "encoding terminal frames"));
+        if bar.length() != Some(total as u64) {
+            bar.set_length(total as u64);
+        }
+        bar.set_position(done as u64);
+    }
+}
+
 /// Runs `data detect`.
 ///
 /// # Errors
 /// Usage errors (exit 2), unusable labels or dataset (exit 3), write failures (exit 1).
 pub fn run(args: &DetectArgs) -> Result<()> {
-    let validation = check_options(args)?;
-    let ds = LeRobotDataset::open(&args.dir)
-        .with_context(|| format!("cannot open LeRobot dataset {}", args.dir.display()))?;
-    let features =
-        roboaudit_fqe::request::frame_features(&args.features, &ds, Some("observation.state"))
-            .map_err(super::fqe::request_error)?;
-    if features == FrameFeatures::None {
-        return Err(Usage(
-            "--features none: the detector needs an image feature or a vector column".into(),
-        )
-        .into());
+    let request = args.request();
+    check_options(args, &request)?;
+    let progress = Progress(OnceLock::new());
+    let outcome = detect_request(&request, &progress).map_err(request_error)?;
+    if let Some(bar) = progress.0.get() {
+        bar.finish_and_clear();
     }
-    for note in roboaudit_fqe::request::auto_skipped_videos(&args.features, &ds, &features) {
-        eprintln!("{note}");
-    }
-    warn_component_cap(args, &ds, &features);
-    let config = DetectorConfig {
-        features,
-        encoder: Encoder::raw32(),
-        components: args.components,
-        c: args.c,
-        validation,
-        seed: args.seed,
-        cache_dir: args.cache.clone(),
-    };
-    let bar = crate::progress::bar(0, "encoding terminal frames");
-    let detection = detect_with_progress(&ds, &args.labels, &config, &mut |done, total| {
-        if bar.length() != Some(total as u64) {
-            bar.set_length(total as u64);
-        }
-        bar.set_position(done as u64);
-    })
-    .map_err(classify)?;
-    bar.finish_and_clear();
-    let report = report_path(args);
-    let json = serde_json::to_vec_pretty(&detection.report)
-        .context("cannot serialize the detector report")?;
-    write_all_atomic(&[
-        (&args.out, detection.labels_csv().as_bytes()),
-        (&report, &[json.as_slice(), b"\n"].concat()),
-    ])?;
+    let detection = &outcome.detection;
     out!("{}", detection.report.summary())?;
     outln!(
         "wrote {} ({} episodes) and {}",
         args.out.display(),
         detection.episodes.len(),
-        report.display()
+        outcome.report_path.display()
     )?;
     // On stderr, where they are not lost in a redirected summary; the report keeps them too.
     for w in &detection.report.warnings {

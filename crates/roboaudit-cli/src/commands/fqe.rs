@@ -239,6 +239,10 @@ fn flag(setting: Setting) -> &'static str {
         Setting::LearningRate => "--learning-rate",
         Setting::Ridge => "--ridge",
         Setting::CoverageThreshold => "--coverage-threshold",
+        Setting::C => "--c",
+        Setting::Holdout => "--holdout",
+        Setting::Folds => "--folds",
+        Setting::Threads => "--threads",
     }
 }
 

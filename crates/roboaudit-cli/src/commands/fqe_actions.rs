@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use roboaudit_data::lerobot::LeRobotDataset;
+use roboaudit_fqe_collect::request::PolicySpec;
 use roboaudit_policy_client::dataset_actions::{ActionsConfig, collect_actions, manifest_path};
 use roboaudit_policy_client::{ClientConfig, PolicyClient, PolicyClientError};
 
@@ -51,15 +52,10 @@ pub struct ActionsArgs {
     pub out: PathBuf,
 }
 
-/// Splits `NAME=URL`.
-pub(crate) fn split_policy(spec: &str) -> Result<(String, String)> {
-    match spec.split_once('=') {
-        Some((n, u)) if !n.is_empty() && !u.is_empty() => Ok((n.to_owned(), u.to_owned())),
-        _ => Err(Usage(format!(
-            "--policy expects NAME=ws://HOST:PORT, got `{spec}`"
-        ))
-        .into()),
-    }
+/// Splits `NAME=URL` ([`PolicySpec::parse`]; usage error otherwise).
+fn split_policy(spec: &str) -> Result<(String, String)> {
+    let PolicySpec { name, url } = PolicySpec::parse(spec).map_err(|e| Usage(e.to_string()))?;
+    Ok((name, url))
 }
 
 /// The client settings from `--timeout` and `--allow-remote-policy`.

@@ -1,5 +1,6 @@
 //! The checks `roboaudit fqe fit` makes on its paths and thread count before it reads a frame
-//! (exit code 2). The settings' bounds are the library's ([`roboaudit_fqe::FitRequest::validate`]).
+//! (exit code 2). The settings' bounds are the library's ([`roboaudit_fqe::FitRequest::validate`],
+//! [`roboaudit_fqe::bounds_settings::check_threads`]).
 
 use std::path::Path;
 
@@ -8,10 +9,6 @@ use anyhow::Result;
 use super::fqe::FitArgs;
 use crate::exit::Usage;
 use crate::paths::{check_cache_folder, refuse_inside_dataset};
-
-/// Most `--threads` a fit takes: a pool is started before any work, and each thread reserves
-/// its stack.
-const MAX_THREADS: usize = 1024;
 
 /// Checks the output paths and `--threads` before any file is read (exit code 2): a typo must
 /// not cost a dataset pass, and no option may ask for unbounded work or memory.
@@ -30,10 +27,8 @@ pub(super) fn check_options(args: &FitArgs, dataset_dir: &Path) -> Result<()> {
         check_cache_folder(cache)?;
         refuse_inside_dataset("--cache", cache, dataset_dir)?;
     }
-    if let Some(n) = args.threads
-        && !(1..=MAX_THREADS).contains(&n)
-    {
-        return Err(Usage(format!("--threads {n} is out of range 1..={MAX_THREADS}")).into());
+    if let Some(n) = args.threads {
+        roboaudit_fqe::bounds_settings::check_threads(n).map_err(super::fqe::classify)?;
     }
     // fqe.json records the dataset and file paths as JSON text, which cannot hold a name that is
     // not UTF-8: refused here, before any dataset pass or feature cache.

@@ -1,27 +1,26 @@
 //! `roboaudit fqe collect`: a push-suite dataset with ground truth from the testbed (SPEC.md §3).
 //!
 //! Writes `OUT/dataset/` (LeRobot v3.0), `OUT/policies/<name>.parquet` (policy-actions files),
-//! `OUT/ground_truth.json` and `OUT/README.md`. Everything is written into a work folder beside
-//! `OUT` (`.fqe-collect-<name>.partial`) that is renamed to `OUT` at the end, so a failed or
-//! killed run leaves nothing half-written. A failed run keeps its work folder: a rerun with the
-//! same settings and target names continues it; a rerun with others removes it.
+//! `OUT/ground_truth.json` and `OUT/README.md`, through `roboaudit_fqe_collect::request` (a work
+//! folder beside `OUT`, `.fqe-collect-<name>.partial`, renamed to `OUT` at the end; a failed run
+//! keeps it for a rerun with the same settings to continue).
 //!
 //! `--policy NAME=ws://HOST:PORT` adds served target policies (`roboaudit_fqe_collect::served`).
 //! `--shard I/N` runs only a shard of the built-in targets' rollouts into `OUT`
 //! (`roboaudit_fqe_collect::shard`; `roboaudit merge` completes the run).
 
-use crate::commands::fqe_actions::{classify, client_config, split_policy};
+use crate::commands::fqe_actions::{classify, client_config};
 use crate::commands::memory::collect::ServedArgs;
 use crate::exit::{InvalidInput, Usage};
-use anyhow::Context;
+use roboaudit_fqe_collect::request::{
+    CollectObserver, CollectRequest, Prepared, RequestError, run_collect,
+};
 use roboaudit_fqe_collect::served::ServedTarget;
 use roboaudit_fqe_collect::{
-    CheckedConfig, CollectConfig, CollectError, CollectSummary, RunIdentity, Stage, WorkState,
-    collect_with, open_work,
+    CheckedConfig, CollectError, CollectSummary, Stage, WorkState, collect_with,
 };
-use roboaudit_policy_client::PolicyClient;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
 /// Arguments of `roboaudit fqe collect`.
@@ -76,21 +75,21 @@ pub struct CollectArgs {
 }
 
 impl CollectArgs {
-    fn config(&self) -> CollectConfig {
-        let base = if self.small {
-            CollectConfig::small()
-        } else {
-            CollectConfig::default()
-        };
-        CollectConfig {
-            episodes: self.episodes.unwrap_or(base.episodes),
-            rollouts: self.rollouts.unwrap_or(base.rollouts),
+    /// The typed request these options name.
+    fn request(&self) -> CollectRequest {
+        CollectRequest {
+            out: self.out.clone(),
+            episodes: self.episodes,
+            rollouts: self.rollouts,
             seed: self.seed,
-            image_size: self.image_size.unwrap_or(base.image_size),
-            samples: self.samples.unwrap_or(base.samples),
+            image_size: self.image_size,
+            samples: self.samples,
             gamma: self.gamma,
+            small: self.small,
             video: self.video,
-            ..base
+            policies: self.policies.clone(),
+            served_only: self.served_only,
+            shard: self.shard,
         }
     }
 }
@@ -106,172 +105,138 @@ fn stage_name(s: Stage) -> &'static str {
     }
 }
 
-fn check_out(out: &Path) -> anyhow::Result<()> {
-    crate::output::refuse_out_file(out)?;
-    if out.exists() {
-        let empty = out.is_dir()
-            && std::fs::read_dir(out)
-                .with_context(|| format!("cannot read {}", out.display()))?
-                .next()
-                .is_none();
-        if !empty {
-            return Err(Usage(format!(
-                "{} already exists and is not empty; choose a new --out or delete it first",
-                out.display()
-            ))
-            .into());
+/// A progress bar per stage (rate and ETA, hidden in pipes and CI) whose message starts with
+/// a label, and the work folder's state on stderr.
+struct StageBar {
+    /// Started at the first progress, after the work folder's state is said.
+    bar: OnceLock<indicatif::ProgressBar>,
+    label: String,
+    /// Progress arrives from worker threads; the lock keeps the stage switches and positions
+    /// ordered.
+    last: Mutex<(Option<Stage>, usize)>,
+}
+
+impl StageBar {
+    fn new(label: &str) -> Self {
+        Self {
+            bar: OnceLock::new(),
+            label: label.to_owned(),
+            last: Mutex::new((None, 0)),
         }
     }
-    Ok(())
+
+    fn bar(&self) -> &indicatif::ProgressBar {
+        self.bar.get_or_init(|| crate::progress::bar(0, ""))
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = self.bar.get() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl CollectObserver for StageBar {
+    fn work(&self, state: WorkState, work: &Path) {
+        match state {
+            WorkState::Fresh => {}
+            WorkState::Resumed => eprintln!(
+                "continuing the interrupted run in {} (same settings and targets)",
+                work.display()
+            ),
+            WorkState::Replaced => eprintln!(
+                "removed {}: an interrupted run cut off before it recorded its settings",
+                work.display()
+            ),
+        }
+    }
+
+    fn progress(&self, stage: Stage, done: usize, total: usize) {
+        if let Ok(mut l) = self.last.lock() {
+            if l.0 != Some(stage) {
+                *l = (Some(stage), 0);
+                let bar = self.bar();
+                bar.set_length(total as u64);
+                bar.set_position(0);
+                bar.reset_eta();
+                bar.set_message(format!("{}: {}", self.label, stage_name(stage)));
+            }
+            if done >= l.1 {
+                l.1 = done;
+                self.bar().set_position(done as u64);
+            }
+        }
+    }
 }
 
 /// Runs the collection (built-in targets of `cfg`, then `served`) into `dir` with a progress bar
 /// per stage (episodes, then ground-truth rollouts; rate and ETA, hidden in pipes and CI) whose
-/// message starts with `label`.
+/// message starts with `label`: [`collect_with`] with the bar of `fqe collect`, kept for the demo.
 pub(crate) fn collect_with_progress(
     cfg: &CheckedConfig,
     served: &mut [ServedTarget],
     dir: &Path,
     label: &str,
 ) -> Result<CollectSummary, CollectError> {
-    let pb = crate::progress::bar(0, "");
-    // Progress arrives from worker threads; the lock keeps the stage switches and positions ordered.
-    let last = Mutex::new((None::<Stage>, 0usize));
+    let bar = StageBar::new(label);
     let summary = collect_with(cfg, served, dir, &|stage, done, total| {
-        if let Ok(mut l) = last.lock() {
-            if l.0 != Some(stage) {
-                *l = (Some(stage), 0);
-                pb.set_length(total as u64);
-                pb.set_position(0);
-                pb.reset_eta();
-                pb.set_message(format!("{label}: {}", stage_name(stage)));
-            }
-            if done >= l.1 {
-                l.1 = done;
-                pb.set_position(done as u64);
-            }
-        }
+        bar.progress(stage, done, total);
     });
-    pb.finish_and_clear();
+    bar.finish();
     summary
 }
 
-/// `(name, url)` of every `--policy`, checked: NAME=URL form, names usable as file stems, unique
-/// and not a built-in target's name (usage errors).
-fn served_specs(args: &CollectArgs) -> anyhow::Result<Vec<(String, String)>> {
-    if args.served_only && args.policies.is_empty() {
-        return Err(
-            Usage("--served-only needs at least one --policy NAME=ws://HOST:PORT".into()).into(),
-        );
+/// A request's error with its exit code: usage 2, input 3; a stopped collection says its work
+/// folder is kept, with a served policy's error classified by the client's kind.
+fn request_error(e: RequestError) -> anyhow::Error {
+    let kept = e.to_string();
+    match e {
+        RequestError::Usage(m) => Usage(m).into(),
+        RequestError::Input(m) => InvalidInput(m).into(),
+        RequestError::Stopped { source, .. } => match *source {
+            CollectError::Served { policy, source } => classify(*source)
+                .context(format!("served policy {policy}"))
+                .context(kept),
+            other => anyhow::Error::new(other).context(kept),
+        },
+        RequestError::Collect(c) => anyhow::Error::new(*c),
+        other @ RequestError::Io { .. } => other.into(),
     }
-    let builtin: Vec<String> = roboaudit_fqe_collect::standard_targets()
-        .into_iter()
-        .map(|t| t.name)
-        .collect();
-    let mut specs: Vec<(String, String)> = Vec::new();
-    for p in &args.policies {
-        let (name, url) = split_policy(p)?;
-        let stem_ok = !name.starts_with('.')
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
-        if !stem_ok {
-            return Err(Usage(format!(
-                "--policy name `{name}`: use letters, digits, `_`, `-` and `.` (it names policies/{name}.parquet)"
-            ))
-            .into());
-        }
-        if builtin.contains(&name) {
-            return Err(Usage(format!(
-                "--policy name `{name}` is a built-in target's name ({}); choose another",
-                builtin.join(", ")
-            ))
-            .into());
-        }
-        if specs.iter().any(|(n, _)| *n == name) {
-            return Err(Usage(format!("--policy name `{name}` is given twice")).into());
-        }
-        specs.push((name, url));
-    }
-    Ok(specs)
 }
 
 /// Runs the collection.
 pub fn run(args: &CollectArgs) -> anyhow::Result<()> {
-    let mut cfg = args.config().check().map_err(|e| match e {
-        CollectError::InvalidConfig(m) => anyhow::Error::new(Usage(m)),
-        other => anyhow::Error::new(other),
-    })?;
-    let specs = served_specs(args)?;
-    if args.served_only {
-        cfg.targets.clear();
-    }
+    let request = args.request();
+    let prepared = request.prepare().map_err(request_error)?;
     if let Some(shard) = args.shard {
-        return run_shard(&cfg, &specs, args, shard);
+        return run_shard(&request, &prepared, shard);
     }
-    check_out(&args.out)?;
+    crate::output::refuse_out_file(&args.out)?;
+    request.check_out().map_err(request_error)?;
     let client_cfg = client_config(args.served.timeout, args.served.allow_remote_policy)?;
-    let mut served = Vec::with_capacity(specs.len());
-    for (name, url) in &specs {
-        let client = PolicyClient::connect(url, client_cfg)
-            .map_err(|e| classify(e).context(format!("served policy {name}")))?;
-        let caps = client.capabilities();
+    let mut served = Vec::with_capacity(prepared.served.len());
+    for spec in &prepared.served {
+        let target = spec
+            .connect(client_cfg)
+            .map_err(|e| classify(e).context(format!("served policy {}", spec.name)))?;
+        let caps = target.client.capabilities();
         outln!(
-            "policy {name} at {url}: {}",
+            "policy {} at {}: {}",
+            spec.name,
+            spec.url,
             if caps.is_empty() {
                 "a plain openpi server (no roboaudit extensions: no reset between rollouts, no action seeds)".to_owned()
             } else {
                 format!("roboaudit capabilities {}", caps.join(", "))
             }
         )?;
-        served.push(ServedTarget {
-            name: name.clone(),
-            client,
-        });
+        served.push(target);
     }
-    let parent = args
-        .out
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    crate::output::ensure_dir(parent)?;
-    // One work folder per --out, named after it: an interrupted run's is continued by a rerun
-    // with the same settings, and refused otherwise (it may hold hours of rollouts).
-    let name = args
-        .out
-        .file_name()
-        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-    let work = parent.join(format!(".fqe-collect-{name}.partial"));
-    let names: Vec<String> = specs.iter().map(|(n, _)| n.clone()).collect();
-    let state = open_work(&work, &RunIdentity::of(&cfg, &names)).map_err(|e| match e {
-        CollectError::OtherRun { .. } => InvalidInput(e.to_string()).into(),
-        e => anyhow::Error::new(e),
-    })?;
-    match state {
-        WorkState::Fresh => {}
-        WorkState::Resumed => eprintln!(
-            "continuing the interrupted run in {} (same settings and targets)",
-            work.display()
-        ),
-        WorkState::Replaced => eprintln!(
-            "removed {}: an interrupted run cut off before it recorded its settings",
-            work.display()
-        ),
-    }
-    let started = Instant::now();
-    let summary = collect_with_progress(&cfg, &mut served, &work, "fqe collect").map_err(|e| {
-        let kept = format!(
-            "fqe collect stopped; {} is kept: rerun the same command to continue",
-            work.display()
-        );
-        match e {
-            CollectError::Served { policy, source } => classify(*source)
-                .context(format!("served policy {policy}"))
-                .context(kept),
-            CollectError::Resume(m) => Usage(m).into(),
-            other => anyhow::Error::new(other).context(kept),
-        }
-    })?;
+    let bar = StageBar::new("fqe collect");
+    let run = run_collect(&request, &prepared, &mut served, &bar);
+    bar.finish();
+    let run = run.map_err(request_error)?;
+    let summary = &run.summary;
     let r = summary.resumed;
     if r.dataset || r.builtin_rollouts || r.served_rollouts > 0 {
         eprintln!(
@@ -281,22 +246,9 @@ pub fn run(args: &CollectArgs) -> anyhow::Result<()> {
             r.served_rollouts
         );
     }
-    let elapsed = started.elapsed().as_secs_f64();
-    // An empty existing folder is replaced by the finished one in one rename.
-    if args.out.exists() {
-        std::fs::remove_dir(&args.out)
-            .with_context(|| format!("cannot replace {}", args.out.display()))?;
-    }
-    std::fs::rename(&work, &args.out)
-        .with_context(|| format!("cannot move the results to {}", args.out.display()))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&args.out, std::fs::Permissions::from_mode(0o755))
-            .with_context(|| format!("cannot set permissions of {}", args.out.display()))?;
-    }
+    let elapsed = run.elapsed_s;
     let t = &summary.truth;
-    let c = &cfg.config;
+    let c = &prepared.config.config;
     outln!(
         "dataset: {} episodes, {} frames, 4 push tasks ({}x{} images) in {:.1} s ({:.1} episodes/s incl. rollouts)",
         t.n_dataset_episodes,
@@ -352,28 +304,23 @@ pub fn run(args: &CollectArgs) -> anyhow::Result<()> {
             )?;
         }
     }
-    outln!("wrote {}", args.out.display())?;
+    outln!("wrote {}", request.out.display())?;
     Ok(())
 }
 
 /// `fqe collect --shard I/N`: the shard's rollout blocks into `--out`, nothing assembled.
 fn run_shard(
-    cfg: &CheckedConfig,
-    specs: &[(String, String)],
-    args: &CollectArgs,
+    request: &CollectRequest,
+    prepared: &Prepared,
     shard: roboaudit_shard::Shard,
 ) -> anyhow::Result<()> {
-    if !specs.is_empty() || args.served_only {
-        return Err(Usage(
-            "--shard takes the built-in targets only: a served policy's rollouts and latency cannot be shown to be the same in every shard's process; collect it unsharded (it resumes)".into(),
-        )
-        .into());
-    }
-    crate::output::refuse_out_file(&args.out)?;
-    crate::output::ensure_dir(&args.out)?;
+    request.check_shard(prepared).map_err(request_error)?;
+    let out = &request.out;
+    crate::output::refuse_out_file(out)?;
+    crate::output::ensure_dir(out)?;
     let started = Instant::now();
     let pb = crate::progress::bar(0, "fqe collect: ground-truth rollouts");
-    let run = roboaudit_fqe_collect::shard::collect_shard(cfg, &args.out, shard, &|d, n| {
+    let run = roboaudit_fqe_collect::shard::collect_shard(&prepared.config, out, shard, &|d, n| {
         pb.set_length(n as u64);
         pb.set_position(d as u64);
     });
@@ -385,7 +332,7 @@ fn run_shard(
     crate::commands::shard::print_shard_done(
         shard,
         (run.owned, run.total, "rollout blocks"),
-        &args.out,
+        out,
         run.resumed,
         started,
         Some("it records the dataset"),

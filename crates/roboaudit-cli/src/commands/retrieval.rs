@@ -2,12 +2,17 @@
 
 use crate::exit::InvalidInput;
 use crate::{output, progress};
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
 use clap::{Args, Subcommand};
 use roboaudit_data::RetrievalPaths;
-use roboaudit_retrieval_collect::{
-    AuditTask, CollectConfig, CollectError, CollectOutcome, Mechanism, Progress, RunOptions,
+use roboaudit_retrieval::request::{
+    AuditObserver, AuditRequest, RequestError as AuditRequestError, audit_request,
 };
+use roboaudit_retrieval_collect::request::{
+    CollectRequest, RequestError as CollectRequestError, run_collect,
+};
+use roboaudit_retrieval_collect::{CollectConfig, CollectOutcome, Progress, RunOptions};
+use std::cell::RefCell;
 use std::path::Path;
 use std::path::PathBuf;
 
@@ -120,105 +125,63 @@ pub fn run(cmd: RetrievalCommand) -> Result<()> {
     }
 }
 
-fn resolve_paths(args: &AuditArgs) -> Result<RetrievalPaths> {
-    let mut paths = match &args.run {
-        Some(dir) => RetrievalPaths::from_run_dir(dir),
-        None => {
-            let missing: Vec<&str> = [
-                ("--executions", args.executions.is_none()),
-                ("--scenes", args.scenes.is_none()),
-                ("--experiences", args.experiences.is_none()),
-                ("--embeddings", args.embeddings.is_none()),
-            ]
-            .into_iter()
-            .filter_map(|(name, absent)| absent.then_some(name))
-            .collect();
-            if !missing.is_empty() {
-                bail!(crate::exit::Usage(format!(
-                    "missing {} (or give --run DIR)",
-                    missing.join(", ")
-                )));
-            }
-            RetrievalPaths::default()
+impl AuditArgs {
+    /// The typed request these options name.
+    fn request(self) -> AuditRequest {
+        AuditRequest {
+            run: self.run,
+            executions: self.executions,
+            scenes: self.scenes,
+            experiences: self.experiences,
+            embeddings: self.embeddings,
+            selections: self.selections,
+            out: self.out,
+            config: roboaudit_retrieval::AuditConfig {
+                seed: self.seed,
+                resamples: self.resamples,
+                permutations: self.permutations,
+                random_subsets: self.subsets,
+                library_sizes: self.library_sizes,
+                structural: self.structural,
+                top_pick_deletion: !self.no_top_pick_deletion,
+                ..roboaudit_retrieval::AuditConfig::default()
+            },
         }
-    };
-    if let Some(p) = &args.executions {
-        paths.executions = p.clone();
     }
-    if let Some(p) = &args.scenes {
-        paths.scenes = p.clone();
-    }
-    if let Some(p) = &args.experiences {
-        paths.experiences = p.clone();
-    }
-    if let Some(p) = &args.embeddings {
-        paths.embeddings = p.clone();
-    }
-    if args.selections.is_some() {
-        paths.selections = args.selections.clone();
-    }
-    Ok(paths)
 }
 
-/// With `--run DIR`: a missing folder, or a required file found in none of the readable
-/// formats, is named as such (with a file of that name in another format, if there is one)
-/// rather than as the standard name the reader would fail to open. Files given by their own
-/// flags are the readers' to check.
-fn check_run_files(dir: &Path, args: &AuditArgs, paths: &RetrievalPaths) -> Result<()> {
-    if !dir.is_dir() {
-        bail!(InvalidInput(format!(
-            "--run {}: no such folder",
-            dir.display()
-        )));
+/// A spinner on a terminal through the audit's stages, from the reading of the inputs on.
+#[derive(Default)]
+struct Spinner(RefCell<Option<indicatif::ProgressBar>>);
+
+impl AuditObserver for Spinner {
+    fn reading(&self) {
+        *self.0.borrow_mut() = Some(progress::spinner("reading inputs"));
     }
-    // In the order the files are read, so that the first missing one is the reader's first.
-    let required = [
-        (
-            "experiences",
-            args.experiences.is_none(),
-            &paths.experiences,
-        ),
-        ("scenes", args.scenes.is_none(), &paths.scenes),
-        ("executions", args.executions.is_none(), &paths.executions),
-        ("embeddings", args.embeddings.is_none(), &paths.embeddings),
-    ];
-    for (stem, from_run, path) in required {
-        if !from_run || path.exists() {
-            continue;
+
+    fn auditing(&self) {
+        if let Some(s) = self.0.borrow().as_ref() {
+            s.set_message("auditing rules");
         }
-        let parts = if stem == "executions" {
-            ", or an executions/ folder of part-NNNNNN.parquet files"
-        } else {
-            ""
-        };
-        let others: Vec<String> = std::fs::read_dir(dir)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|entry| entry.file_name().to_string_lossy().into_owned())
-            .filter(|name| name.starts_with(&format!("{stem}.")))
-            .collect();
-        let found = match others.as_slice() {
-            [] => String::new(),
-            names => format!(
-                "; found {}, whose extension is none of these",
-                names.join(", ")
-            ),
-        };
-        let names: Vec<String> = roboaudit_data::RUN_FILE_EXTENSIONS
-            .iter()
-            .map(|ext| format!("{stem}.{ext}"))
-            .collect();
-        let looked_for = match names.split_last() {
-            Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
-            _ => names.concat(),
-        };
-        bail!(InvalidInput(format!(
-            "no {stem} file in {}: looked for {looked_for}{parts}{found}",
-            dir.display()
-        )));
     }
-    Ok(())
+
+    fn audited(&self) {
+        if let Some(s) = self.0.borrow().as_ref() {
+            s.finish_and_clear();
+        }
+    }
+}
+
+/// An audit request's error with its exit code: usage 2, input 3 (data and audit errors stay
+/// causes of their own: their kind sets the code).
+fn audit_error(e: AuditRequestError) -> anyhow::Error {
+    match e {
+        AuditRequestError::Usage(m) => crate::exit::Usage(m).into(),
+        AuditRequestError::Input(m) => InvalidInput(m).into(),
+        AuditRequestError::Data(d) => d.into(),
+        AuditRequestError::Audit(a) => a.into(),
+        other => other.into(),
+    }
 }
 
 fn audit(args: AuditArgs) -> Result<()> {
@@ -232,44 +195,26 @@ fn audit(args: AuditArgs) -> Result<()> {
             ("fqe.json", &[]),
         ],
     )?;
-    let paths = resolve_paths(&args)?;
-    let config = roboaudit_retrieval::AuditConfig {
-        seed: args.seed,
-        resamples: args.resamples,
-        permutations: args.permutations,
-        random_subsets: args.subsets,
-        library_sizes: args.library_sizes.clone(),
-        structural: args.structural.clone(),
-        top_pick_deletion: !args.no_top_pick_deletion,
-        ..roboaudit_retrieval::AuditConfig::default()
-    };
-    // Settings are the user's to fix before any input is looked for.
-    config
-        .clone()
-        .check()
-        .map_err(|e| crate::exit::Usage(e.to_string()))?;
-    if let Some(dir) = &args.run {
-        check_run_files(dir, &args, &paths)?;
-    }
-    let report = match audit_paths(&paths, config) {
-        Ok(report) => report,
-        Err(err) => {
-            return Err(with_unfinished_collect_hint(
-                err,
-                args.run.as_deref(),
-                &paths,
-            ));
+    let request = args.request();
+    let spinner = Spinner::default();
+    let outcome = audit_request(&request, &spinner).map_err(|e| {
+        // An unfinished `retrieval collect` in --run explains missing executions.
+        let note = match (&e, &request.run, request.paths()) {
+            (AuditRequestError::Data(d), Some(run), Ok(paths))
+                if crate::paths::is_within(d.file(), &paths.executions) =>
+            {
+                roboaudit_retrieval_collect::request::unfinished_collect_note(run)
+            }
+            _ => None,
+        };
+        let err = audit_error(e);
+        match note {
+            Some(note) => err.context(note),
+            None => err,
         }
-    };
-    let json = serde_json::to_vec_pretty(&report).context("cannot serialize the audit")?;
-    let summary = roboaudit_retrieval::render_summary_markdown(&report);
-    output::ensure_dir(&args.out)?;
-    let audit_path = args.out.join("audit.json");
-    output::write_all_atomic(&[
-        (&audit_path, &json),
-        (&args.out.join("summary.md"), summary.as_bytes()),
-    ])?;
-    outln!("{}", roboaudit_retrieval::render_compact_table(&report))?;
+    })?;
+    let report = &outcome.report;
+    outln!("{}", roboaudit_retrieval::render_compact_table(report))?;
     // A library size the audit could not run is said here too, not only in the files.
     for skipped in &report.library_interventions {
         if let Some(reason) = &skipped.reason {
@@ -278,97 +223,45 @@ fn audit(args: AuditArgs) -> Result<()> {
     }
     outln!(
         "wrote {} and {}",
-        audit_path.display(),
-        args.out.join("summary.md").display()
+        outcome.audit_file.display(),
+        outcome.summary_file.display()
     )?;
     Ok(())
 }
 
-/// `err` with a note on top when `run` holds the progress file of a `retrieval collect` that has
-/// not written all its executions: the missing cells are then the collection's unfinished work,
-/// not a harness bug, and the note says how to resume it. Only errors about the execution log get
-/// it (a complete collection's other problems are not about resuming).
-fn with_unfinished_collect_hint(
-    err: anyhow::Error,
-    run: Option<&Path>,
-    paths: &RetrievalPaths,
-) -> anyhow::Error {
-    let Some(run) = run else { return err };
-    let about_executions = err
-        .chain()
-        .filter_map(|c| c.downcast_ref::<roboaudit_data::DataError>())
-        .any(|e| crate::paths::is_within(e.file(), &paths.executions));
-    if !about_executions {
-        return err;
-    }
-    let Ok(bytes) = std::fs::read(run.join(roboaudit_retrieval_collect::MANIFEST_FILE)) else {
-        return err;
-    };
-    let Ok(manifest) = serde_json::from_slice::<roboaudit_retrieval_collect::Manifest>(&bytes)
-    else {
-        return err;
-    };
-    // Count the part files, not their rows: a part that does not read is not unfinished work,
-    // and the error already names it.
-    let c = &manifest.config;
-    let parts = roboaudit_retrieval_collect::shard::part_files();
-    let total = roboaudit_retrieval_collect::shard::part_count(c);
-    let written = parts.present(run).map_or(0, |p| p.len());
-    if written >= total {
-        return err;
-    }
-    let mechanism = match c.mechanism {
-        Mechanism::Replay => "replay",
-    };
-    err.context(format!(
-        "{} holds an unfinished `retrieval collect` ({written} of {total} part files of {} executions written); resume it with `roboaudit retrieval collect --task {} --mechanism {mechanism} --library {} --scenes {} --seeds {} --seed {} --chunk {} --out {}` (without --max-chunks), then audit again",
-        run.display(),
-        manifest.total_executions,
-        c.task.name(),
-        c.library,
-        c.scenes,
-        c.seeds,
-        c.seed,
-        c.chunk,
-        run.display()
-    ))
-}
-
-/// Loads the inputs named by `paths` and audits them with `config` (a spinner on a terminal).
+/// Loads the inputs named by `paths` and audits them with `config` (a spinner on a terminal):
+/// [`roboaudit_retrieval::request::audit_inputs`], kept for the demo.
 pub(crate) fn audit_paths(
     paths: &RetrievalPaths,
     config: roboaudit_retrieval::AuditConfig,
 ) -> Result<roboaudit_retrieval::AuditReport> {
-    // Settings are the user's to fix before any input is read.
-    let config = config
-        .check()
-        .map_err(|e| crate::exit::Usage(e.to_string()))?;
-    let spinner = progress::spinner("reading inputs");
-    let inputs = roboaudit_data::load_retrieval_inputs(paths)?;
-    spinner.set_message("auditing rules");
-    let report = roboaudit_retrieval::run_audit(&inputs, &config)?;
-    spinner.finish_and_clear();
-    Ok(report)
+    let spinner = Spinner::default();
+    roboaudit_retrieval::request::audit_inputs(paths, config, &spinner).map_err(audit_error)
+}
+
+impl CollectArgs {
+    /// The typed request these options name.
+    fn request(&self) -> CollectRequest {
+        CollectRequest {
+            task: self.task.clone(),
+            mechanism: self.mechanism.clone(),
+            library: self.library,
+            scenes: self.scenes,
+            seeds: self.seeds,
+            seed: self.seed,
+            chunk: self.chunk,
+            max_chunks: self.max_chunks,
+            shard: self.shard,
+            out: self.out.clone(),
+        }
+    }
 }
 
 fn collect(args: &CollectArgs) -> Result<()> {
     output::refuse_out_file(&args.out)?;
-    let usage = |e: CollectError| crate::exit::Usage(e.to_string());
-    let config = CollectConfig {
-        task: AuditTask::parse(&args.task).map_err(usage)?,
-        mechanism: Mechanism::parse(&args.mechanism).map_err(usage)?,
-        library: args.library,
-        scenes: args.scenes,
-        seeds: args.seeds,
-        seed: args.seed,
-        chunk: args.chunk,
-    };
-    config.check().map_err(usage)?;
-    let options = RunOptions {
-        max_chunks: args.max_chunks,
-        shard: args.shard,
-    };
-    let out = collect_run(&config, &args.out, &options)?;
+    let request = args.request();
+    let config = request.config().map_err(collect_error)?;
+    let out = collect_run(&config, &args.out, &request.options())?;
     if out.resumed_from > 0 {
         outln!(
             "resumed after {} of {} executions already in {}",
@@ -408,8 +301,18 @@ fn collect(args: &CollectArgs) -> Result<()> {
     Ok(())
 }
 
-/// Runs (or resumes) a collection with a progress bar showing rate and ETA on a terminal.
-/// Configuration and resume errors become usage and invalid-input errors.
+/// A collect request's error with its exit code: usage 2, input 3.
+fn collect_error(e: CollectRequestError) -> anyhow::Error {
+    match e {
+        CollectRequestError::Usage(m) => crate::exit::Usage(m).into(),
+        CollectRequestError::Input(m) => InvalidInput(m).into(),
+        CollectRequestError::Collect(c) => c.into(),
+    }
+}
+
+/// Runs (or resumes) a collection with a progress bar showing rate and ETA on a terminal
+/// ([`roboaudit_retrieval_collect::request::run_collect`]). Configuration and resume errors
+/// become usage and invalid-input errors.
 pub(crate) fn collect_run(
     config: &CollectConfig,
     dir: &Path,
@@ -433,11 +336,7 @@ pub(crate) fn collect_run(
             }
         }
     };
-    let result = roboaudit_retrieval_collect::collect(config, dir, options, &report);
+    let result = run_collect(config, dir, options, &report);
     bar.finish_and_clear();
-    result.map_err(|e| match e {
-        CollectError::InvalidConfig(m) => anyhow::Error::new(crate::exit::Usage(m)),
-        CollectError::Resume { .. } => anyhow::Error::new(crate::exit::InvalidInput(e.to_string())),
-        other => anyhow::Error::new(other),
-    })
+    result.map_err(collect_error)
 }

@@ -2,15 +2,14 @@
 //! testbed (crate `roboaudit-testbed`).
 
 use anyhow::Result;
-use roboaudit_testbed::{
-    CameraKind, CompiledScene, Episode, EpisodeConfig, Expert, ExpertParams, Perturbation, Scene,
-    SceneRenderer, SceneSet, SceneSetSpec, TaskKind,
+use roboaudit_testbed::SceneSetSpec;
+use roboaudit_testbed::request::{
+    RenderRequest, RequestError, RolloutRequest, SceneDraws, ScenesRequest, render_request,
+    rollout_request, scenes_request,
 };
-use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use crate::exit::Usage;
-use crate::output::{ensure_dir, write_atomic};
 
 /// Scene selection shared by the subcommands.
 #[derive(clap::Args, Debug, Clone)]
@@ -30,16 +29,13 @@ pub struct SceneArgs {
 }
 
 impl SceneArgs {
-    fn scene(&self, task: TaskKind) -> Result<Scene> {
-        Ok(Scene::from_draws(
-            task.family(),
-            "cli",
-            Perturbation::Base,
-            self.layout_level,
-            self.layout_seed,
-            self.appearance_seed,
-            self.appearance_draw,
-        )?)
+    fn draws(&self) -> SceneDraws {
+        SceneDraws {
+            layout_level: self.layout_level,
+            layout_seed: self.layout_seed,
+            appearance_draw: self.appearance_draw,
+            appearance_seed: self.appearance_seed,
+        }
     }
 }
 
@@ -157,6 +153,16 @@ fn count(max: u64) -> impl clap::builder::TypedValueParser<Value = usize> {
     clap::builder::RangedU64ValueParser::<usize>::new().range(0..=max)
 }
 
+/// A request's error with its exit code: usage 2 (a testbed error keeps its own kind, which
+/// sets the code).
+fn request_error(e: RequestError) -> anyhow::Error {
+    match e {
+        RequestError::Usage(m) => Usage(m).into(),
+        RequestError::Testbed(t) => t.into(),
+        other => other.into(),
+    }
+}
+
 /// Runs a testbed subcommand.
 pub fn run(cmd: TestbedCommand) -> Result<()> {
     match cmd {
@@ -169,25 +175,20 @@ pub fn run(cmd: TestbedCommand) -> Result<()> {
             out,
         } => {
             crate::paths::require_extension("--out", &out, "png", "the rendered image")?;
-            let task = TaskKind::parse(&task)?;
-            let compiled = CompiledScene::new(&scene.scene(task)?, size)?;
-            let mut ep = Episode::new(&compiled, task, &EpisodeConfig::default())?;
-            let mut expert = Expert::new(task, ExpertParams::default(), 0);
-            for _ in 0..steps {
-                let a = expert.act(&ep);
-                ep.step(&a)?;
-            }
-            let mut r = SceneRenderer::new(&ep, size)?;
-            let img = r.render(
-                &mut ep,
-                if wrist {
-                    CameraKind::Wrist
-                } else {
-                    CameraKind::Scene
-                },
+            let request = RenderRequest {
+                task,
+                scene: scene.draws(),
+                size,
+                wrist,
+                steps,
+                out,
+            };
+            let task = render_request(&request).map_err(request_error)?;
+            outln!(
+                "wrote {} ({size}x{size}, {})",
+                request.out.display(),
+                task.name()
             )?;
-            write_atomic(&out, &img.to_png()?)?;
-            outln!("wrote {} ({size}x{size}, {})", out.display(), task.name())?;
             Ok(())
         }
         TestbedCommand::Rollout {
@@ -204,103 +205,34 @@ pub fn run(cmd: TestbedCommand) -> Result<()> {
             video,
             out,
         } => {
-            // Checked before the scene is compiled or --out created: a bad value must leave
-            // nothing behind and say which flag is wrong.
-            if policy != "expert" {
-                return Err(Usage(format!(
-                    "unknown --policy `{policy}` (only `expert` is built in)"
-                ))
-                .into());
-            }
-            if video && size % 2 == 1 {
-                return Err(Usage(format!(
-                    "--video needs an even --size (yuv420p), got {size}"
-                ))
-                .into());
-            }
-            if !(0.0..=1.0).contains(&skill) {
-                return Err(Usage(format!("--skill must be in [0, 1], got {skill}")).into());
-            }
-            if !(noise.is_finite() && noise >= 0.0) {
-                return Err(
-                    Usage(format!("--noise must be finite and ≥ 0 (m), got {noise}")).into(),
-                );
-            }
-            let task = TaskKind::parse(&task)?;
-            let compiled = CompiledScene::new(&scene.scene(task)?, size)?;
-            // A dataset is never silently replaced by a smaller one.
-            if out.join("meta").join("info.json").exists() || out.join("episodes.csv").exists() {
-                return Err(crate::exit::Usage(format!(
-                    "{} already holds a rollout; choose a new --out or delete it first",
-                    out.display()
-                ))
-                .into());
-            }
-            ensure_dir(&out)?;
-            let mut csv = String::from("episode_index,seed,success,steps\n");
-            let mut successes = 0u64;
-            let mut records = Vec::new();
-            let mut renderer: Option<SceneRenderer> = None;
-            for i in 0..episodes {
-                // Episode seeds are consecutive; wrapping keeps `--seed u64::MAX` valid.
-                let s = seed.wrapping_add(i);
-                let cfg = EpisodeConfig {
-                    seed: s,
-                    ..Default::default()
-                };
-                let mut ep = Episode::new(&compiled, task, &cfg)?;
-                let mut expert = Expert::new(task, ExpertParams { skill, noise }, s);
-                if no_record {
-                    while !ep.done() {
-                        let a = expert.act(&ep);
-                        ep.step(&a)?;
-                    }
-                } else {
-                    let r = match renderer.as_mut() {
-                        Some(r) => r,
-                        None => renderer.insert(SceneRenderer::new(&ep, size)?),
-                    };
-                    let rec = roboaudit_testbed::record_expert_episode(
-                        &mut ep,
-                        &mut expert,
-                        r,
-                        wrist,
-                        s,
-                    )?;
-                    records.push(rec);
-                }
-                successes += u64::from(ep.success());
-                writeln!(csv, "{i},{s},{},{}", u8::from(ep.success()), ep.steps())?;
-            }
-            if !records.is_empty() {
-                let d = roboaudit_testbed::write_lerobot_v3_with(
-                    &out,
-                    &records,
-                    &roboaudit_testbed::WriteOptions { video },
-                )?;
+            let request = RolloutRequest {
+                task,
+                policy,
+                episodes,
+                seed,
+                scene: scene.draws(),
+                skill,
+                noise,
+                size,
+                wrist,
+                record: !no_record,
+                video,
+                out,
+            };
+            let outcome = rollout_request(&request).map_err(request_error)?;
+            if let Some(d) = &outcome.dataset {
                 outln!(
                     "recorded {} episodes, {} frames (LeRobot v3.0) in {}",
                     d.episodes,
                     d.frames,
-                    out.display()
+                    request.out.display()
                 )?;
             }
-            write_atomic(&out.join("episodes.csv"), csv.as_bytes())?;
-            let summary = serde_json::json!({
-                "task": task.name(),
-                "instruction": task.instruction(),
-                "episodes": episodes,
-                "successes": successes,
-                "success_rate": if episodes > 0 { Some(successes as f64 / episodes as f64) } else { None },
-            });
-            write_atomic(
-                &out.join("summary.json"),
-                serde_json::to_string_pretty(&summary)?.as_bytes(),
-            )?;
             outln!(
-                "{}: {successes}/{episodes} successes; wrote {}",
-                task.name(),
-                out.join("episodes.csv").display()
+                "{}: {}/{episodes} successes; wrote {}",
+                outcome.task.name(),
+                outcome.successes,
+                outcome.episodes_csv.display()
             )?;
             Ok(())
         }
@@ -317,35 +249,24 @@ pub fn run(cmd: TestbedCommand) -> Result<()> {
             out,
         } => {
             crate::paths::require_extension("--out", &out, "csv", "the scene set")?;
-            let task = TaskKind::parse(&task)?;
-            let spec = SceneSetSpec {
-                family: task.family(),
-                seed,
-                n_base,
-                n_appearance,
-                n_layout,
-                n_fresh,
-                n_draws,
+            let request = ScenesRequest {
+                task,
+                spec: SceneSetSpec {
+                    family: roboaudit_testbed::Family::Stack,
+                    seed,
+                    n_base,
+                    n_appearance,
+                    n_layout,
+                    n_fresh,
+                    n_draws,
+                },
+                images,
+                size,
+                out,
             };
-            let set = SceneSet::generate(&spec)?;
-            write_atomic(&out, &roboaudit_testbed::scene::scenes_csv(set.all())?)?;
-            if let Some(dir) = &images {
-                ensure_dir(dir)?;
-                let mut renderer: Option<SceneRenderer> = None;
-                for sc in set.all() {
-                    let compiled = CompiledScene::new(sc, size)?;
-                    let mut ep = Episode::new(&compiled, task, &EpisodeConfig::default())?;
-                    let r = match renderer.as_mut() {
-                        Some(r) => r,
-                        None => renderer.insert(SceneRenderer::new(&ep, size)?),
-                    };
-                    let img = r.render(&mut ep, CameraKind::Scene)?;
-                    write_atomic(&dir.join(format!("{}.png", sc.scene_id)), &img.to_png()?)?;
-                }
-            }
-            let n = set.base.len() + set.queries.len();
+            let n = scenes_request(&request).map_err(request_error)?;
             let noun = if n == 1 { "scene" } else { "scenes" };
-            outln!("wrote {n} {noun} to {}", out.display())?;
+            outln!("wrote {n} {noun} to {}", request.out.display())?;
             Ok(())
         }
     }

@@ -87,6 +87,39 @@ pub fn read_labels_file(path: impl AsRef<Path>) -> Result<Vec<EpisodeLabel>, Dat
     Ok(out)
 }
 
+/// Where the labels of a labels file come from, by its `source` column: a labels file written
+/// by `roboaudit data detect` says `label` for a label given in its partial labels file and
+/// `detector` for one the success detector predicted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LabelSources {
+    /// Rows of the file.
+    pub rows: usize,
+    /// Rows whose `source` is `detector`.
+    pub predicted: usize,
+}
+
+/// Reads the `source` column of a labels file (CSV, Parquet or JSONL; `episode_index`,
+/// `success`, `source`): `Ok(None)` when the file has no `source` column.
+///
+/// # Errors
+/// [`DataError`] naming the file for an unreadable or empty file, an unsupported extension, or
+/// a missing `episode_index` or `success` column.
+pub fn read_label_sources(path: impl AsRef<Path>) -> Result<Option<LabelSources>, DataError> {
+    let file = path.as_ref();
+    let columns = Columns {
+        required: &["episode_index", "success"],
+        optional: &["source"],
+        all: false,
+    };
+    let (mut with_source, mut predicted) = (false, 0usize);
+    let rows = scan(file, &columns, &mut |r, _| {
+        with_source |= r.column_names().contains(&"source");
+        predicted += usize::from(matches!(r.get("source"), cell::Cell::Str(s) if s == "detector"));
+        Ok(())
+    })?;
+    Ok(with_source.then_some(LabelSources { rows, predicted }))
+}
+
 impl LeRobotDataset {
     /// One success label per episode of the metadata, in episode order.
     ///

@@ -46,7 +46,7 @@ pub use image::{Rgb8Image, decode_png};
 pub use image_stream::ImageBytes;
 pub use info::{Feature, FeatureKind, ImageLayout, Info, LeRobotVersion, VideoInfo};
 pub use inspect::{FeatureSummary, InspectReport, LabelSummary, Problem};
-pub use labels::{EpisodeLabel, SuccessSource, read_labels_file};
+pub use labels::{EpisodeLabel, LabelSources, SuccessSource, read_label_sources, read_labels_file};
 pub use meta::{Episode, Task, VideoLocation};
 pub use policy_actions::{PolicyActions, policy_actions_parquet, read_policy_actions};
 pub use render::render_inspect;

@@ -126,7 +126,7 @@ impl DetectorError {
             Self::MissingFeature { .. }
                 | Self::InvalidConfig(_)
                 | Self::EmptyHoldout { .. }
-                | Self::Fqe(FqeError::InvalidConfig(_))
+                | Self::Fqe(FqeError::InvalidConfig(_) | FqeError::Setting { .. })
         )
     }
 

@@ -40,14 +40,10 @@ impl LogisticConfig {
     /// Checks the settings.
     ///
     /// # Errors
-    /// [`FqeError::InvalidConfig`] for `C` not finite and > 0, no iterations or a tolerance ≤ 0.
+    /// [`FqeError::Setting`] ([`crate::error::Setting::C`]) for `C` not finite and > 0;
+    /// [`FqeError::InvalidConfig`] for no iterations or a tolerance ≤ 0.
     pub fn validate(&self) -> Result<(), FqeError> {
-        if !(self.c > 0.0 && self.c.is_finite()) {
-            return Err(FqeError::InvalidConfig(format!(
-                "C {} must be a finite number > 0",
-                crate::number::compact(self.c)
-            )));
-        }
+        crate::bounds_settings::check_positive(crate::error::Setting::C, self.c)?;
         if self.max_iterations == 0 || self.tolerance.is_nan() || self.tolerance <= 0.0 {
             return Err(FqeError::InvalidConfig(
                 "max_iterations and tolerance must be > 0".into(),
@@ -117,7 +113,7 @@ fn objective(x: &[f64], y: &[bool], theta: &[f64], c: f64) -> f64 {
 /// Fits the model on `x` (row-major `y.len() × features`) and labels `y`.
 ///
 /// # Errors
-/// [`FqeError::InvalidConfig`] from [`LogisticConfig::validate`];
+/// [`FqeError::Setting`] and [`FqeError::InvalidConfig`] from [`LogisticConfig::validate`];
 /// [`FqeError::InvalidInputs`] when there are no rows or no features, `x` is not
 /// `y.len() × features`, a value is not finite, or
 /// `y` holds one class only (the unpenalized intercept then runs to ±∞);
@@ -320,7 +316,10 @@ mod tests {
         let bad = LogisticConfig { c: 0.0, ..c };
         assert!(matches!(
             fit_logistic(&[1.0, 2.0], &[true, false], 1, &bad),
-            Err(FqeError::InvalidConfig(_))
+            Err(FqeError::Setting {
+                setting: crate::error::Setting::C,
+                ..
+            })
         ));
     }
 }

@@ -27,6 +27,7 @@ mod error;
 pub mod features;
 pub mod logistic;
 mod report;
+pub mod request;
 pub mod synthetic;
 pub mod validation;
 
@@ -89,25 +90,22 @@ impl DetectorConfig {
         }
     }
 
-    /// Checks the settings.
+    /// Checks the settings against their bounds, in the order components, `C`, validation,
+    /// then the feature source.
     ///
     /// # Errors
-    /// [`DetectorError::InvalidConfig`] for zero components, `C` not finite and > 0, a holdout
-    /// fraction outside (0, 1), fewer than 2 folds, or no feature source.
+    /// [`DetectorError::Fqe`] holding [`crate::FqeError::Setting`] for components outside
+    /// `1..=`[`crate::bounds_settings::MAX_COMPONENTS`], `C` not finite and > 0, a holdout
+    /// fraction outside (0, 1) or folds outside `2..=`[`crate::bounds_settings::MAX_FOLDS`];
+    /// [`DetectorError::InvalidConfig`] for no feature source.
     pub fn validate(&self) -> Result<(), DetectorError> {
-        if self.components == 0 {
-            return Err(DetectorError::InvalidConfig(
-                "components must be at least 1".into(),
-            ));
-        }
+        check_settings(self.components, self.c, self.validation)?;
         if self.features == FrameFeatures::None {
             return Err(DetectorError::InvalidConfig(
                 "the detector needs an image feature or a vector column, not none".into(),
             ));
         }
-        let invalid = |e: crate::FqeError| DetectorError::InvalidConfig(e.to_string());
-        self.logistic().validate().map_err(invalid)?;
-        self.validation.validate().map_err(invalid)
+        Ok(())
     }
 
     fn logistic(&self) -> LogisticConfig {
@@ -116,6 +114,28 @@ impl DetectorConfig {
             ..LogisticConfig::default()
         }
     }
+}
+
+/// The bounds of the detector's settings, each checked by its own config type:
+/// [`crate::bounds_settings::check_components`], [`LogisticConfig::validate`] (`C`),
+/// [`Validation::validate`].
+///
+/// # Errors
+/// The first [`crate::FqeError::Setting`] (in [`DetectorError::Fqe`]).
+pub fn check_settings(
+    components: usize,
+    c: f64,
+    validation: Validation,
+) -> Result<(), DetectorError> {
+    let setting = |e: crate::FqeError| DetectorError::Fqe(e);
+    crate::bounds_settings::check_components(components).map_err(setting)?;
+    LogisticConfig {
+        c,
+        ..LogisticConfig::default()
+    }
+    .validate()
+    .map_err(setting)?;
+    validation.validate().map_err(setting)
 }
 
 /// Where an episode's label in the output comes from.
@@ -169,7 +189,8 @@ pub struct Detection {
 /// Trains the detector on the episodes `labels_file` labels and labels every episode of `ds`.
 ///
 /// # Errors
-/// [`DetectorError::InvalidConfig`] from [`DetectorConfig::validate`];
+/// [`DetectorError::Fqe`] (a setting out of bounds) and [`DetectorError::InvalidConfig`] from
+/// [`DetectorConfig::validate`];
 /// [`DetectorError::NoLabels`], [`DetectorError::UnknownEpisode`] (naming the row),
 /// [`DetectorError::SingleClass`] and [`DetectorError::TooFewExamples`] for an unusable labels
 /// file; [`DetectorError::EmptyHoldout`] for a holdout fraction that holds out no labelled

@@ -9,6 +9,9 @@ use roboaudit_stats::{Interval, auroc, normal_quantile};
 use serde::{Deserialize, Serialize};
 
 use crate::FqeError;
+use crate::bounds_settings::{MAX_FOLDS, check_count};
+use crate::error::Setting;
+use crate::number::compact;
 
 /// How the detector's accuracy is measured on the labelled episodes. Both are stratified: each
 /// class is split in the same proportion, so a rare class is not left out of the held-out set by
@@ -41,16 +44,18 @@ impl Validation {
     /// Checks the settings.
     ///
     /// # Errors
-    /// [`FqeError::InvalidConfig`] for a fraction outside (0, 1) or fewer than 2 folds.
+    /// [`FqeError::Setting`] ([`Setting::Holdout`], [`Setting::Folds`]) for a fraction outside
+    /// (0, 1) or folds outside `2..=`[`MAX_FOLDS`].
     pub fn validate(&self) -> Result<(), FqeError> {
         match *self {
-            Self::Holdout { fraction } if !(fraction > 0.0 && fraction < 1.0) => Err(
-                FqeError::InvalidConfig(format!("holdout fraction {fraction} not in (0, 1)")),
-            ),
-            Self::KFold { folds } if folds < 2 => Err(FqeError::InvalidConfig(format!(
-                "{folds} folds: cross-validation needs at least 2"
-            ))),
-            _ => Ok(()),
+            Self::Holdout { fraction } if !(fraction > 0.0 && fraction < 1.0) => {
+                Err(FqeError::Setting {
+                    setting: Setting::Holdout,
+                    message: format!("{} is out of range (0, 1)", compact(fraction)),
+                })
+            }
+            Self::Holdout { .. } => Ok(()),
+            Self::KFold { folds } => check_count(Setting::Folds, folds, 2, MAX_FOLDS),
         }
     }
 }
@@ -285,5 +290,13 @@ mod tests {
         assert!(s.accuracy_interval.is_none());
         assert!(Validation::Holdout { fraction: 1.0 }.validate().is_err());
         assert!(Validation::KFold { folds: 1 }.validate().is_err());
+        assert!(Validation::KFold { folds: 100 }.validate().is_ok());
+        assert_eq!(
+            Validation::KFold { folds: 101 }
+                .validate()
+                .unwrap_err()
+                .to_string(),
+            "folds 101 is out of range 2..=100"
+        );
     }
 }

@@ -2,18 +2,16 @@
 
 use std::path::PathBuf;
 
-use roboaudit_data::lerobot::{LeRobotDataset, SuccessSource};
+use roboaudit_data::lerobot::{LabelSources, LeRobotDataset, SuccessSource, read_label_sources};
 
 use super::RequestError;
 use crate::number::compact;
 
-/// The header `data detect` writes on its labels file; its `source` column says which labels
-/// were given and which the detector predicted.
-const DETECTED_HEADER: &str = "episode_index,success,source,probability";
-
-/// Where the labels come from, for `fqe.json`'s inputs, and a note when a labels file is the
-/// output of `data detect` with predicted labels in it: the estimates then rest on the
-/// detector's accuracy, which only its report gives.
+/// Where the labels come from, for `fqe.json`'s inputs, and a note when a labels file holds
+/// labels predicted by the success detector (its `source` column, as `data detect` writes it,
+/// read by [`read_label_sources`]): the estimates then rest on the detector's accuracy, which
+/// only its report gives. A file that cannot be read here is only named: the labels are read
+/// (and their errors reported) when the dataset is loaded.
 pub(crate) fn describe_labels(labels: &SuccessSource) -> (String, Option<String>) {
     match labels {
         SuccessSource::Column(c) => (format!("column {c:?}, true on any frame"), None),
@@ -30,16 +28,9 @@ pub(crate) fn describe_labels(labels: &SuccessSource) -> (String, Option<String>
         ),
         SuccessSource::File(path) => {
             let described = format!("labels file {}", path.display());
-            let text = std::fs::read_to_string(path).unwrap_or_default();
-            let mut lines = text.lines();
-            if lines.next() != Some(DETECTED_HEADER) {
+            let Ok(Some(LabelSources { rows, predicted })) = read_label_sources(path) else {
                 return (described, None);
-            }
-            let (mut rows, mut predicted) = (0usize, 0usize);
-            for line in lines.filter(|l| !l.is_empty()) {
-                rows += 1;
-                predicted += usize::from(line.split(',').nth(2) == Some("detector"));
-            }
+            };
             let note = (predicted > 0).then(|| {
                 format!(
                     "labels: {predicted} of {rows} episode labels in {} were predicted by the success detector (`data detect`), not observed: the estimates carry the detector's errors (its held-out accuracy is in its report)",
@@ -102,8 +93,8 @@ pub(crate) fn labels_source(
 mod tests {
     use super::*;
 
-    /// A `data detect` labels file is recognised by its header and its predicted labels are
-    /// counted into a note; any other labels file is only named.
+    /// A `data detect` labels file is recognised by its `source` column and its predicted
+    /// labels are counted into a note; any other labels file is only named.
     #[test]
     fn detector_labels_are_counted_into_a_note() {
         let dir = tempfile::tempdir().unwrap();

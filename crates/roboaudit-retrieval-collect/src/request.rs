@@ -1,0 +1,217 @@
+//! The whole `retrieval collect` pipeline: a request names the task, the mechanism and the
+//! collection's sizes as a user typed them; [`collect_request`] parses and checks them
+//! ([`CollectConfig::check`], once) and runs (or resumes) the collection ([`crate::collect`])
+//! into the run folder, whose part files are written atomically. Progress goes to a
+//! [`CollectObserver`]; nothing is printed here. [`unfinished_collect_note`] tells an audit
+//! that fails on a run folder's executions whether a collection there is unfinished.
+
+use std::path::{Path, PathBuf};
+
+use crate::collect::{CollectOutcome, MANIFEST_FILE, Progress, RunOptions, collect};
+use crate::config::{AuditTask, CollectConfig, Mechanism};
+use crate::error::CollectError;
+use crate::manifest::Manifest;
+use crate::shard::{part_count, part_files};
+use roboaudit_shard::Shard;
+
+/// Everything `retrieval collect` needs, as typed values (the task and mechanism as text, as
+/// they are typed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CollectRequest {
+    /// Task name: `stack` or `door` ([`AuditTask::parse`]).
+    pub task: String,
+    /// Reuse mechanism: `replay` ([`Mechanism::parse`]).
+    pub mechanism: String,
+    /// Pool size K: accepted experiences, 1 to 500.
+    pub library: usize,
+    /// Query scenes, 3 to 400.
+    pub scenes: usize,
+    /// Execution seeds per experience × scene cell, 1 to 100.
+    pub seeds: usize,
+    /// Master seed of scenes, demonstrators and execution noise.
+    pub seed: u64,
+    /// Executions per part file of `OUT/executions/`.
+    pub chunk: usize,
+    /// Stop after writing this many parts (`None`: run to the end).
+    pub max_chunks: Option<usize>,
+    /// Write only this shard's parts and a `shard.json` (`None`: every part).
+    pub shard: Option<Shard>,
+    /// Run folder; an unfinished run with the same settings there is resumed.
+    pub out: PathBuf,
+}
+
+/// Errors of a collect request, each with a whole message.
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    /// A setting out of range or an unknown name (a wrong option, not wrong data).
+    #[error("{0}")]
+    Usage(String),
+    /// The run folder holds another or a damaged collection ([`CollectError::Resume`]).
+    #[error("{0}")]
+    Input(String),
+    /// The collection failed (testbed, data, I/O, shard manifest).
+    #[error(transparent)]
+    Collect(CollectError),
+}
+
+impl From<CollectError> for RequestError {
+    /// A configuration error is a usage error, a resume refusal an input error, the rest stay
+    /// collection errors.
+    fn from(e: CollectError) -> Self {
+        match e {
+            CollectError::InvalidConfig(m) => Self::Usage(m),
+            CollectError::Resume { .. } => Self::Input(e.to_string()),
+            other => Self::Collect(other),
+        }
+    }
+}
+
+/// Receives the stages of a collection while it runs (from the collection's threads).
+pub trait CollectObserver: Sync {
+    /// The collection entered stage `progress` (or advanced within the executions).
+    fn progress(&self, progress: Progress);
+}
+
+impl<F: Fn(Progress) + Sync> CollectObserver for F {
+    fn progress(&self, progress: Progress) {
+        self(progress);
+    }
+}
+
+impl CollectRequest {
+    /// The checked configuration ([`AuditTask::parse`], [`Mechanism::parse`],
+    /// [`CollectConfig::check`]).
+    ///
+    /// # Errors
+    /// [`RequestError::Usage`] naming the first unknown name or setting out of range.
+    pub fn config(&self) -> Result<CollectConfig, RequestError> {
+        let usage = |e: CollectError| RequestError::Usage(e.to_string());
+        let config = CollectConfig {
+            task: AuditTask::parse(&self.task).map_err(usage)?,
+            mechanism: Mechanism::parse(&self.mechanism).map_err(usage)?,
+            library: self.library,
+            scenes: self.scenes,
+            seeds: self.seeds,
+            seed: self.seed,
+            chunk: self.chunk,
+        };
+        config.check().map_err(usage)?;
+        Ok(config)
+    }
+
+    /// How far the run goes and which parts it writes.
+    #[must_use]
+    pub fn options(&self) -> RunOptions {
+        RunOptions {
+            max_chunks: self.max_chunks,
+            shard: self.shard,
+        }
+    }
+}
+
+/// Runs (or resumes) the collection a request names into `req.out`.
+///
+/// # Errors
+/// [`RequestError::Usage`] for unknown names and settings out of range (before anything is
+/// written), [`RequestError::Input`] when the folder holds another collection, else
+/// [`RequestError::Collect`].
+pub fn collect_request(
+    req: &CollectRequest,
+    obs: &dyn CollectObserver,
+) -> Result<CollectOutcome, RequestError> {
+    let config = req.config()?;
+    run_collect(&config, &req.out, &req.options(), obs)
+}
+
+/// Runs (or resumes) the collection `config` into `dir` ([`crate::collect`]), its errors
+/// classified as a [`RequestError`].
+///
+/// # Errors
+/// As [`collect_request`].
+pub fn run_collect(
+    config: &CollectConfig,
+    dir: &Path,
+    options: &RunOptions,
+    obs: &dyn CollectObserver,
+) -> Result<CollectOutcome, RequestError> {
+    Ok(collect(config, dir, options, &|p| obs.progress(p))?)
+}
+
+/// A note for an audit that failed on the execution log of run folder `run`, when `run` holds
+/// the manifest of a `retrieval collect` that has not written all its part files: the missing
+/// cells are then the collection's unfinished work, not a harness bug, and the note says how to
+/// resume it. `None` when there is no readable manifest or every part file is there (part files
+/// are counted, not their rows: a part that does not read is not unfinished work).
+#[must_use]
+pub fn unfinished_collect_note(run: &Path) -> Option<String> {
+    let bytes = std::fs::read(run.join(MANIFEST_FILE)).ok()?;
+    let manifest = serde_json::from_slice::<Manifest>(&bytes).ok()?;
+    let c = &manifest.config;
+    let total = part_count(c);
+    let written = part_files().present(run).map_or(0, |p| p.len());
+    if written >= total {
+        return None;
+    }
+    let mechanism = match c.mechanism {
+        Mechanism::Replay => "replay",
+    };
+    Some(format!(
+        "{} holds an unfinished `retrieval collect` ({written} of {total} part files of {} executions written); resume it with `roboaudit retrieval collect --task {} --mechanism {mechanism} --library {} --scenes {} --seeds {} --seed {} --chunk {} --out {}` (without --max-chunks), then audit again",
+        run.display(),
+        manifest.total_executions,
+        c.task.name(),
+        c.library,
+        c.scenes,
+        c.seeds,
+        c.seed,
+        c.chunk,
+        run.display()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request() -> CollectRequest {
+        CollectRequest {
+            task: "stack".into(),
+            mechanism: "replay".into(),
+            library: 2,
+            scenes: 4,
+            seeds: 2,
+            seed: 0,
+            chunk: 2,
+            max_chunks: None,
+            shard: None,
+            out: PathBuf::from("run"),
+        }
+    }
+
+    /// Unknown names and settings out of range are usage errors naming them.
+    #[test]
+    fn config_checks_names_and_bounds() {
+        assert_eq!(request().config().unwrap().task, AuditTask::Stack);
+        let bad_task = CollectRequest {
+            task: "nope".into(),
+            ..request()
+        };
+        let e = bad_task.config().unwrap_err();
+        assert!(
+            matches!(&e, RequestError::Usage(m) if m.contains("unknown task \"nope\"")),
+            "{e}"
+        );
+        let bad_library = CollectRequest {
+            library: 0,
+            ..request()
+        };
+        assert!(matches!(bad_library.config(), Err(RequestError::Usage(_))));
+    }
+
+    /// A folder without a collection manifest gets no resume note.
+    #[test]
+    fn no_note_without_a_manifest() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(unfinished_collect_note(dir.path()), None);
+    }
+}

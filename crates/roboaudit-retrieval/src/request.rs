@@ -1,0 +1,325 @@
+//! The whole `retrieval audit` pipeline over files any harness can write (SPEC §1): a request
+//! names the input files (a run folder, or each file) and the audit's settings;
+//! [`audit_request`] checks the settings, looks for the input files, reads and validates them
+//! (`roboaudit_data::load_retrieval_inputs`), runs the audit and writes `OUT/audit.json` and
+//! `OUT/summary.md` together, atomically. Progress goes to an [`AuditObserver`]; nothing is
+//! printed here.
+
+use std::path::{Path, PathBuf};
+
+use roboaudit_data::atomic::{WriteError, create_dir, write_all_atomic};
+use roboaudit_data::{DataError, RUN_FILE_EXTENSIONS, RetrievalPaths, load_retrieval_inputs};
+
+use crate::{AuditConfig, AuditReport, RetrievalError, render_summary_markdown, run_audit};
+
+/// Name of the audit report in the output folder.
+pub const AUDIT_FILE: &str = "audit.json";
+/// Name of the Markdown summary in the output folder.
+pub const SUMMARY_FILE: &str = "summary.md";
+
+/// Everything `retrieval audit` needs, as typed values.
+#[derive(Debug, Clone, Default)]
+pub struct AuditRequest {
+    /// A folder holding `executions`, `scenes`, `experiences`, `embeddings` (and optionally
+    /// `selections`) files in one of [`RUN_FILE_EXTENSIONS`]; the file fields override its files.
+    pub run: Option<PathBuf>,
+    /// Execution log (CSV, Parquet or JSONL; or a folder of Parquet parts).
+    pub executions: Option<PathBuf>,
+    /// Query scenes file.
+    pub scenes: Option<PathBuf>,
+    /// Library experiences file, in library order.
+    pub experiences: Option<PathBuf>,
+    /// Embeddings file.
+    pub embeddings: Option<PathBuf>,
+    /// Optional user selection log.
+    pub selections: Option<PathBuf>,
+    /// Output folder (created if missing); nothing is written there when the audit fails.
+    pub out: PathBuf,
+    /// The audit's settings, checked by [`AuditConfig::check`] before any input is looked for.
+    pub config: AuditConfig,
+}
+
+/// Errors of an audit request. Each message is whole: a request names its settings as the
+/// options a user typed (`--executions`, `--run`).
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    /// A setting the audit cannot use, or a missing input option (a wrong option, not wrong data).
+    #[error("{0}")]
+    Usage(String),
+    /// A run folder that is missing or lacks a required file.
+    #[error("{0}")]
+    Input(String),
+    /// An input file could not be read or failed validation (the error names the file).
+    #[error(transparent)]
+    Data(#[from] DataError),
+    /// The audit refused the inputs (inconsistent cells, an unknown structural representation).
+    #[error(transparent)]
+    Audit(#[from] RetrievalError),
+    /// The report could not be serialized.
+    #[error("cannot serialize the audit")]
+    Serialize(#[source] serde_json::Error),
+    /// Writing an output file failed; the message names the step and the file.
+    #[error(transparent)]
+    Write(#[from] WriteError),
+}
+
+/// Receives what an audit reports while it runs (a spinner on a terminal).
+pub trait AuditObserver {
+    /// The input files are being read and validated.
+    fn reading(&self) {}
+    /// The inputs are read; the rules are being audited.
+    fn auditing(&self) {}
+    /// The audit finished (not called when it fails).
+    fn audited(&self) {}
+}
+
+/// An observer that ignores everything.
+impl AuditObserver for () {}
+
+/// What [`audit_request`] wrote.
+#[derive(Debug, Clone)]
+pub struct AuditOutcome {
+    /// The report (also in [`Self::audit_file`]).
+    pub report: AuditReport,
+    /// `OUT/audit.json`.
+    pub audit_file: PathBuf,
+    /// `OUT/summary.md`.
+    pub summary_file: PathBuf,
+}
+
+impl AuditRequest {
+    /// The input files: the run folder's standard names, overridden by each file given.
+    ///
+    /// # Errors
+    /// [`RequestError::Usage`] when there is no run folder and a required file is not given.
+    pub fn paths(&self) -> Result<RetrievalPaths, RequestError> {
+        let mut paths = match &self.run {
+            Some(dir) => RetrievalPaths::from_run_dir(dir),
+            None => {
+                let missing: Vec<&str> = [
+                    ("--executions", self.executions.is_none()),
+                    ("--scenes", self.scenes.is_none()),
+                    ("--experiences", self.experiences.is_none()),
+                    ("--embeddings", self.embeddings.is_none()),
+                ]
+                .into_iter()
+                .filter_map(|(name, absent)| absent.then_some(name))
+                .collect();
+                if !missing.is_empty() {
+                    return Err(RequestError::Usage(format!(
+                        "missing {} (or give --run DIR)",
+                        missing.join(", ")
+                    )));
+                }
+                RetrievalPaths::default()
+            }
+        };
+        if let Some(p) = &self.executions {
+            paths.executions = p.clone();
+        }
+        if let Some(p) = &self.scenes {
+            paths.scenes = p.clone();
+        }
+        if let Some(p) = &self.experiences {
+            paths.experiences = p.clone();
+        }
+        if let Some(p) = &self.embeddings {
+            paths.embeddings = p.clone();
+        }
+        if self.selections.is_some() {
+            paths.selections = self.selections.clone();
+        }
+        Ok(paths)
+    }
+
+    /// With a run folder: a missing folder, or a required file found in none of the readable
+    /// formats, is named as such (with a file of that name in another format, if there is one)
+    /// rather than as the standard name the reader would fail to open. Files given by their own
+    /// fields are the readers' to check.
+    fn check_run_files(&self, dir: &Path, paths: &RetrievalPaths) -> Result<(), RequestError> {
+        if !dir.is_dir() {
+            return Err(RequestError::Input(format!(
+                "--run {}: no such folder",
+                dir.display()
+            )));
+        }
+        // In the order the files are read, so that the first missing one is the reader's first.
+        let required = [
+            (
+                "experiences",
+                self.experiences.is_none(),
+                &paths.experiences,
+            ),
+            ("scenes", self.scenes.is_none(), &paths.scenes),
+            ("executions", self.executions.is_none(), &paths.executions),
+            ("embeddings", self.embeddings.is_none(), &paths.embeddings),
+        ];
+        for (stem, from_run, path) in required {
+            if !from_run || path.exists() {
+                continue;
+            }
+            let parts = if stem == "executions" {
+                ", or an executions/ folder of part-NNNNNN.parquet files"
+            } else {
+                ""
+            };
+            let others: Vec<String> = std::fs::read_dir(dir)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                .filter(|name| name.starts_with(&format!("{stem}.")))
+                .collect();
+            let found = match others.as_slice() {
+                [] => String::new(),
+                names => format!(
+                    "; found {}, whose extension is none of these",
+                    names.join(", ")
+                ),
+            };
+            let names: Vec<String> = RUN_FILE_EXTENSIONS
+                .iter()
+                .map(|ext| format!("{stem}.{ext}"))
+                .collect();
+            let looked_for = match names.split_last() {
+                Some((last, rest)) if !rest.is_empty() => {
+                    format!("{} and {last}", rest.join(", "))
+                }
+                _ => names.concat(),
+            };
+            return Err(RequestError::Input(format!(
+                "no {stem} file in {}: looked for {looked_for}{parts}{found}",
+                dir.display()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Runs the audit a request names: checks the settings ([`AuditConfig::check`], a usage
+/// error) before any input is looked for, then the run folder's files, reads and audits the
+/// inputs ([`audit_inputs`]) and writes `OUT/audit.json` (pretty JSON of [`AuditReport`]) and
+/// `OUT/summary.md` ([`render_summary_markdown`]) as one atomic set: both or neither.
+///
+/// # Errors
+/// [`RequestError::Usage`] for settings out of range or missing input options;
+/// [`RequestError::Input`] for a run folder that is missing or lacks a file;
+/// [`RequestError::Data`] and [`RequestError::Audit`] for inputs that cannot be read or
+/// audited; [`RequestError::Serialize`] and [`RequestError::Write`] for the output. Nothing is
+/// written on error.
+pub fn audit_request(
+    req: &AuditRequest,
+    obs: &dyn AuditObserver,
+) -> Result<AuditOutcome, RequestError> {
+    let paths = req.paths()?;
+    // Settings are the user's to fix before any input is looked for.
+    req.config
+        .clone()
+        .check()
+        .map_err(|e| RequestError::Usage(e.to_string()))?;
+    if let Some(dir) = &req.run {
+        req.check_run_files(dir, &paths)?;
+    }
+    let report = audit_inputs(&paths, req.config.clone(), obs)?;
+    let json = serde_json::to_vec_pretty(&report).map_err(RequestError::Serialize)?;
+    let summary = render_summary_markdown(&report);
+    create_dir(&req.out)?;
+    let audit_file = req.out.join(AUDIT_FILE);
+    let summary_file = req.out.join(SUMMARY_FILE);
+    write_all_atomic(&[(&audit_file, &json), (&summary_file, summary.as_bytes())])?;
+    Ok(AuditOutcome {
+        report,
+        audit_file,
+        summary_file,
+    })
+}
+
+/// Reads the inputs `paths` names (`roboaudit_data::load_retrieval_inputs`) and audits them
+/// with `config` ([`run_audit`]).
+///
+/// # Errors
+/// [`RequestError::Usage`] for settings out of range (checked before any input is read);
+/// [`RequestError::Data`] for inputs that cannot be read or fail validation;
+/// [`RequestError::Audit`] for inputs the audit refuses.
+pub fn audit_inputs(
+    paths: &RetrievalPaths,
+    config: AuditConfig,
+    obs: &dyn AuditObserver,
+) -> Result<AuditReport, RequestError> {
+    // Settings are the user's to fix before any input is read.
+    let config = config
+        .check()
+        .map_err(|e| RequestError::Usage(e.to_string()))?;
+    obs.reading();
+    let inputs = load_retrieval_inputs(paths)?;
+    obs.auditing();
+    let report = run_audit(&inputs, &config)?;
+    obs.audited();
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn example() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/retrieval")
+    }
+
+    fn request(out: &Path) -> AuditRequest {
+        AuditRequest {
+            run: Some(example()),
+            out: out.to_path_buf(),
+            config: AuditConfig {
+                resamples: 100,
+                permutations: 100,
+                random_subsets: 10,
+                ..AuditConfig::default()
+            },
+            ..AuditRequest::default()
+        }
+    }
+
+    /// The example run folder is audited and both files are written, the JSON being the report.
+    #[test]
+    fn audits_a_run_folder_and_writes_both_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("audit");
+        let outcome = audit_request(&request(&out), &()).unwrap();
+        assert_eq!(outcome.audit_file, out.join(AUDIT_FILE));
+        let json = std::fs::read(&outcome.audit_file).unwrap();
+        assert_eq!(json, serde_json::to_vec_pretty(&outcome.report).unwrap());
+        let summary = std::fs::read_to_string(&outcome.summary_file).unwrap();
+        assert_eq!(summary, render_summary_markdown(&outcome.report));
+    }
+
+    /// Missing options are usage errors, a missing run folder an input error; settings are
+    /// checked before any input is looked for; nothing is written.
+    #[test]
+    fn refusals_are_typed_and_write_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("audit");
+        let no_files = AuditRequest {
+            run: None,
+            executions: Some(example().join("executions.csv")),
+            ..request(&out)
+        };
+        let e = audit_request(&no_files, &()).unwrap_err();
+        assert!(
+            matches!(&e, RequestError::Usage(m) if m == "missing --scenes, --experiences, --embeddings (or give --run DIR)"),
+            "{e}"
+        );
+        let missing = AuditRequest {
+            run: Some(dir.path().join("nothere")),
+            ..request(&out)
+        };
+        let e = audit_request(&missing, &()).unwrap_err();
+        assert!(matches!(e, RequestError::Input(_)), "{e}");
+        let mut bad = request(&out);
+        bad.run = Some(dir.path().join("nothere"));
+        bad.config.library_sizes = vec![0];
+        let e = audit_request(&bad, &()).unwrap_err();
+        assert!(matches!(e, RequestError::Usage(_)), "{e}");
+        assert!(!out.exists());
+    }
+}
