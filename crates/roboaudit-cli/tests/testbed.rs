@@ -209,7 +209,6 @@ fn rollout_with_video_is_a_dataset_whose_frames_match_the_png_recording() {
         assert_eq!((a.0, a.1), (64, 64));
         assert_eq!((b.0, b.1), (64, 64));
         assert_ne!(a.2, b.2, "a lossy codec cannot give back the exact frame");
-        #[allow(clippy::cast_precision_loss)]
         let mse =
             a.2.iter()
                 .zip(&b.2)

@@ -140,7 +140,7 @@ pub(crate) fn to_finite(cell: Cell<'_>) -> CellResult<Option<f64>> {
     let value = match cell {
         Cell::Null => return Ok(None),
         Cell::Float(f) => f,
-        #[allow(clippy::cast_precision_loss)] // rates are 0/1 when given as integers
+        // Cast: rates are 0/1 when given as integers
         Cell::Int(i) => i as f64,
         Cell::Str(ref s) => match s.trim().parse::<f64>() {
             Ok(f) => f,
@@ -161,7 +161,7 @@ pub(crate) fn to_finite(cell: Cell<'_>) -> CellResult<Option<f64>> {
 pub(crate) fn to_vector(cell: Cell<'_>) -> CellResult<Option<Vec<f32>>> {
     let vector: Vec<f32> = match cell {
         Cell::Null => return Ok(None),
-        #[allow(clippy::cast_possible_truncation)] // f64 sources are narrowed to the f32 contract
+        // Cast: f64 sources are narrowed to the f32 contract
         Cell::Floats(values) => values.into_iter().map(|v| v as f32).collect(),
         Cell::Str(ref s) => {
             // `[0.1, 0.2]` (how pandas writes a list column) is accepted as well.

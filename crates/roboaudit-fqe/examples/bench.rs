@@ -2,7 +2,7 @@
 //! for 20,000 steps, linear FQE on the same inputs, and the peak resident memory.
 //!
 //! `RAYON_NUM_THREADS=1 cargo run --release -p roboaudit-fqe --example bench [-- STEPS]`
-#![allow(clippy::print_stdout, clippy::unwrap_used, clippy::cast_precision_loss)]
+#![allow(clippy::print_stdout, clippy::unwrap_used)]
 
 use std::time::Instant;
 

@@ -4,7 +4,7 @@
 //!
 //! `cargo run -p roboaudit-fqe --example dinov2_throughput [-- FRAMES]` (default 64 frames per
 //! side; set `RAYON_NUM_THREADS` to pin the thread count).
-#![allow(clippy::print_stdout, clippy::unwrap_used, clippy::cast_precision_loss)]
+#![allow(clippy::print_stdout, clippy::unwrap_used)]
 
 use std::time::Instant;
 

@@ -10,12 +10,7 @@
 //! Ratios come from one run of this program, so load from other processes on the machine moves
 //! both sides. `scripts/bench_fqe_speed.sh` runs both with the dev profile (optimized in this
 //! workspace) and records them in BENCHMARKS.md.
-#![allow(
-    clippy::print_stdout,
-    clippy::unwrap_used,
-    clippy::cast_precision_loss,
-    clippy::cast_possible_wrap
-)]
+#![allow(clippy::print_stdout, clippy::unwrap_used)]
 
 use std::time::Instant;
 

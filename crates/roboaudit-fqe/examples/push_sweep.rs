@@ -2,12 +2,7 @@
 //! estimator variants on it, printing suite metrics against the ground truth.
 //!
 //! `push_sweep RUN CACHE COMPONENTS [name=value ...]`
-#![allow(
-    clippy::print_stdout,
-    clippy::unwrap_used,
-    clippy::cast_precision_loss,
-    missing_docs
-)]
+#![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
 
 use std::path::PathBuf;
 use std::time::Instant;

@@ -66,7 +66,6 @@ impl SupportIndex {
             inputs.push_input(k, &mut x);
         }
         let (mean, std) = column_stats(&x, dx);
-        #[allow(clippy::cast_possible_truncation)]
         for row in x.chunks_exact_mut(dx) {
             for (j, v) in row.iter_mut().enumerate() {
                 *v = ((f64::from(*v) - mean[j]) / std[j]) as f32;
@@ -128,7 +127,6 @@ pub fn coverage(
     }
     inputs.validate_target(target)?;
     let da = inputs.action_dim;
-    #[allow(clippy::cast_precision_loss)]
     let norm = 1.0 / (target.samples as f64 * (da as f64).sqrt());
     let dist = |a: &[f32], b: &[f32]| {
         a.iter()
@@ -166,10 +164,8 @@ pub fn coverage(
                     out_of_support: false,
                 };
             }
-            #[allow(clippy::cast_precision_loss)]
             let n = d.len() as f64;
             let mean = d.iter().sum::<f64>() / n;
-            #[allow(clippy::cast_precision_loss)]
             let far = d.iter().filter(|x| **x > threshold).count() as f64 / n;
             TaskCoverage {
                 task: l,

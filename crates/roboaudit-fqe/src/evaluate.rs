@@ -307,7 +307,6 @@ pub fn fit_all_with_progress(
             .iter()
             .filter_map(|r| {
                 let known: Vec<f64> = r.iter().flatten().copied().collect();
-                #[allow(clippy::cast_precision_loss)]
                 let mean = known.iter().sum::<f64>() / known.len() as f64;
                 (!known.is_empty()).then_some(mean)
             })
@@ -432,7 +431,6 @@ fn estimator_metrics(
         // solve) has no suite value: averaging its other tasks would compare it over another
         // set of tasks than the rest. Its estimated cells still count per task and in the ARE.
         if count > 0 && count == with_truth {
-            #[allow(clippy::cast_precision_loss)]
             let n = f64::from(count);
             // Truths averaged so that equal ground truth ties (issue 21, SPEC.md §0).
             let (v_pi, success_rate) = suite_truth(&truths);

@@ -131,7 +131,6 @@ pub(crate) fn column_stats(values: &[f32], width: usize) -> (Vec<f64>, Vec<f64>)
             mean[j] += f64::from(*v);
         }
     }
-    #[allow(clippy::cast_precision_loss)]
     let nf = rows.max(1) as f64;
     for m in &mut mean {
         *m /= nf;

@@ -204,7 +204,6 @@ fn initial_value(
         kron(&x, &mean_target(k), &mut phi);
         total += phi.iter().zip(w).map(|(p, q)| p * q).sum::<f64>();
     }
-    #[allow(clippy::cast_precision_loss)]
     let n = initial.len().max(1) as f64;
     total / n
 }
@@ -325,7 +324,6 @@ fn fit_with(
     let da = st.a_dim();
     let dim = dx * da;
     let m = target.samples;
-    #[allow(clippy::cast_precision_loss)]
     let inv_m = 1.0 / m as f64;
     let mut buf = Vec::new();
     let mut tasks = Vec::with_capacity(inputs.tasks.len());
@@ -368,7 +366,6 @@ fn fit_with(
             }
             add_at_b(&mut cross, &phi, &psi, chunk.len(), dim, dim)?;
         }
-        #[allow(clippy::cast_precision_loss)]
         let penalty = config.ridge * rows.len() as f64;
         if config.solver == LinearSolver::Lstd {
             // A = Φᵀ(Φ − γΨ') + λnI, b = Φᵀr.
@@ -413,7 +410,6 @@ fn fit_with(
                 let row = &raw_gram[i * dim..(i + 1) * dim];
                 quad += delta[i] * row.iter().zip(&delta).map(|(g, d)| g * d).sum::<f64>();
             }
-            #[allow(clippy::cast_precision_loss)]
             let change = (quad.max(0.0) / rows.len() as f64).sqrt();
             if !change.is_finite() || change > DIVERGED {
                 diverged.push(l);

@@ -75,7 +75,6 @@ pub fn expected_regret_at_1(estimates: &[f64], truths: &[f64]) -> Result<Option<
     }
     let max_truth = truths.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let tied = top_tied(estimates);
-    #[allow(clippy::cast_precision_loss)]
     let n = tied.len() as f64;
     Ok(Some(
         tied.iter()
@@ -102,7 +101,6 @@ fn top_tied(estimates: &[f64]) -> Vec<usize> {
 /// rate from counts), the values are summed in ascending order, which depends only on the
 /// multiset of values. Empty input gives `(0, 0)`.
 pub(crate) fn suite_truth(cells: &[(f64, f64, Option<u64>)]) -> (f64, f64) {
-    #[allow(clippy::cast_precision_loss)]
     let t = cells.len().max(1) as f64;
     let sorted_mean = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
@@ -121,13 +119,10 @@ pub(crate) fn suite_truth(cells: &[(f64, f64, Option<u64>)]) -> (f64, f64) {
 /// is exactly that fraction's nearest float (`None` otherwise, or without a rollout count).
 fn rate_of(sr: f64, n: Option<u64>) -> Option<Rate> {
     let n = n.filter(|&n| n > 0)?;
-    #[allow(clippy::cast_precision_loss)]
     let k = (sr * n as f64).round();
-    #[allow(clippy::cast_precision_loss)]
     if !(0.0..=n as f64).contains(&k) {
         return None;
     }
-    #[allow(clippy::cast_sign_loss, clippy::cast_possible_truncation)]
     let rate = Rate::new(k as u64, n).ok()?;
     (rate.to_f64() == sr).then_some(rate)
 }
@@ -159,7 +154,6 @@ pub fn metrics(policies: &[Scored], pairs: &[Scored]) -> Result<Metrics, FqeErro
             None => undefined += 1,
         }
     }
-    #[allow(clippy::cast_precision_loss)]
     let mean_are = (!ares.is_empty()).then(|| ares.iter().sum::<f64>() / ares.len() as f64);
     let est: Vec<f64> = policies.iter().map(|p| p.estimate).collect();
     let v: Vec<f64> = policies.iter().map(|p| p.v_pi).collect();

@@ -27,7 +27,6 @@ pub fn naive_estimate(inputs: &FqeInputs, gamma: f64) -> Result<Vec<TaskEstimate
                     if e.success { gamma.powi(t) } else { 0.0 }
                 })
                 .collect();
-            #[allow(clippy::cast_precision_loss)]
             let value =
                 (!returns.is_empty()).then(|| returns.iter().sum::<f64>() / returns.len() as f64);
             TaskEstimate { task: l, value }

@@ -101,7 +101,6 @@ impl CovarianceAccumulator {
         self.drain()?;
         let d = self.dim;
         let k = k.min(max_components(self.n, d));
-        #[allow(clippy::cast_precision_loss)]
         let nf = self.n as f64;
         let shifted_mean: Vec<f64> = self.sum.iter().map(|s| s / nf).collect();
         let mut cov = self.outer;
@@ -143,7 +142,6 @@ impl CovarianceAccumulator {
         let mut components = vec![0.0f32; k * d];
         for i in 0..d {
             for (jj, j) in keep.iter().enumerate() {
-                #[allow(clippy::cast_possible_truncation)]
                 let v = q[i * variance.len() + j] as f32;
                 components[jj * d + i] = v;
             }
@@ -151,14 +149,7 @@ impl CovarianceAccumulator {
         Ok(Pca {
             dim: d,
             k,
-            mean: mean
-                .iter()
-                .map(|m| {
-                    #[allow(clippy::cast_possible_truncation)]
-                    let v = *m as f32;
-                    v
-                })
-                .collect(),
+            mean: mean.iter().map(|m| *m as f32).collect(),
             components,
             rows: self.n,
         })

@@ -61,10 +61,8 @@ impl Interval {
             return None;
         }
         v.sort_by(f64::total_cmp);
-        #[allow(clippy::cast_precision_loss)]
         let q = |p: f64| {
             let h = p * (v.len() - 1) as f64;
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
             let k = h.floor() as usize;
             let next = v[(k + 1).min(v.len() - 1)];
             v[k] + (h - h.floor()) * (next - v[k])
@@ -84,7 +82,6 @@ impl SeedSpread {
         if values.is_empty() {
             return None;
         }
-        #[allow(clippy::cast_precision_loss)]
         let n = values.len() as f64;
         let mean = values.iter().sum::<f64>() / n;
         let std = (values.len() > 1)

@@ -85,9 +85,7 @@ pub fn chain_truth(positions: usize, p: f64, gamma: f64) -> (f64, f64) {
                 break;
             }
         }
-        #[allow(clippy::cast_precision_loss)]
-        let mean = v.iter().sum::<f64>() / positions as f64;
-        mean
+        v.iter().sum::<f64>() / positions as f64
     };
     (solve(gamma), solve(1.0))
 }
@@ -261,12 +259,7 @@ fn png(positions: usize, s: usize) -> Result<Vec<u8>, FqeError> {
 /// # Errors
 /// [`FqeError::InvalidConfig`] for fewer than 2 positions, no episodes, no samples or a quality
 /// outside `[0, 1]`; I/O and Parquet errors.
-#[allow(
-    clippy::cast_precision_loss,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::too_many_lines
-)]
+#[allow(clippy::too_many_lines)]
 pub fn write_chain_run(dir: &Path, run: &ChainRun) -> Result<(), FqeError> {
     if run.positions < 2
         || run.episodes == 0

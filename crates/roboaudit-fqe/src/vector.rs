@@ -21,7 +21,6 @@ pub(crate) fn standardization(values: &[f32], width: usize) -> (Vec<f64>, Vec<f6
     if n == 0 {
         return (mean, vec![1.0; width]);
     }
-    #[allow(clippy::cast_precision_loss)]
     let nf = n as f64;
     for row in values.chunks_exact(width) {
         for (m, v) in mean.iter_mut().zip(row) {
@@ -74,7 +73,7 @@ pub(crate) fn vector_part(
         )));
     }
     let (mean, std) = standardization(values, width);
-    #[allow(clippy::cast_possible_truncation)] // standardized values are O(1): f32 is exact enough
+    // Cast: standardized values are O(1): f32 is exact enough
     let z = |row: &[f32]| -> Vec<f32> {
         row.iter()
             .zip(mean.iter().zip(&std))

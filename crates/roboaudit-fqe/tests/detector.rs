@@ -70,9 +70,7 @@ fn unlabelled_accuracy(d: &Detection, truth: &[bool]) -> f64 {
         .iter()
         .filter(|e| e.success == truth[usize::try_from(e.episode_index).unwrap()])
         .count();
-    #[allow(clippy::cast_precision_loss)]
-    let acc = right as f64 / predicted.len() as f64;
-    acc
+    right as f64 / predicted.len() as f64
 }
 
 #[test]

@@ -210,7 +210,6 @@ fn thumbnail(image: &Rgb8Image, frame: i64) -> Result<Thumbnail, String> {
         Rgb8Image {
             width,
             height,
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
             pixels: values
                 .iter()
                 .map(|v| (v * 255.0).round().clamp(0.0, 255.0) as u8)

@@ -130,7 +130,6 @@ pub(crate) fn mean(values: impl Iterator<Item = f64>) -> f64 {
     if count == 0 {
         0.0
     } else {
-        #[allow(clippy::cast_precision_loss)]
         let c = count as f64;
         sum / c
     }

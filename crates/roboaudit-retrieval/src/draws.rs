@@ -172,10 +172,10 @@ impl SharedDraws {
         let (n, k) = (t.n, t.k);
         // Drawn straight into the narrowest entry type (the same swaps whatever the type).
         let perms = if n <= 256 {
-            #[allow(clippy::cast_possible_truncation)] // s < n <= 256
+            // Cast: s < n <= 256
             Perms::Bytes(draw_permutations(n, permutations, perm_seed, |s| s as u8))
         } else {
-            #[allow(clippy::cast_possible_truncation)] // n fits in i32 (checked when built)
+            // Cast: n fits in i32 (checked when built)
             Perms::Words(draw_permutations(n, permutations, perm_seed, |s| s as u32))
         };
         let two_class: Vec<bool> = (0..n)
@@ -300,7 +300,7 @@ impl SharedDraws {
         // `P` as whole numbers `y / d` when every sum below stays an exact integer in an `f64`
         // (the largest, `n·Σ_s w(s)·y`, is at most `n²·d`): the gaps are then exact
         // fractions, rounded once, and a gap of zero is exactly zero. Else `P` itself (d = 1).
-        #[allow(clippy::cast_precision_loss)] // checked against 2^52 first
+        // Cast: checked against 2^52 first
         let (y, d): (Vec<f64>, f64) = match t.common_denominator() {
             Some((y, d)) if (n * n) as f64 * d as f64 <= (1u64 << 52) as f64 => {
                 (y.into_iter().map(|v| v as f64).collect(), d as f64)

@@ -305,7 +305,6 @@ mod tests {
             state >> 40
         };
         for len in [1usize, 2, 7, 40, 50] {
-            #[allow(clippy::cast_precision_loss)]
             let values: Vec<f64> = (0..len)
                 .map(|i| match next() % 4 {
                     0 => 0.25,
@@ -317,7 +316,6 @@ mod tests {
                 let mut sorted = values.clone();
                 sorted.sort_by(|a, b| b.total_cmp(a));
                 let kk = k.min(len);
-                #[allow(clippy::cast_precision_loss)]
                 let want = sorted[..kk].iter().sum::<f64>() / kk as f64;
                 let got = top_mean(&mut values.clone(), k);
                 assert_eq!(got.to_bits(), want.to_bits(), "len {len}, k {k}");

@@ -268,7 +268,6 @@ fn whole_numbers(cells: &[Vec<bool>], limit: u64) -> Option<(Vec<u64>, u64)> {
             return None;
         }
         // gcd(d, count) ≤ count fits in u64.
-        #[allow(clippy::cast_possible_truncation)]
         let g = gcd(u128::from(d), u128::from(count)) as u64;
         d = (d / g).checked_mul(count)?;
         if d > limit {
@@ -397,7 +396,7 @@ impl Reference {
     pub fn advantage_exact(&self, sel_sum: u128) -> Option<f64> {
         let denom = self.size * self.sum_max - self.sum_all;
         (denom > 0).then(|| {
-            #[allow(clippy::cast_possible_wrap)] // sums of u64 numerators over < 2^64 cells
+            // Cast: sums of u64 numerators over < 2^64 cells
             let num = (self.size * sel_sum) as i128 - self.sum_all as i128;
             exact_signed_ratio(num, denom)
         })
@@ -416,7 +415,6 @@ impl Reference {
 
     /// `q(pos) − mean_e q(e)` exactly, rounded once.
     pub fn margin(&self, pos: usize) -> f64 {
-        #[allow(clippy::cast_possible_wrap)]
         let num = (self.size * u128::from(self.q_exact[pos].num())) as i128 - self.sum_all as i128;
         exact_signed_ratio(num, self.den_scenes * self.size)
     }

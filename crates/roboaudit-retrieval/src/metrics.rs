@@ -66,7 +66,7 @@ pub(crate) fn core(
         .map(|(&c, q)| c as u128 * u128::from(q.num()))
         .sum();
     let expected = exact_ratio(expected_num, den_n * t.n as u128);
-    #[allow(clippy::cast_possible_wrap)] // both below 2^127: n · den · n fits in u128
+    // Cast: both below 2^127: n · den · n fits in u128
     let gap = exact_signed_ratio(
         (sel_sum * t.n as u128) as i128 - expected_num as i128,
         den_n * t.n as u128,
@@ -241,7 +241,7 @@ pub(crate) fn gap_on(
         let row = &t.num[lib[pos] * t.n..(lib[pos] + 1) * t.n];
         expected += c * scenes.iter().map(|&s| u128::from(row[s])).sum::<u128>();
     }
-    #[allow(clippy::cast_possible_wrap)] // m · den · m and the numerators fit in 2^127
+    // Cast: m · den · m and the numerators fit in 2^127
     let num = (success * m) as i128 - expected as i128;
     Some(exact_signed_ratio(num, u128::from(t.den.get()) * m * m))
 }

@@ -100,7 +100,6 @@ pub fn run(args: &EmbedArgs) -> Result<()> {
     )?;
     let n = summary.experiences + summary.scenes;
     for r in &summary.representations {
-        #[allow(clippy::cast_precision_loss)]
         let rate = n as f64 / r.seconds.max(1e-9);
         outln!(
             "  {}: {} dimensions, encoder {} (weights {})",

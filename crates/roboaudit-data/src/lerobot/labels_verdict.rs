@@ -94,7 +94,6 @@ fn verdict(
 }
 
 /// Label availability, from the per-episode facts of [`super::scan::scan_data`].
-#[allow(clippy::cast_precision_loss)]
 pub(crate) fn label_summary(
     ds: &LeRobotDataset,
     scanned: &Scanned,

@@ -176,11 +176,7 @@ fn report_unreferenced(
     }
 }
 
-#[allow(
-    clippy::too_many_arguments,
-    clippy::too_many_lines,
-    clippy::cast_precision_loss
-)]
+#[allow(clippy::too_many_arguments, clippy::too_many_lines)]
 fn scan_file(
     ds: &LeRobotDataset,
     rel: &Path,

@@ -363,7 +363,7 @@ fn list_at(array: &dyn Array, i: usize) -> Result<ArrayRef, String> {
     }
 }
 
-#[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)] // f32 is the frame contract
+// Cast: f32 is the frame contract
 fn vector(array: &ArrayRef, i: usize) -> Result<Vec<f32>, String> {
     if array.is_null(i) {
         return Err("missing value (null)".to_owned());

@@ -109,7 +109,6 @@ fn standardize_scores(values: &[f64], width: usize) -> (Vec<f64>, Vec<f64>) {
     let n = values.len() / width.max(1);
     let mut mean = vec![0.0; width];
     let mut var = vec![0.0; width];
-    #[allow(clippy::cast_precision_loss)]
     let nf = n.max(1) as f64;
     for row in values.chunks_exact(width.max(1)) {
         for (m, v) in mean.iter_mut().zip(row) {

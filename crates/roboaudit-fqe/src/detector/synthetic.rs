@@ -98,7 +98,6 @@ fn frame(
             };
             for c in base {
                 let noise: i16 = rng.random_range(-12..=12);
-                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
                 rgb.push((i16::from(c) + noise).clamp(0, 255) as u8);
             }
         }
@@ -114,12 +113,7 @@ fn frame(
 /// # Errors
 /// [`FqeError::InvalidConfig`] for no episodes, fewer than 2 frames, a side below 12 or a
 /// success rate outside `[0, 1]`; I/O and Parquet errors.
-#[allow(
-    clippy::cast_precision_loss,
-    clippy::cast_possible_truncation,
-    clippy::cast_possible_wrap,
-    clippy::too_many_lines
-)]
+#[allow(clippy::too_many_lines)]
 pub fn write_goal_dataset(dir: &Path, run: &GoalRun) -> Result<Vec<bool>, FqeError> {
     if run.episodes == 0
         || run.frames < 2

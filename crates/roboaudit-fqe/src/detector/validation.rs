@@ -72,11 +72,6 @@ pub struct Split {
 /// Episodes of a class of `class_size` that a holdout of `fraction` holds out:
 /// `round(fraction · class_size)`, at most `class_size − 1` so that training keeps the class.
 pub fn holdout_size(fraction: f64, class_size: usize) -> usize {
-    #[allow(
-        clippy::cast_precision_loss,
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss
-    )]
     let held = (fraction * class_size as f64).round() as usize;
     held.min(class_size.saturating_sub(1))
 }
@@ -167,13 +162,11 @@ pub struct HeldOutScores {
     pub confusion: Confusion,
 }
 
-#[allow(clippy::cast_precision_loss)]
 fn ratio(num: usize, den: usize) -> Option<f64> {
     (den > 0).then(|| num as f64 / den as f64)
 }
 
 /// Wilson score interval of `k` successes in `n` trials at `level`.
-#[allow(clippy::cast_precision_loss)]
 pub fn wilson_interval(k: usize, n: usize, level: f64) -> Option<Interval> {
     if n == 0 || k > n || !(level > 0.0 && level < 1.0) {
         return None;

@@ -32,11 +32,6 @@ impl StopRule {
         let mut lens: Vec<usize> = inputs.episodes.iter().map(|e| e.len).collect();
         lens.sort_unstable();
         let frames = lens.get(lens.len() / 2).copied().unwrap_or(1);
-        #[allow(
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            clippy::cast_precision_loss
-        )]
         let min_steps = if config.target_tau > 0.0 {
             (frames as f64 / config.target_tau).ceil() as usize
         } else {

@@ -41,7 +41,7 @@ fn fits(len: usize, rows: usize, cols: usize, rs: usize, cs: usize) -> bool {
 ///
 /// # Panics
 /// When an operand's view reaches past its slice (a bug in the caller's shapes, not bad input).
-#[allow(clippy::too_many_arguments, clippy::cast_possible_wrap)]
+#[allow(clippy::too_many_arguments)]
 pub(super) fn matmul(
     m: usize,
     n: usize,

@@ -174,7 +174,6 @@ impl Mlp {
     pub(super) fn init(&self, rng: &mut ChaCha8Rng) -> Vec<f32> {
         let mut theta = Vec::with_capacity(self.len);
         let mut draw = |n: usize, fan_in: usize| {
-            #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
             let bound = (1.0 / (fan_in.max(1) as f64).sqrt()) as f32;
             theta.extend((0..n).map(|_| (rng.random::<f32>() * 2.0 - 1.0) * bound));
         };
@@ -367,7 +366,6 @@ impl Mlp {
         let parts = self.part_widths.len();
         let rw = self.row_width();
         let px = parts * pe;
-        #[allow(clippy::cast_precision_loss)]
         let scale = 2.0 / rows as f32;
         let dz = sized(&mut w.dz, rows);
         let mut loss = 0.0f64;
@@ -379,7 +377,6 @@ impl Mlp {
                 *d *= q * (1.0 - q);
             }
         }
-        #[allow(clippy::cast_precision_loss)]
         let loss = loss / rows as f64;
         // Output layer.
         matmul(
@@ -576,7 +573,6 @@ impl AdamW {
     }
 
     /// One step at learning rate `lr` with gradient `grad`.
-    #[allow(clippy::cast_possible_truncation)]
     pub(super) fn step(&mut self, theta: &mut [f32], grad: &[f32], lr: f64) {
         let (beta1, beta2, eps) = (0.9f64, 0.999f64, 1e-8f64);
         self.t += 1;

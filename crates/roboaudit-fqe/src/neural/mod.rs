@@ -75,7 +75,6 @@ struct Prepared {
     done: Vec<bool>,
 }
 
-#[allow(clippy::cast_possible_truncation)]
 fn prepare(inputs: &FqeInputs, target: &TargetActions) -> Result<Prepared, FqeError> {
     let dx = inputs.input_dim();
     let n = inputs.n_frames();
@@ -156,7 +155,6 @@ fn mean_q(
     work: &mut Work,
     out: &mut Vec<f32>,
 ) {
-    #[allow(clippy::cast_precision_loss)]
     let inv_m = 1.0 / p.m as f32;
     for chunk in rows.chunks(1024) {
         batch.gather(p, chunk, &p.target, p.m);
@@ -193,7 +191,6 @@ fn task_values(
             }
             q.clear();
             mean_q(net, theta, p, &initial, batch, work, &mut q);
-            #[allow(clippy::cast_precision_loss)]
             let value = q.iter().map(|v| f64::from(*v)).sum::<f64>() / q.len() as f64;
             TaskEstimate {
                 task: l,
@@ -208,7 +205,6 @@ fn task_values(
 /// # Errors
 /// [`FqeError::InvalidConfig`]/[`FqeError::InvalidInputs`] from validation; [`FqeError::Candle`]
 /// from the tensor library; [`FqeError::Numerical`] when the loss becomes non-finite.
-#[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
 pub fn fit_neural(
     inputs: &FqeInputs,
     target: &TargetActions,
@@ -259,7 +255,6 @@ pub fn fit_neural_replicate(
     train(inputs, target, config, Some(resample), on_steps)
 }
 
-#[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
 fn train(
     inputs: &FqeInputs,
     target: &TargetActions,

@@ -33,7 +33,6 @@ fn uniform_var(
     cols: usize,
     fan_in: usize,
 ) -> Result<Var, FqeError> {
-    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
     let bound = (1.0 / (fan_in.max(1) as f64).sqrt()) as f32;
     let v: Vec<f32> = (0..rows.max(1) * cols)
         .map(|_| (rng.random::<f32>() * 2.0 - 1.0) * bound)

@@ -246,7 +246,6 @@ fn curves(s: &FqeSection, title: &str, labels: (&str, &str)) -> Result<String, S
         lo = 1e-6;
     }
     let hi = if hi > lo { hi * 1.2 } else { lo * 10.0 };
-    #[allow(clippy::cast_precision_loss)]
     let max_step = steps as f64;
     style::svg(title, 420, |root| {
         let mut chart = ChartBuilder::on(root)
@@ -278,7 +277,6 @@ fn curves(s: &FqeSection, title: &str, labels: (&str, &str)) -> Result<String, S
             let colour = series(i);
             let mut labelled = false;
             for curve in &p.curves {
-                #[allow(clippy::cast_precision_loss)]
                 let line: Vec<(f64, f64)> = curve
                     .iter()
                     .filter(|c| c.loss > 0.0)

@@ -59,7 +59,6 @@ fn reliability(s: &MemorySection, title: &str, labels: (&str, &str)) -> Result<S
         .collect();
     let seeds = pairs.iter().map(|p| p.choices.len()).max().unwrap_or(0);
     let cols = seeds * 2;
-    #[allow(clippy::cast_precision_loss)]
     let (nr, nc) = (names.len() as f64, cols.max(1) as f64);
     let row_px = 20;
     let height = (u32::try_from(names.len()).unwrap_or(60) * row_px + 110).clamp(180, 1100);
@@ -81,7 +80,6 @@ fn reliability(s: &MemorySection, title: &str, labels: (&str, &str)) -> Result<S
             .axis_desc_style(font(13))
             .draw()
             .map_err(err)?;
-        #[allow(clippy::cast_precision_loss)]
         let cells = pairs.iter().enumerate().flat_map(|(i, p)| {
             p.choices.iter().enumerate().flat_map(move |(k, pair)| {
                 (0..2).map(move |m| {
@@ -95,13 +93,11 @@ fn reliability(s: &MemorySection, title: &str, labels: (&str, &str)) -> Result<S
             })
         });
         chart.draw_series(cells).map_err(err)?;
-        #[allow(clippy::cast_precision_loss)]
         row_names(root, &chart, &names, 0.0, |i| nr - 0.5 - i as f64)?;
         let style = font(11).pos(Pos::new(HPos::Center, VPos::Top));
         for k in 0..seeds {
             let seed = a.seeds.get(k).map_or_else(|| k.to_string(), i64::to_string);
             for m in 0..2 {
-                #[allow(clippy::cast_precision_loss)]
                 let (px, py) = chart.backend_coord(&((2 * k + m) as f64 + 0.5, 0.0));
                 let label = if m == 0 {
                     format!("{seed}:A")
@@ -162,7 +158,6 @@ fn matched(s: &MemorySection, title: &str, labels: (&str, &str)) -> Result<Strin
             .map_err(err)?;
         for w in 0..2 {
             let colour = style::series(w);
-            #[allow(clippy::cast_precision_loss)]
             let bars = groups.iter().enumerate().filter_map(|(g, (_, vals))| {
                 let value = vals[w]?;
                 let x = g as f64 + 0.15 + 0.35 * w as f64;
@@ -185,7 +180,6 @@ fn matched(s: &MemorySection, title: &str, labels: (&str, &str)) -> Result<Strin
         }
         let style = font(12).pos(Pos::new(HPos::Center, VPos::Top));
         for (g, (name, _)) in groups.iter().enumerate() {
-            #[allow(clippy::cast_precision_loss)]
             let (px, py) = chart.backend_coord(&(g as f64 + 0.5, 0.0));
             root.draw(&Text::new((*name).to_owned(), (px, py + 6), style.clone()))
                 .map_err(err)?;

@@ -149,7 +149,6 @@ fn row_chart<'a, 'b>(
     labels: (&str, &str),
     legend_rows: usize,
 ) -> Result<ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>, String> {
-    #[allow(clippy::cast_precision_loss)]
     let (n, legend_rows) = (names.len() as f64, legend_rows as f64);
     let mut chart = ChartBuilder::on(root)
         .margin_top(10)
@@ -171,12 +170,10 @@ fn row_chart<'a, 'b>(
         .label_style(font(12))
         .draw()
         .map_err(err)?;
-    #[allow(clippy::cast_precision_loss)]
     row_names(root, &chart, names, x.start, |i| n - 1.0 - i as f64)?;
     Ok(chart)
 }
 
-#[allow(clippy::cast_precision_loss)]
 fn row_y(n: usize, i: usize) -> f64 {
     (n - 1 - i) as f64
 }
@@ -188,7 +185,6 @@ fn vline(
     colour: RGBColor,
     label: &str,
 ) -> Result<(), String> {
-    #[allow(clippy::cast_precision_loss)]
     let top = n as f64 - 0.5;
     chart
         .draw_series(std::iter::once(PathElement::new(
@@ -348,7 +344,6 @@ fn subsets(s: &RetrievalSection, title: &str, labels: (&str, &str)) -> Result<St
         let mut chart = row_chart(root, &names, 0.0..1.0, labels, sizes.len() + 1)?;
         for (k, size) in sizes.iter().enumerate() {
             let colour = series(k);
-            #[allow(clippy::cast_precision_loss)]
             let offset = (k as f64 - (sizes.len() as f64 - 1.0) / 2.0) * 0.2;
             let points = size.random_subset_rules.iter().filter_map(|r| {
                 let i = names.iter().position(|x| *x == r.name)?;

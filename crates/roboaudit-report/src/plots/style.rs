@@ -70,9 +70,7 @@ fn lerp(a: RGBColor, b: RGBColor, t: f64) -> RGBColor {
     let mix = |x: u8, y: u8| {
         let v = f64::from(x) + (f64::from(y) - f64::from(x)) * t;
         // In [0, 255] by construction.
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let v = v.round() as u8;
-        v
+        v.round() as u8
     };
     RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
 }
@@ -166,7 +164,6 @@ pub(super) fn heat_grid(
 ) -> Result<(), String> {
     let n_rows = rows.len();
     let n_cols = values.first().map_or(0, Vec::len).max(1);
-    #[allow(clippy::cast_precision_loss)]
     let (nr, nc) = (n_rows as f64, n_cols as f64);
     let mut chart = ChartBuilder::on(root)
         .margin_top(10)
@@ -187,7 +184,6 @@ pub(super) fn heat_grid(
         .label_style(font(12))
         .draw()
         .map_err(err)?;
-    #[allow(clippy::cast_precision_loss)]
     let cells = values.iter().enumerate().flat_map(|(i, row)| {
         row.iter().enumerate().map(move |(j, &v)| {
             let (x, y) = (j as f64 + 0.5, nr - 1.0 - i as f64);
@@ -195,7 +191,6 @@ pub(super) fn heat_grid(
         })
     });
     chart.draw_series(cells).map_err(err)?;
-    #[allow(clippy::cast_precision_loss)]
     row_names(root, &chart, rows, 0.5, |i| nr - 0.5 - i as f64)?;
     let (_, top) = chart.backend_coord(&(0.5, nr));
     let (right, bottom) = chart.backend_coord(&(nc + 0.5, 0.0));

@@ -69,7 +69,7 @@ impl ShuffleNull {
                 counts,
                 denominator,
             } => {
-                #[allow(clippy::cast_precision_loss)] // n·d <= u16::MAX
+                // Cast: n·d <= u16::MAX
                 let values: Vec<f64> = (0..counts.len())
                     .map(|k| k as f64 / denominator as f64)
                     .collect();
