@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use roboaudit_shard::{Shard, ShardManifest, config_hash};
+use roboaudit_shard::{Shard, ShardManifest};
 use serde::{Deserialize, Serialize};
 
 use crate::error::HarnessError;
@@ -40,14 +40,6 @@ struct StudySpec {
     study: StudyKind,
     config: InterventionConfig,
     policy: String,
-}
-
-#[derive(Serialize)]
-struct Identity<'a, I: Serialize> {
-    spec: &'a StudySpec,
-    memory_spec: crate::policy::MemorySpec,
-    chunk_len: usize,
-    policy_identity: &'a I,
 }
 
 /// Refuses an unsharded study's output folder that holds a shard of a sharded one (its result
@@ -83,24 +75,14 @@ pub fn run_shard(
         config: cfg.clone(),
         policy: policy.name(),
     };
-    let identity = Identity {
-        spec: &spec,
-        memory_spec: policy.memory_spec(),
-        chunk_len: policy.chunk_len(),
+    let manifest = PARTS.manifest(
+        (COLLECTION, "recipients"),
+        &spec,
+        policy,
         policy_identity,
-    };
-    let manifest = ShardManifest {
-        schema: roboaudit_shard::SHARD_SCHEMA.into(),
-        collection: COLLECTION.into(),
-        config_hash: config_hash(COLLECTION, &identity)?,
         shard,
-        total_jobs: cfg.episodes,
-        job_files: PARTS.files(),
-        shared_files: PARTS.shared_files(),
-        unit: "recipients".into(),
-        total_units: cfg.episodes,
-        units_per_job: 1,
-    };
+        cfg.episodes,
+    )?;
     PARTS.run(
         out,
         &manifest,

@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use roboaudit_shard::{Shard, ShardManifest, config_hash};
+use roboaudit_shard::Shard;
 use serde::{Deserialize, Serialize};
 
 use crate::error::HarnessError;
@@ -48,14 +48,6 @@ struct StudySpec {
     policy: String,
 }
 
-#[derive(Serialize)]
-struct Identity<'a, I: Serialize> {
-    spec: &'a StudySpec,
-    memory_spec: crate::policy::MemorySpec,
-    chunk_len: usize,
-    policy_identity: &'a I,
-}
-
 /// Shard `shard` of the natural study of `cfg` with `policy`: runs the episodes it owns that are
 /// not kept in `out` yet, keeping each as it finishes (see the module docs). `policy_identity` is
 /// what else identifies the policy (a built-in's parameters, a checkpoint's weights hash), hashed
@@ -78,24 +70,14 @@ pub fn run_shard(
         config: cfg.clone(),
         policy: policy.name(),
     };
-    let identity = Identity {
-        spec: &spec,
-        memory_spec: policy.memory_spec(),
-        chunk_len: policy.chunk_len(),
+    let manifest = PARTS.manifest(
+        (COLLECTION, "episodes"),
+        &spec,
+        policy,
         policy_identity,
-    };
-    let manifest = ShardManifest {
-        schema: roboaudit_shard::SHARD_SCHEMA.into(),
-        collection: COLLECTION.into(),
-        config_hash: config_hash(COLLECTION, &identity)?,
         shard,
-        total_jobs: cfg.episodes,
-        job_files: PARTS.files(),
-        shared_files: PARTS.shared_files(),
-        unit: "episodes".into(),
-        total_units: cfg.episodes,
-        units_per_job: 1,
-    };
+        cfg.episodes,
+    )?;
     PARTS.run(
         out,
         &manifest,

@@ -5,11 +5,12 @@
 
 use std::path::Path;
 
-use roboaudit_shard::{JobFiles, Shard, ShardManifest, write_atomic};
+use roboaudit_shard::{JobFiles, Shard, ShardManifest, config_hash, write_atomic};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::error::HarnessError;
+use crate::policy::MemoryPolicy;
 
 /// Name of the shared description inside a part folder.
 pub(crate) const SPEC_FILE: &str = "study.json";
@@ -52,9 +53,46 @@ impl PartSet {
         }
     }
 
-    /// The shared files of the shard manifest: the description.
-    pub(crate) fn shared_files(&self) -> Vec<String> {
-        vec![format!("{}/{SPEC_FILE}", self.dir)]
+    /// The shard manifest of shard `shard` of `total` units of `collection` (`unit`: the plural
+    /// in messages), its configuration hash over `spec` (the study's description), the policy's
+    /// memory layout and chunk length, and `policy_identity` (what else identifies the policy).
+    ///
+    /// # Errors
+    /// [`HarnessError::Shard`] when the identity cannot be hashed.
+    pub(crate) fn manifest<S: Serialize, I: Serialize>(
+        &self,
+        (collection, unit): (&str, &str),
+        spec: &S,
+        policy: &dyn MemoryPolicy,
+        policy_identity: &I,
+        shard: Shard,
+        total: usize,
+    ) -> Result<ShardManifest, HarnessError> {
+        #[derive(Serialize)]
+        struct Identity<'a, S: Serialize, I: Serialize> {
+            spec: &'a S,
+            memory_spec: crate::policy::MemorySpec,
+            chunk_len: usize,
+            policy_identity: &'a I,
+        }
+        let identity = Identity {
+            spec,
+            memory_spec: policy.memory_spec(),
+            chunk_len: policy.chunk_len(),
+            policy_identity,
+        };
+        Ok(ShardManifest {
+            schema: roboaudit_shard::SHARD_SCHEMA.into(),
+            collection: collection.into(),
+            config_hash: config_hash(collection, &identity)?,
+            shard,
+            total_jobs: total,
+            job_files: self.files(),
+            shared_files: vec![format!("{}/{SPEC_FILE}", self.dir)],
+            unit: unit.into(),
+            total_units: total,
+            units_per_job: 1,
+        })
     }
 
     /// Claims `out` for `manifest`, writes `spec` once, then runs the units of `shard` (of
