@@ -105,6 +105,12 @@ fn a_lost_episode_is_named_and_a_rerun_of_its_shard_restores_it() {
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("(1 resumed)"), "{}", text(&o));
     assert_eq!(std::fs::read(&lost).unwrap(), kept);
+    // A damaged part (cut short) is not kept: the rerun of its shard runs the episode again.
+    std::fs::write(&lost, b"{\"index\":").unwrap();
+    let o = natural(&dirs[1], &["--shard", "1/2"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("(1 resumed)"), "{}", text(&o));
+    assert_eq!(std::fs::read(&lost).unwrap(), kept);
     // An unsharded run into a shard's folder is refused: its result would land among the parts.
     let o = natural(&dirs[0], &[]);
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
@@ -114,4 +120,23 @@ fn a_lost_episode_is_named_and_a_rerun_of_its_shard_restores_it() {
         text(&o)
     );
     assert!(!dirs[0].join("natural.json").exists());
+}
+
+/// A new shard is refused a folder that holds files no shard writes (here a finished study), and
+/// leaves nothing there.
+#[test]
+fn a_shard_is_refused_a_folder_holding_a_finished_study() {
+    let tmp = tempfile::tempdir().unwrap();
+    let whole = tmp.path().join("whole");
+    let o = natural(&whole, &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = natural(&whole, &["--shard", "0/2"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        text(&o).contains("it holds natural.json and 1 more, which no shard of this study writes"),
+        "{}",
+        text(&o)
+    );
+    assert!(!whole.join("natural.partial").exists());
+    assert!(!whole.join("shard.json").exists());
 }

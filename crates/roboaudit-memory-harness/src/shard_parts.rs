@@ -97,12 +97,14 @@ impl PartSet {
 
     /// Claims `out` for `manifest`, writes `spec` once, then runs the units of `shard` (of
     /// `total`) not kept yet with `job(i)`, keeping each part as it finishes;
-    /// `on_unit(done, owned)` counts kept units too.
+    /// `on_unit(done, owned)` counts kept units too. A kept part that does not read as `P` (cut
+    /// short, damaged) is run again and replaced.
     ///
     /// # Errors
-    /// [`HarnessError::Shard`] when `out` holds another shard or configuration; `job`'s errors;
+    /// [`HarnessError::Shard`] when `out` holds another shard or configuration, or (for a new
+    /// shard) files no shard writes, such as a finished study; `job`'s errors;
     /// [`HarnessError::Partial`] when a file cannot be written.
-    pub(crate) fn run<S: Serialize, P: Serialize>(
+    pub(crate) fn run<S: Serialize, P: Serialize + DeserializeOwned>(
         &self,
         out: &Path,
         manifest: &ShardManifest,
@@ -112,10 +114,15 @@ impl PartSet {
         on_unit: &mut dyn FnMut(usize, usize),
     ) -> Result<ShardRun, HarnessError> {
         let shard: Shard = manifest.shard;
+        if ShardManifest::read(out)?.is_none() {
+            self.refuse_other_files(out)?;
+        }
+        std::fs::create_dir_all(out)
+            .map_err(|e| HarnessError::partial(out, "create the folder", e))?;
+        ShardManifest::claim(out, Some(manifest))?;
         let dir = out.join(self.dir);
         std::fs::create_dir_all(&dir)
             .map_err(|e| HarnessError::partial(&dir, "create the folder", e))?;
-        ShardManifest::claim(out, Some(manifest))?;
         let spec_path = dir.join(SPEC_FILE);
         if !spec_path.is_file() {
             let bytes = json_bytes(&spec_path, spec)?;
@@ -126,7 +133,7 @@ impl PartSet {
         let owned = shard.job_count(total);
         let (mut finished, mut resumed) = (0, 0);
         for i in shard.jobs(total) {
-            if done.binary_search(&i).is_ok() {
+            if done.binary_search(&i).is_ok() && self.readable::<P>(out, i) {
                 resumed += 1;
             } else {
                 let part = job(i)?;
@@ -139,6 +146,43 @@ impl PartSet {
             on_unit(finished, owned);
         }
         Ok(ShardRun { owned, resumed })
+    }
+
+    /// Whether unit `i`'s kept part in `out` reads as a `P`.
+    fn readable<P: DeserializeOwned>(&self, out: &Path, i: usize) -> bool {
+        std::fs::read(out.join(self.files().relative(i)))
+            .ok()
+            .is_some_and(|b| serde_json::from_slice::<P>(&b).is_ok())
+    }
+
+    /// Refuses a folder for a new shard that holds anything but this study's part folder (a
+    /// finished study, another command's output): the merge would not see it, and the shard's
+    /// files would sit beside results they do not belong to.
+    fn refuse_other_files(&self, out: &Path) -> Result<(), HarnessError> {
+        let Ok(entries) = std::fs::read_dir(out) else {
+            return Ok(());
+        };
+        let mut others: Vec<String> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|name| name != self.dir)
+            .collect();
+        others.sort();
+        match others.first() {
+            None => Ok(()),
+            Some(first) => Err(roboaudit_shard::ShardError::Conflict {
+                path: out.display().to_string(),
+                reason: format!(
+                    "it holds {first}{}, which no shard of this study writes; give each shard an empty folder of its own",
+                    if others.len() > 1 {
+                        format!(" and {} more", others.len() - 1)
+                    } else {
+                        String::new()
+                    }
+                ),
+            }
+            .into()),
+        }
     }
 
     /// Reads the description and every unit's part from a merged folder, in unit order.
