@@ -40,6 +40,46 @@ fn bad_rollout_options_are_usage_errors_and_create_nothing() {
 }
 
 #[test]
+fn a_rollout_into_a_file_or_of_no_episodes_is_a_usage_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("afile");
+    std::fs::write(&file, b"keep").unwrap();
+    let o = roboaudit(&[
+        "testbed",
+        "rollout",
+        "--task",
+        "stack",
+        "--episodes",
+        "1",
+        "--no-record",
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("is a file, not a folder"), "{}", text(&o));
+    assert_eq!(std::fs::read(&file).unwrap(), b"keep");
+    // No episodes is refused too, not recorded as an empty summary.
+    let out = tmp.path().join("none");
+    let o = roboaudit(&[
+        "testbed",
+        "rollout",
+        "--task",
+        "stack",
+        "--episodes",
+        "0",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("--episodes must be at least 1"),
+        "{}",
+        text(&o)
+    );
+    assert!(!out.exists());
+}
+
+#[test]
 fn an_out_file_named_for_another_format_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let (jpg, parquet) = (tmp.path().join("x.jpg"), tmp.path().join("s.parquet"));
