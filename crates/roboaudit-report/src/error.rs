@@ -10,7 +10,7 @@ pub enum ReportError {
     NotAFolder(PathBuf),
     /// A folder holds no audit output this crate knows.
     #[error(
-        "no audit output found (expected audit.json from `retrieval audit`, `memory audit` or `demo`, fqe.json, or a retrieval run folder), in {}",
+        "no audit output found (expected audit.json from `retrieval audit`, `memory audit` or `demo`, fqe.json, or a retrieval run folder; natural.json and interventions.json are read beside a memory audit's audit.json: write them with --out into that folder), in {}",
         .0.display()
     )]
     NoAudit(PathBuf),
