@@ -241,18 +241,6 @@ pub(crate) fn native_rollout_task(
     Ok(memory_task)
 }
 
-fn validate(cfg: &InterventionConfig) -> Result<MemoryTask, HarnessError> {
-    let task = native_rollout_task(cfg.task, cfg.episodes, cfg.obs_every, &cfg.layout_levels)?;
-    // The restoration query is query `fault_chunks`; with 0 the fault and its restoration
-    // would coincide with the first query, so nothing would ever be restored.
-    if cfg.fault_chunks == 0 {
-        return Err(HarnessError::InvalidConfig(
-            "fault_chunks must be ≥ 1 (the restoration happens at query fault_chunks)".into(),
-        ));
-    }
-    Ok(task)
-}
-
 /// Which intervention study a run is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -308,18 +296,21 @@ pub struct RecipientPart {
     pub continuations: Vec<Continuation>,
 }
 
-/// Checks `cfg` and returns the task, before any recipient runs. `kind` and `policy` are part of
-/// the contract so a study-specific check has one place to go; none refuses a policy today
-/// (restoration runs the conditions the policy's memory declares, [`restoration_conditions`]).
+/// Checks `cfg` and returns the task, before any recipient runs: a task with a memory decision,
+/// non-zero episodes and observation stride, layout levels in `0..=3`, `fault_chunks` ≥ 1 (the
+/// restoration happens at query `fault_chunks`; with 0 it would coincide with the fault). The
+/// restoration conditions follow the policy's memory ([`restoration_conditions`]).
 ///
 /// # Errors
 /// [`HarnessError::InvalidConfig`] or [`HarnessError::UnsupportedTask`].
-pub fn prepare(
-    _kind: StudyKind,
-    cfg: &InterventionConfig,
-    _policy: &dyn MemoryPolicy,
-) -> Result<MemoryTask, HarnessError> {
-    validate(cfg)
+pub fn prepare(cfg: &InterventionConfig) -> Result<MemoryTask, HarnessError> {
+    let task = native_rollout_task(cfg.task, cfg.episodes, cfg.obs_every, &cfg.layout_levels)?;
+    if cfg.fault_chunks == 0 {
+        return Err(HarnessError::InvalidConfig(
+            "fault_chunks must be ≥ 1 (the restoration happens at query fault_chunks)".into(),
+        ));
+    }
+    Ok(task)
 }
 
 /// The restoration conditions a policy's memory admits: `none`, `anchor` and `full` when it
@@ -418,7 +409,7 @@ fn study(
     cfg: &InterventionConfig,
     policy: &mut dyn MemoryPolicy,
 ) -> Result<InterventionStudy, HarnessError> {
-    let task = prepare(kind, cfg, policy)?;
+    let task = prepare(cfg)?;
     let parts = (0..cfg.episodes)
         .map(|i| run_recipient(kind, cfg, &task, i, policy))
         .collect::<Result<Vec<_>, _>>()?;

@@ -69,7 +69,7 @@ pub fn run_shard(
     shard: Shard,
     on_recipient: &mut dyn FnMut(usize, usize),
 ) -> Result<ShardRun, HarnessError> {
-    let task = prepare(kind, cfg, policy)?;
+    let task = prepare(cfg)?;
     let spec = StudySpec {
         study: kind,
         config: cfg.clone(),
