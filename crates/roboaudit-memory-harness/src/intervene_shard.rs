@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use roboaudit_shard::{Shard, ShardManifest};
+use roboaudit_shard::Shard;
 use serde::{Deserialize, Serialize};
 
 use crate::error::HarnessError;
@@ -21,7 +21,7 @@ use crate::policy::MemoryPolicy;
 use crate::shard_parts::PartSet;
 
 pub use crate::intervene_output::{REPORT_FILE, STUDY_FILE};
-pub use crate::shard_parts::ShardRun;
+pub use crate::shard_parts::{ShardRun, refuse_shard_folder};
 
 /// The collection's name in configuration hashes and shard manifests.
 pub const COLLECTION: &str = "memory-intervene";
@@ -40,15 +40,6 @@ struct StudySpec {
     study: StudyKind,
     config: InterventionConfig,
     policy: String,
-}
-
-/// Refuses an unsharded study's output folder that holds a shard of a sharded one (its result
-/// would land among the shard's parts).
-///
-/// # Errors
-/// [`HarnessError::Shard`] naming the shard the folder holds.
-pub fn refuse_shard_folder(out: &Path) -> Result<(), HarnessError> {
-    Ok(ShardManifest::claim(out, None)?)
 }
 
 /// Shard `shard` of the `kind` study of `cfg` with `policy`: runs the recipients it owns that

@@ -17,9 +17,8 @@ use crate::natural::{NaturalConfig, NaturalEpisode, assemble_study, prepare, run
 use crate::policy::MemoryPolicy;
 use crate::shard_parts::PartSet;
 
-pub use crate::intervene_shard::refuse_shard_folder;
 pub use crate::natural::{STUDY_FILE, SUMMARY_FILE};
-pub use crate::shard_parts::ShardRun;
+pub use crate::shard_parts::{ShardRun, refuse_shard_folder};
 
 /// The collection's name in configuration hashes and shard manifests.
 pub const COLLECTION: &str = "memory-natural";

@@ -34,6 +34,15 @@ pub struct ShardRun {
     pub resumed: usize,
 }
 
+/// Refuses an unsharded study's output folder that holds a shard of a sharded one (its result
+/// would land among the shard's parts).
+///
+/// # Errors
+/// [`HarnessError::Shard`] naming the shard the folder holds.
+pub fn refuse_shard_folder(out: &Path) -> Result<(), HarnessError> {
+    Ok(ShardManifest::claim(out, None)?)
+}
+
 fn json_bytes<T: Serialize>(path: &Path, value: &T) -> Result<Vec<u8>, HarnessError> {
     let mut bytes = serde_json::to_vec_pretty(value)
         .map_err(|e| HarnessError::partial(path, "serialize", e))?;
