@@ -141,7 +141,22 @@ pub fn run(args: &InterveneArgs) -> Result<()> {
     };
     let name = policy.name();
     if let Some(shard) = args.shard {
-        return run_shard(args, kind, &cfg, policy, &identity, shard);
+        return super::run_study_shard(
+            &args.out,
+            shard,
+            (cfg.episodes, "recipients", "recipients"),
+            |on_recipient| {
+                intervene_shard::run_shard(
+                    kind,
+                    &cfg,
+                    policy,
+                    &identity,
+                    &args.out,
+                    shard,
+                    on_recipient,
+                )
+            },
+        );
     }
     intervene_shard::refuse_shard_folder(&args.out).map_err(usage_or)?;
     let spinner = progress::spinner("running continuations");
@@ -169,40 +184,6 @@ pub fn run(args: &InterveneArgs) -> Result<()> {
     output::ensure_dir(&args.out)?;
     let (path, md_path) = write_study(&args.out, &study, &name).map_err(usage_or)?;
     outln!("wrote {} and {}", path.display(), md_path.display())?;
-    Ok(())
-}
-
-/// `memory intervene --shard I/N`: the shard's recipients into `--out`, nothing assembled.
-fn run_shard(
-    args: &InterveneArgs,
-    kind: StudyKind,
-    cfg: &InterventionConfig,
-    policy: &mut dyn MemoryPolicy,
-    identity: &serde_json::Value,
-    shard: roboaudit_shard::Shard,
-) -> Result<()> {
-    output::ensure_dir(&args.out)?;
-    let started = std::time::Instant::now();
-    let bar = progress::bar(shard.job_count(cfg.episodes) as u64, "recipients");
-    let run = intervene_shard::run_shard(
-        kind,
-        cfg,
-        policy,
-        identity,
-        &args.out,
-        shard,
-        &mut |d, _| bar.set_position(d as u64),
-    );
-    bar.finish_and_clear();
-    let run = run.map_err(usage_or)?;
-    crate::commands::shard::print_shard_done(
-        shard,
-        (run.owned, cfg.episodes, "recipients"),
-        &args.out,
-        run.resumed,
-        started,
-        None,
-    )?;
     Ok(())
 }
 

@@ -11,7 +11,9 @@ mod natural;
 
 use crate::exit::Usage;
 use anyhow::Result;
-use std::path::PathBuf;
+use roboaudit_memory_harness::HarnessError;
+use roboaudit_memory_harness::intervene_shard::ShardRun;
+use std::path::{Path, PathBuf};
 
 use calibrate::CalibrateArgs;
 use collect::CollectArgs;
@@ -111,4 +113,29 @@ pub fn run(cmd: MemoryCommand) -> Result<()> {
             control::run(&records, plan.as_deref(), &out)
         }
     }
+}
+
+/// One shard of a memory study (`memory intervene --shard`, `memory natural --shard`): `run`
+/// keeps the shard's `unit`s of `total` in `out` behind a progress bar labelled `bar_label`, then
+/// the shard's line is printed; nothing is assembled.
+fn run_study_shard(
+    out: &Path,
+    shard: roboaudit_shard::Shard,
+    (total, unit, bar_label): (usize, &str, &'static str),
+    run: impl FnOnce(&mut dyn FnMut(usize, usize)) -> Result<ShardRun, HarnessError>,
+) -> Result<()> {
+    let started = std::time::Instant::now();
+    let bar = crate::progress::bar(shard.job_count(total) as u64, bar_label);
+    let result = run(&mut |d, _| bar.set_position(d as u64));
+    bar.finish_and_clear();
+    let run = result.map_err(collect::usage_or)?;
+    crate::commands::shard::print_shard_done(
+        shard,
+        (run.owned, total, unit),
+        out,
+        run.resumed,
+        started,
+        None,
+    )?;
+    Ok(())
 }

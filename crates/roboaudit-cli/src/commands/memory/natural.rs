@@ -104,7 +104,14 @@ pub fn run(args: &NaturalArgs) -> Result<()> {
     };
     let started = Instant::now();
     if let Some(shard) = args.shard {
-        return run_shard(args, &cfg, policy, &identity, shard, started);
+        return super::run_study_shard(
+            &args.out,
+            shard,
+            (cfg.episodes, "episodes", "natural episodes"),
+            |on_episode| {
+                natural_shard::run_shard(&cfg, policy, &identity, &args.out, shard, on_episode)
+            },
+        );
     }
     natural_shard::refuse_shard_folder(&args.out).map_err(usage_or)?;
     let bar = progress::bar(cfg.episodes as u64, "natural episodes");
@@ -125,32 +132,5 @@ pub fn run(args: &NaturalArgs) -> Result<()> {
     output::ensure_dir(&args.out)?;
     let (path, md_path) = write_study(&args.out, &study).map_err(usage_or)?;
     outln!("wrote {} and {}", path.display(), md_path.display())?;
-    Ok(())
-}
-
-/// `memory natural --shard I/N`: the shard's episodes into `--out`, nothing assembled.
-fn run_shard(
-    args: &NaturalArgs,
-    cfg: &NaturalConfig,
-    policy: &mut dyn MemoryPolicy,
-    identity: &serde_json::Value,
-    shard: roboaudit_shard::Shard,
-    started: Instant,
-) -> Result<()> {
-    output::ensure_dir(&args.out)?;
-    let bar = progress::bar(shard.job_count(cfg.episodes) as u64, "natural episodes");
-    let run = natural_shard::run_shard(cfg, policy, identity, &args.out, shard, &mut |d, _| {
-        bar.set_position(d as u64);
-    });
-    bar.finish_and_clear();
-    let run = run.map_err(usage_or)?;
-    crate::commands::shard::print_shard_done(
-        shard,
-        (run.owned, cfg.episodes, "episodes"),
-        &args.out,
-        run.resumed,
-        started,
-        None,
-    )?;
     Ok(())
 }
