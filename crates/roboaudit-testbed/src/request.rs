@@ -153,19 +153,13 @@ impl RolloutRequest {
     /// nothing behind and say which option is wrong.
     ///
     /// # Errors
-    /// [`RequestError::Usage`] for no episodes, an `out` that is a file, another policy than
-    /// `expert`, an odd size with video, or expert settings out of [`ExpertParams::validate`]'s
-    /// bounds (a skill outside `[0, 1]`, a noise not finite and ≥ 0).
+    /// [`RequestError::Usage`] for no episodes, another policy than `expert`, an odd size with
+    /// video, or expert settings out of [`ExpertParams::validate`]'s bounds (a skill outside
+    /// `[0, 1]`, a noise not finite and ≥ 0).
     pub fn validate(&self) -> Result<(), RequestError> {
         let usage = |m: String| Err(RequestError::Usage(m));
         if self.episodes == 0 {
             return usage("--episodes must be at least 1".into());
-        }
-        if self.out.exists() && !self.out.is_dir() {
-            return usage(format!(
-                "--out {} is a file, not a folder: give a folder for the results (it is created if missing)",
-                self.out.display()
-            ));
         }
         if self.policy != "expert" {
             return usage(format!(

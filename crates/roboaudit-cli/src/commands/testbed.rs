@@ -205,6 +205,7 @@ pub fn run(cmd: TestbedCommand) -> Result<()> {
             video,
             out,
         } => {
+            crate::output::refuse_out_file(&out)?;
             let request = RolloutRequest {
                 task,
                 policy,
