@@ -287,7 +287,8 @@ fn a_server_dying_at_the_dataset_frames_keeps_its_rollouts_and_episodes() {
     let whole = tmp.path().join("whole");
     let server = serve_expert(None);
     let o = collect(&whole, &format!("wire={}", server.url()));
-    assert!(o.status.success(), "{}", text(&o));
+    // The status says whether a failure with nothing on stderr was a signal or an exit code.
+    assert!(o.status.success(), "{}: {}", o.status, text(&o));
 
     // 8 rollouts (4 tasks × 2) reset 8 times, then each of the 4 dataset episodes is played
     // once per sample (2) after a reset: dying from the 12th reset on leaves one episode done.
