@@ -122,6 +122,49 @@ fn a_lost_episode_is_named_and_a_rerun_of_its_shard_restores_it() {
     assert!(!dirs[0].join("natural.json").exists());
 }
 
+/// A part that is complete JSON but not an episode's part (another unit's, or another type) is
+/// refused by `status` and `merge` alike, naming the file in its shard folder, not a copy in the
+/// merge's temporary folder.
+#[test]
+fn a_part_of_another_type_or_episode_is_refused_in_its_shard_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs = shards(tmp.path(), "s", 2);
+    let part = dirs[1].join("natural.partial/episode-000003.json");
+    let kept = std::fs::read(&part).unwrap();
+    let other = std::fs::read(dirs[1].join("natural.partial/episode-000001.json")).unwrap();
+    for (bytes, why) in [
+        (
+            b"{\"rows\": []}".to_vec(),
+            "is not an episode's part (missing field",
+        ),
+        (other, "holds episode 1, not 3"),
+    ] {
+        std::fs::write(&part, &bytes).unwrap();
+        let mut args = vec!["status".to_owned()];
+        args.extend(dirs.iter().map(|d| d.to_str().unwrap().to_owned()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = roboaudit(&args);
+        assert!(o.status.success(), "{}", text(&o));
+        let expected = format!("{} {why}", dirs[1].display());
+        assert!(text(&o).contains("not mergeable"), "{}", text(&o));
+        assert!(text(&o).contains(&expected), "{}", text(&o));
+        let out = tmp.path().join("refused");
+        let o = merge(&dirs, &out);
+        assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+        assert!(text(&o).contains(&expected), "{}", text(&o));
+        assert!(
+            text(&o).contains("delete it and rerun --shard 1/2"),
+            "{}",
+            text(&o)
+        );
+        assert!(!text(&o).contains(".tmp-merge-"), "{}", text(&o));
+        assert!(!out.exists());
+    }
+    std::fs::write(&part, &kept).unwrap();
+    let o = merge(&dirs, &tmp.path().join("merged"));
+    assert!(o.status.success(), "{}", text(&o));
+}
+
 /// A new shard is refused a folder that holds files no shard writes (here a finished study), and
 /// leaves nothing there.
 #[test]

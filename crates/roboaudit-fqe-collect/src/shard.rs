@@ -140,6 +140,20 @@ pub fn collect_shard(
     })
 }
 
+/// Why the file at `path` is not a rollout block, or `None` when it reads as one: the
+/// [`roboaudit_shard::PartCheck`] that `roboaudit status` and `roboaudit merge` apply in each
+/// shard folder, so a block [`finish_merged`] could not read is refused before the merge, naming
+/// the shard's own file (its length is checked against the configuration when merged).
+#[must_use]
+pub fn part_problem(_job: usize, path: &Path) -> Option<String> {
+    match std::fs::read(path) {
+        Err(e) => Some(format!("cannot be read ({e})")),
+        Ok(bytes) => serde_json::from_slice::<Vec<RolloutOutcome>>(&bytes)
+            .err()
+            .map(|e| format!("is not a rollout block ({e})")),
+    }
+}
+
 /// The merge's finishing step for `fqe collect` shards (`roboaudit merge`, through
 /// [`roboaudit_shard::merge_with`]): joins the merged rollout blocks in `merged` into the
 /// built-in outcomes, then completes the folder with [`collect_with`] as a run resumed after its

@@ -84,6 +84,15 @@ pub fn run_shard(
     )
 }
 
+/// Why the file at `path` is not recipient `job`'s part, or `None` when it is: the
+/// [`roboaudit_shard::PartCheck`] that `roboaudit status` and `roboaudit merge` apply in each
+/// shard folder, so a part [`finish_merged`] could not read is refused before the merge, naming
+/// the shard's own file.
+#[must_use]
+pub fn part_problem(job: usize, path: &Path) -> Option<String> {
+    PARTS.problem(job, path, |p: &RecipientPart| p.index)
+}
+
 /// The merge's finishing step for an intervention study (`roboaudit merge`, through
 /// [`roboaudit_shard::merge_with`]): assembles the recipient parts merged into `merged` into
 /// [`STUDY_FILE`] and [`REPORT_FILE`], the bytes an unsharded `memory intervene` writes, and

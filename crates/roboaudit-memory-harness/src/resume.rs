@@ -130,21 +130,12 @@ fn load(out: &Path, index: usize) -> Result<PairPart, HarnessError> {
     let meta_path = out.join(pair_files().relative(index));
     let bytes =
         std::fs::read(&meta_path).map_err(|e| HarnessError::partial(&meta_path, "read", e))?;
-    let meta: PartMeta = serde_json::from_slice(&bytes).map_err(|e| {
+    let meta = judge_meta(index, &bytes).map_err(|why| {
         HarnessError::foreign(
             &meta_path,
-            format!("it is not a finished pair ({e}); delete it to collect the pair again"),
+            format!("it {why}; delete it to collect the pair again"),
         )
     })?;
-    if meta.index != index {
-        return Err(HarnessError::foreign(
-            &meta_path,
-            format!(
-                "it holds pair {}, not pair {index}; delete it to collect the pair again",
-                meta.index
-            ),
-        ));
-    }
     let records_path = out.join(records_file(index));
     let records = roboaudit_data::read_memory_records(&records_path)?;
     Ok(PairPart {
@@ -154,6 +145,37 @@ fn load(out: &Path, index: usize) -> Result<PairPart, HarnessError> {
         max_hidden_delta: meta.max_hidden_delta_bits.map(f64::from_bits),
         world_physics_mismatches: meta.world_physics_mismatches,
     })
+}
+
+/// Pair `index`'s description from its file's bytes, or why they are not it (a phrase after
+/// "it").
+fn judge_meta(index: usize, bytes: &[u8]) -> Result<PartMeta, String> {
+    let meta: PartMeta =
+        serde_json::from_slice(bytes).map_err(|e| format!("is not a finished pair ({e})"))?;
+    if meta.index == index {
+        Ok(meta)
+    } else {
+        Err(format!("holds pair {}, not pair {index}", meta.index))
+    }
+}
+
+/// Why the pair description at `path` (with its records beside it) is not pair `job`'s, or
+/// `None` when both read: the [`roboaudit_shard::PartCheck`] that `roboaudit status` and
+/// `roboaudit merge` apply in each shard folder of a memory collection, so a pair
+/// [`finish_merged`] could not read is refused before the merge, naming the shard's own file.
+#[must_use]
+pub fn part_problem(job: usize, path: &Path) -> Option<String> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) => return Some(format!("cannot be read ({e})")),
+    };
+    if let Err(why) = judge_meta(job, &bytes) {
+        return Some(why);
+    }
+    let records = path.with_extension("parquet");
+    roboaudit_data::read_memory_records(&records)
+        .err()
+        .map(|e| format!("has records that do not read ({e})"))
 }
 
 fn keep(out: &Path, part: &PairPart) -> Result<(), HarnessError> {

@@ -229,29 +229,44 @@ impl PartSet {
         let mut parts = Vec::with_capacity(total);
         for i in 0..total {
             let path = merged.join(self.files().relative(i));
-            let part: P = serde_json::from_slice(&read(&path)?).map_err(|e| {
-                HarnessError::foreign(
-                    &path,
-                    format!(
-                        "it is not {} {}'s part ({e}); delete it and rerun its shard",
-                        article(self.unit),
-                        self.unit
-                    ),
-                )
+            let part = self.judge(i, &read(&path)?, &index).map_err(|why| {
+                HarnessError::foreign(&path, format!("it {why}; delete it and rerun its shard"))
             })?;
-            let got = index(&part);
-            if got != i {
-                return Err(HarnessError::foreign(
-                    &path,
-                    format!(
-                        "it holds {} {got}, not {i}; delete it and rerun its shard",
-                        self.unit
-                    ),
-                ));
-            }
             parts.push(part);
         }
         Ok((spec, parts))
+    }
+
+    /// Unit `i`'s part from its file's bytes, or why they are not it (a phrase after "it": `is
+    /// not a recipient's part (…)`, `holds recipient 3, not 5`).
+    fn judge<P: DeserializeOwned>(
+        &self,
+        i: usize,
+        bytes: &[u8],
+        index: impl Fn(&P) -> usize,
+    ) -> Result<P, String> {
+        let part: P = serde_json::from_slice(bytes)
+            .map_err(|e| format!("is not {} {}'s part ({e})", article(self.unit), self.unit))?;
+        let got = index(&part);
+        if got == i {
+            Ok(part)
+        } else {
+            Err(format!("holds {} {got}, not {i}", self.unit))
+        }
+    }
+
+    /// The [`roboaudit_shard::PartCheck`] of this part set: why the file at `path` is not unit
+    /// `job`'s part `P` (see [`Self::read`]), judged in the shard's own folder before a merge.
+    pub(crate) fn problem<P: DeserializeOwned>(
+        &self,
+        job: usize,
+        path: &Path,
+        index: impl Fn(&P) -> usize,
+    ) -> Option<String> {
+        match std::fs::read(path) {
+            Err(e) => Some(format!("cannot be read ({e})")),
+            Ok(bytes) => self.judge(job, &bytes, index).err(),
+        }
     }
 
     /// Removes the part folder of a merged folder once its result is written.

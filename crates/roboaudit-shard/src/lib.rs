@@ -15,7 +15,9 @@
 //! - [`merge`]: checks that every folder comes from the same configuration, that every shard and
 //!   every job is present exactly once, that the shared files agree byte for byte, then writes the
 //!   merged run folder atomically. [`merge_with`] lets the collection finish the merged folder
-//!   (assemble its records from the merged job files) before it is renamed into place.
+//!   (assemble its records from the merged job files) before it is renamed into place;
+//!   [`merge_checked`] and [`check_parts`] also let it judge each job file ([`PartCheck`]) in its
+//!   shard folder first.
 //!
 //! ```no_run
 //! use roboaudit_shard::{merge, status};
@@ -37,6 +39,7 @@ pub use atomic::{Step, stage, write_atomic};
 pub use error::{Result, ShardError};
 pub use manifest::{JobFiles, MAX_JOBS, SHARD_FILE, SHARD_SCHEMA, ShardManifest, config_hash};
 pub use merge::{
-    Check, Finish, FinishError, MergeOutcome, ShardStatus, check, merge, merge_with, status,
+    Check, Finish, FinishError, MergeOutcome, PartCheck, ShardStatus, check, check_parts, merge,
+    merge_checked, merge_with, status,
 };
 pub use spec::Shard;

@@ -145,14 +145,31 @@ impl Problems {
     }
 }
 
-/// The checks of [`merge`] without writing anything: one configuration hash and shard count,
-/// every shard `0..N` that owns a job given once (shards that own none may be left out), every job file present in exactly the shard that owns it and
-/// intact, the shared files identical across shards. `roboaudit status` reports these, so a set
-/// of folders it calls mergeable is one `merge` accepts.
+/// A collection's judgement of one of its job files, `part(manifest, job, path)`: `path` is the
+/// marker file of job `job` of the collection `manifest` describes (e.g. one recipient's JSON part) in a shard's own folder, already known to be
+/// complete JSON or Parquet; the answer is `None` when it reads as that job's part of the
+/// collection, else why not (e.g. `is not a recipient part of an intervention study: missing
+/// field `index``). Judged before anything is merged, so the refusal names the shard's file, the
+/// one a user can delete, not a copy in the temporary merge folder.
+pub type PartCheck<'a> = dyn Fn(&ShardManifest, usize, &Path) -> Option<String> + 'a;
+
+/// [`check_parts`] for a collection whose job files need no judgement beyond being intact.
+///
+/// # Errors
+/// As [`check_parts`].
+pub fn check(dirs: &[PathBuf]) -> Result<Check> {
+    check_parts(dirs, &|_, _, _| None)
+}
+
+/// The checks of [`merge_checked`] without writing anything: one configuration hash and shard
+/// count, every shard `0..N` that owns a job given once (shards that own none may be left out),
+/// every job file present in exactly the shard that owns it, intact and accepted by `part`, the
+/// shared files identical across shards. `roboaudit status` reports these with the same `part`
+/// as `roboaudit merge`, so a set of folders it calls mergeable is one the merge accepts.
 ///
 /// # Errors
 /// [`ShardError::NotAShard`] for a folder that is not a shard folder; I/O errors.
-pub fn check(dirs: &[PathBuf]) -> Result<Check> {
+pub fn check_parts(dirs: &[PathBuf], part: &PartCheck<'_>) -> Result<Check> {
     let shards = status(dirs)?;
     let mut problems = Problems::default();
     let Some(first) = shards.first() else {
@@ -169,7 +186,7 @@ pub fn check(dirs: &[PathBuf]) -> Result<Check> {
         check_shards_and_jobs(&shards, &reference, &mut problems);
     }
     if problems.is_empty() {
-        check_intact(&shards, &reference, &mut problems)?;
+        check_intact(&shards, &reference, part, &mut problems)?;
     }
     if problems.is_empty() {
         check_shared(&shards, &reference, &mut problems)?;
@@ -211,7 +228,21 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeOutcome> {
 /// folder; [`ShardError::OutputInsideShard`] when `out` lies inside a shard folder;
 /// [`ShardError::Finish`] when `finish` fails; [`ShardError::NotAShard`]; I/O errors.
 pub fn merge_with(dirs: &[PathBuf], out: &Path, finish: &Finish<'_>) -> Result<MergeOutcome> {
-    let checked = check(dirs)?;
+    merge_checked(dirs, out, &|_, _, _| None, finish)
+}
+
+/// [`merge_with`] whose checks also judge every job file with the collection's `part`
+/// ([`PartCheck`]), so a file the finishing step could not read is refused in its shard folder.
+///
+/// # Errors
+/// As [`merge_with`]; a job file `part` rejects is listed in [`ShardError::Inconsistent`].
+pub fn merge_checked(
+    dirs: &[PathBuf],
+    out: &Path,
+    part: &PartCheck<'_>,
+    finish: &Finish<'_>,
+) -> Result<MergeOutcome> {
+    let checked = check_parts(dirs, part)?;
     if !checked.mergeable() {
         return Err(ShardError::Inconsistent(checked.refusal()));
     }
@@ -309,6 +340,7 @@ fn damage(path: &Path) -> Result<Option<&'static str>> {
 fn check_intact(
     shards: &[ShardStatus],
     reference: &ShardManifest,
+    part: &PartCheck<'_>,
     problems: &mut Problems,
 ) -> Result<()> {
     for s in shards {
@@ -317,9 +349,12 @@ fn check_intact(
             for file in reference.job_files.all_relative(j) {
                 let path = s.dir.join(&file);
                 let why = if path.is_file() {
-                    damage(&path)?
+                    match damage(&path)? {
+                        None if file == marker => part(reference, j, &path),
+                        why => why.map(str::to_owned),
+                    }
                 } else {
-                    Some("is missing")
+                    Some("is missing".to_owned())
                 };
                 if let Some(why) = why {
                     let delete = if file == marker {

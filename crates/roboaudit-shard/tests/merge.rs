@@ -3,8 +3,8 @@
 //! need a collector.
 
 use roboaudit_shard::{
-    JobFiles, SHARD_FILE, SHARD_SCHEMA, Shard, ShardError, ShardManifest, check, config_hash,
-    merge, merge_with, status,
+    JobFiles, SHARD_FILE, SHARD_SCHEMA, Shard, ShardError, ShardManifest, check, check_parts,
+    config_hash, merge, merge_checked, merge_with, status,
 };
 use std::path::{Path, PathBuf};
 
@@ -415,6 +415,56 @@ fn a_json_job_file_cut_short_is_named_in_its_shard() {
         )),
         "{:?}",
         c.problems
+    );
+}
+
+/// The collection's part check sees each job's file in its shard folder with the job's index and
+/// the manifest: what it rejects is named there by `check_parts` and `merge_checked`, which then
+/// write nothing; the plain `check` does not judge parts.
+#[test]
+fn a_part_the_collection_rejects_is_named_in_its_shard_and_nothing_is_written() {
+    let root = tempfile::tempdir().unwrap();
+    let dirs: Vec<PathBuf> = (0..2)
+        .map(|i| {
+            shard_dir(
+                root.path(),
+                &format!("s{i}"),
+                Shard::new(i, 2).unwrap(),
+                0,
+                JOBS,
+            )
+        })
+        .collect();
+    std::fs::write(dirs[1].join("parts/part-0005.txt"), "job 7").unwrap();
+    let seen = std::cell::RefCell::new(Vec::new());
+    let part = |m: &ShardManifest, j: usize, path: &Path| {
+        assert_eq!(m.collection, "test");
+        seen.borrow_mut().push(j);
+        let text = std::fs::read_to_string(path).unwrap();
+        (text != format!("job {j}")).then(|| format!("holds \"{text}\", not job {j}"))
+    };
+    assert!(check(&dirs).unwrap().mergeable());
+    let c = check_parts(&dirs, &part).unwrap();
+    let mut jobs = seen.borrow().clone();
+    jobs.sort_unstable();
+    assert_eq!(jobs, (0..JOBS).collect::<Vec<_>>());
+    assert_eq!(
+        c.problems,
+        [format!(
+            "parts/part-0005.txt in {} holds \"job 7\", not job 5: delete it and rerun --shard 1/2 (it resumes and collects that job again)",
+            dirs[1].display()
+        )]
+    );
+    let out = root.path().join("merged");
+    let e = merge_checked(&dirs, &out, &part, &|_, _| Ok(())).unwrap_err();
+    assert!(matches!(e, ShardError::Inconsistent(_)), "{e}");
+    assert!(e.to_string().contains("holds \"job 7\", not job 5"), "{e}");
+    assert!(!out.exists());
+    std::fs::write(dirs[1].join("parts/part-0005.txt"), "job 5").unwrap();
+    merge_checked(&dirs, &out, &part, &|_, _| Ok(())).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(out.join("parts/part-0005.txt")).unwrap(),
+        "job 5"
     );
 }
 

@@ -27,18 +27,18 @@ pub struct StatusArgs {
     shards: Vec<PathBuf>,
 }
 
-/// Merges shard folders after checking that they form one complete collection; the
-/// collection's library finishes the merged folder (see [`finish`]).
+/// Merges shard folders after checking that they form one complete collection whose job files
+/// its library reads; the collection's library finishes the merged folder (see [`finisher`]).
 pub fn merge(args: &MergeArgs) -> Result<()> {
     crate::output::refuse_out_file(&args.out)?;
-    let outcome =
-        roboaudit_shard::merge_with(&args.shards, &args.out, &finish).map_err(exit_error)?;
+    let outcome = roboaudit_shard::merge_checked(&args.shards, &args.out, &part, &finish)
+        .map_err(exit_error)?;
     print_status(&outcome.shards)?;
     if let Some(file) = outcome
         .shards
         .first()
         .and_then(|s| finisher(&s.manifest.collection))
-        .map(|(_, file)| file)
+        .map(|f| f.file)
     {
         outln!("assembled {}", args.out.join(file).display())?;
     }
@@ -52,41 +52,60 @@ pub fn merge(args: &MergeArgs) -> Result<()> {
     Ok(())
 }
 
-/// A collection kind's finishing step on the merged folder.
-type Step = fn(&Path) -> Result<(), FinishError>;
+/// How the library that writes a collection finishes its merge.
+struct Finisher {
+    /// Why a job file in a shard folder is not one of its parts ([`roboaudit_shard::PartCheck`]).
+    part: fn(usize, &Path) -> Option<String>,
+    /// Assembles the merged folder.
+    finish: fn(&Path) -> Result<(), FinishError>,
+    /// The result file it assembles (for the report line).
+    file: &'static str,
+}
 
-/// For each collection kind whose merged job files are not yet its run folder: the step of the
-/// library that writes the collection, which assembles it, and the result file it assembles
-/// (for the report line).
-fn finisher(collection: &str) -> Option<(Step, &'static str)> {
+/// For each collection kind whose merged job files are not yet its run folder: the library's
+/// part check and finishing step.
+fn finisher(collection: &str) -> Option<Finisher> {
     use roboaudit_fqe_collect::shard as fqe_shard;
     use roboaudit_memory_harness::{intervene_shard, natural_shard, output, resume};
     match collection {
-        resume::COLLECTION => Some((|dir| Ok(resume::finish_merged(dir)?), output::RECORDS_FILE)),
-        intervene_shard::COLLECTION => Some((
-            |dir| Ok(intervene_shard::finish_merged(dir)?),
-            intervene_shard::STUDY_FILE,
-        )),
-        natural_shard::COLLECTION => Some((
-            |dir| Ok(natural_shard::finish_merged(dir)?),
-            natural_shard::STUDY_FILE,
-        )),
-        fqe_shard::COLLECTION => Some((
-            |dir| Ok(fqe_shard::finish_merged(dir)?),
-            "ground_truth.json",
-        )),
+        resume::COLLECTION => Some(Finisher {
+            part: resume::part_problem,
+            finish: |dir| Ok(resume::finish_merged(dir)?),
+            file: output::RECORDS_FILE,
+        }),
+        intervene_shard::COLLECTION => Some(Finisher {
+            part: intervene_shard::part_problem,
+            finish: |dir| Ok(intervene_shard::finish_merged(dir)?),
+            file: intervene_shard::STUDY_FILE,
+        }),
+        natural_shard::COLLECTION => Some(Finisher {
+            part: natural_shard::part_problem,
+            finish: |dir| Ok(natural_shard::finish_merged(dir)?),
+            file: natural_shard::STUDY_FILE,
+        }),
+        fqe_shard::COLLECTION => Some(Finisher {
+            part: fqe_shard::part_problem,
+            finish: |dir| Ok(fqe_shard::finish_merged(dir)?),
+            file: "ground_truth.json",
+        }),
         _ => None,
     }
 }
 
+/// The part check of the collection `m` describes; job files of a collection without one need
+/// only be intact.
+fn part(m: &roboaudit_shard::ShardManifest, job: usize, path: &Path) -> Option<String> {
+    finisher(&m.collection).and_then(|f| (f.part)(job, path))
+}
+
 fn finish(m: &roboaudit_shard::ShardManifest, dir: &Path) -> Result<(), FinishError> {
-    finisher(&m.collection).map_or(Ok(()), |(step, _)| step(dir))
+    finisher(&m.collection).map_or(Ok(()), |f| (f.finish)(dir))
 }
 
 /// Prints jobs done per shard folder, then whether `roboaudit merge` would accept the folders
 /// together and, if not, its refusal; exit code 0 either way.
 pub fn status(args: &StatusArgs) -> Result<()> {
-    let check = roboaudit_shard::check(&args.shards).map_err(exit_error)?;
+    let check = roboaudit_shard::check_parts(&args.shards, &part).map_err(exit_error)?;
     let statuses = &check.shards;
     print_status(statuses)?;
     let done: usize = statuses.iter().map(|s| s.done_units).sum();
