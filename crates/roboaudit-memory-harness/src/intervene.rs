@@ -394,6 +394,7 @@ pub fn assemble_study(
         .filter(|n| out.is_empty() || out.iter().any(|c| c.condition == *n))
         .collect();
     Ok(InterventionStudy {
+        schema: roboaudit_memory::interventions::INTERVENTIONS_SCHEMA.into(),
         study: kind.name().into(),
         config: cfg.clone(),
         skipped,

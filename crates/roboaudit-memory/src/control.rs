@@ -14,12 +14,17 @@ use crate::{
     Choice, Equivalence, MemoryError, Plan, SubsetSummary, analyze, branch_choice, equivalence_test,
 };
 
+/// Schema tag of `control.json` ([`RouteControl`]).
+pub const CONTROL_SCHEMA: &str = "roboaudit.memory.control.v1";
+
 /// Margin used when the plan registers none under `nuisance` / `interaction`.
 pub const DEFAULT_MARGIN: f64 = 0.1;
 
 /// Result of the control.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RouteControl {
+    /// Always [`CONTROL_SCHEMA`].
+    pub schema: String,
     /// The two routes, in name order.
     pub routes: [String; 2],
     /// Semantic effect per route (F, CI, positive rule), from the audit's route breakdown.
@@ -136,6 +141,7 @@ pub fn route_control(records: &[MemoryRecord], plan: &Plan) -> Result<RouteContr
             .iter()
             .all(|s| s.positive_rule.passed == Some(true));
     Ok(RouteControl {
+        schema: CONTROL_SCHEMA.into(),
         passed: semantic_passed && nuisance.equivalent && interaction.equivalent,
         routes: [r1, r2],
         semantic,

@@ -6,6 +6,9 @@
 use roboaudit_types::task::TaskKind;
 use serde::{Deserialize, Serialize};
 
+/// Schema tag of `interventions.json` ([`InterventionStudy`]).
+pub const INTERVENTIONS_SCHEMA: &str = "roboaudit.memory.interventions.v1";
+
 /// History replacement conditions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -160,6 +163,8 @@ pub struct ConditionSummary {
 /// Result of a study.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InterventionStudy {
+    /// Always [`INTERVENTIONS_SCHEMA`].
+    pub schema: String,
     /// `replacement` or `restoration`.
     pub study: String,
     /// The configuration.

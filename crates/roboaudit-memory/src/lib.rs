@@ -46,7 +46,7 @@ mod render;
 mod report;
 
 pub use audit::analyze;
-pub use control::{DEFAULT_MARGIN, RouteControl, route_control};
+pub use control::{CONTROL_SCHEMA, DEFAULT_MARGIN, RouteControl, route_control};
 pub use equivalence::{Equivalence, equivalence_test};
 pub use error::MemoryError;
 pub use guard::{AUDIT_FILE, check_output_plan, check_records_plan};

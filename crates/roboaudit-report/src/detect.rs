@@ -6,7 +6,9 @@ use crate::model::{
 use crate::transfer::{self, Loaded};
 use crate::{ReportError, plots};
 use roboaudit_fqe::FqeReport;
-use roboaudit_memory::MemoryAudit;
+use roboaudit_memory::interventions::INTERVENTIONS_SCHEMA;
+use roboaudit_memory::natural::NATURAL_SCHEMA;
+use roboaudit_memory::{CONTROL_SCHEMA, MemoryAudit};
 use roboaudit_retrieval::AuditReport;
 use serde::Deserialize;
 use std::collections::BTreeSet;
@@ -246,9 +248,9 @@ fn read_audit_json(
                 id: unique_id("memory", &name, ids),
                 name,
                 audit_file: path.to_path_buf(),
-                control: optional(&dir.join("control.json"))?,
-                interventions: optional(&dir.join("interventions.json"))?,
-                natural: optional(&dir.join("natural.json"))?,
+                control: optional(&dir.join("control.json"), CONTROL_SCHEMA)?,
+                interventions: optional(&dir.join("interventions.json"), INTERVENTIONS_SCHEMA)?,
+                natural: optional(&dir.join("natural.json"), NATURAL_SCHEMA)?,
                 audit,
             });
             Ok(Read::Kind(SourceKind::MemoryAudit))
@@ -256,14 +258,32 @@ fn read_audit_json(
     }
 }
 
-/// The side file at `path` as a `T`, or `None` when nothing is there. Anything else at `path`
-/// (a folder, an unreadable file) is an error naming it, not an absent side file: the report
-/// would otherwise silently leave out the control, interventions or natural study its user put
-/// there.
-fn optional<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, ReportError> {
+/// The side file at `path` as a `T`, whose `schema` tag must be `schema`, or `None` when nothing
+/// is there. Anything else at `path` (a folder, an unreadable file, a file without the tag or
+/// with another) is an error naming it, not an absent side file: the report would otherwise
+/// silently leave out the control, interventions or natural study its user put there.
+fn optional<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    schema: &str,
+) -> Result<Option<T>, ReportError> {
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        _ => parse(path, &read_text(path)?).map(Some),
+        _ => {
+            let text = read_text(path)?;
+            let expected = || format!("\"{schema}\"");
+            match parse::<Tagged>(path, &text)?.schema {
+                Some(found) if found == schema => parse(path, &text).map(Some),
+                Some(found) => Err(ReportError::Schema {
+                    path: path.to_path_buf(),
+                    found,
+                    expected: expected(),
+                }),
+                None => Err(ReportError::NoSchema {
+                    path: path.to_path_buf(),
+                    expected: expected(),
+                }),
+            }
+        }
     }
 }
 

@@ -368,6 +368,36 @@ fn a_side_file_that_is_a_folder_is_named() {
     }
 }
 
+/// A memory audit's side file is read only under its own schema tag: another tag, or none (a
+/// file of another program, or of a roboaudit before the tag), is an error naming the file.
+#[test]
+fn a_side_file_of_another_schema_is_named() {
+    for (side, tag) in [
+        ("control.json", "roboaudit.memory.control.v1"),
+        ("interventions.json", "roboaudit.memory.interventions.v1"),
+        ("natural.json", "roboaudit.memory.natural.v1"),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("memory");
+        common::memory_fixture(&dir);
+        std::fs::write(dir.join(side), "{\"schema\": \"roboaudit.memory.v1\"}").unwrap();
+        let e = error_of(std::slice::from_ref(&dir));
+        assert!(
+            matches!(e, ReportError::Schema { ref path, ref found, ref expected }
+                if *path == dir.join(side) && found == "roboaudit.memory.v1"
+                    && *expected == format!("\"{tag}\"")),
+            "{side}: {e}"
+        );
+        std::fs::write(dir.join(side), "{\"study\": \"replacement\"}").unwrap();
+        let e = error_of(std::slice::from_ref(&dir));
+        assert!(
+            matches!(e, ReportError::NoSchema { ref path, .. } if *path == dir.join(side)),
+            "{side}: {e}"
+        );
+        assert!(e.is_invalid_input(), "{side}: {e}");
+    }
+}
+
 #[test]
 fn damaged_run_folders_name_row_column_or_cell() {
     let tmp = tempfile::tempdir().unwrap();
