@@ -360,15 +360,31 @@ fn unusable_inputs_exit_3_naming_file_and_row() {
 }
 
 #[test]
-fn components_beyond_the_episodes_are_capped_up_front_with_a_warning() {
+fn components_beyond_the_episodes_are_capped_with_a_warning_once_the_detector_is_trained() {
     let f = fixture();
     let (dataset, out) = (f.dataset(), f.path("labels.csv"));
+    // A labels file that does not read: its error alone, no warning about a cap never applied.
+    let malformed = f.write("bad.csv", "episode_index,success\n0,1\n1,maybe\n");
+    let o = roboaudit(&[
+        "data",
+        "detect",
+        &dataset,
+        "--labels",
+        &malformed,
+        "--out",
+        &out,
+        "--components",
+        "1024",
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(text(&o).contains("bad.csv"), "{}", text(&o));
+    assert!(!text(&o).contains("capped"), "{}", text(&o));
     let mut args = detect_args(&f, &dataset, &out);
     args.extend(["--components", "1024"]);
     let o = roboaudit(&args);
     assert!(o.status.success(), "{}", text(&o));
     let stderr = String::from_utf8_lossy(&o.stderr);
-    // 80 terminal frames span at most 79 directions; the warning comes before the encoding.
+    // 80 terminal frames span at most 79 directions.
     assert!(
         stderr.contains("warning: --components 1024 capped at 79"),
         "{stderr}"

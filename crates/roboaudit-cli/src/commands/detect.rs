@@ -194,7 +194,10 @@ struct Progress(OnceLock<indicatif::ProgressBar>);
 
 impl DetectObserver for Progress {
     fn note(&self, line: &str) {
-        eprintln!("{line}");
+        match self.0.get() {
+            Some(bar) => bar.suspend(|| eprintln!("{line}")),
+            None => eprintln!("{line}"),
+        }
     }
 
     fn encoding(&self, done: usize, total: usize) {

@@ -211,9 +211,9 @@ pub fn detect_request(
     for note in auto_skipped_videos(&req.features, &ds, &features) {
         obs.note(&note);
     }
-    if let Some(w) = component_cap_warning(req.components, &ds, &features) {
-        obs.note(&w);
-    }
+    // Noted once the detector is trained: a run that fails on its labels should say why, not
+    // first warn about a cap that never applied.
+    let cap_warning = component_cap_warning(req.components, &ds, &features);
     let config = DetectorConfig {
         features,
         encoder: Encoder::raw32(),
@@ -226,6 +226,9 @@ pub fn detect_request(
     let detection = detect_with_progress(&ds, &req.labels, &config, &mut |done, total| {
         obs.encoding(done, total);
     })?;
+    if let Some(w) = cap_warning {
+        obs.note(&w);
+    }
     let report_path = req.report_path();
     let json = report_json(&detection.report)?;
     write_all_atomic(&[
