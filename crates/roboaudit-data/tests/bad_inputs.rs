@@ -434,6 +434,21 @@ fn file_level_errors() {
         Some("seed"),
         "more than once",
     );
+    // Two columns without a name are stray delimiters, said as such; one (pandas' index) is read.
+    let path = write_text(d, "unnamed.csv", "experience_id,,scene_id,seed,success,\n");
+    assert_names(
+        &read_executions(&path).unwrap_err(),
+        &path,
+        None,
+        None,
+        "columns 2 and 6 of the header have no name (stray delimiters?)",
+    );
+    let path = write_text(
+        d,
+        "index.csv",
+        ",experience_id,scene_id,seed,success\n0,e0,s0,0,1\n",
+    );
+    assert_eq!(read_executions(&path).unwrap().len(), 1);
 
     for (name, text) in [("empty.csv", EXEC_HEADER), ("empty.jsonl", "\n\n")] {
         let path = write_text(d, name, text);

@@ -68,17 +68,24 @@ fn check_required<'n>(
     Ok(())
 }
 
-/// Fails when a header names the same column twice (lookups by name would be ambiguous).
+/// Fails when a header names the same column twice (lookups by name would be ambiguous). One
+/// column without a name is accepted (pandas' `to_csv` writes its index so), two are named as
+/// such: the columns are stray delimiters, not one name twice.
 fn check_unique<'n>(path: &Path, names: impl Iterator<Item = &'n str>) -> Result<(), DataError> {
-    let mut seen = std::collections::HashSet::new();
-    for name in names {
-        if !seen.insert(name) {
-            return Err(DataError::invalid(
-                path,
-                None,
-                Some(name),
-                "column appears more than once in the header",
-            ));
+    let mut seen = std::collections::HashMap::new();
+    for (index, name) in names.enumerate() {
+        if let Some(first) = seen.insert(name, index) {
+            let message = if name.trim().is_empty() {
+                format!(
+                    "columns {} and {} of the header have no name (stray delimiters?)",
+                    first + 1,
+                    index + 1
+                )
+            } else {
+                "column appears more than once in the header".to_owned()
+            };
+            let column = (!name.trim().is_empty()).then_some(name);
+            return Err(DataError::invalid(path, None, column, message));
         }
     }
     Ok(())
