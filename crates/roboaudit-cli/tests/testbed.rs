@@ -77,6 +77,32 @@ fn a_rollout_into_a_file_or_of_no_episodes_is_a_usage_error() {
         text(&o)
     );
     assert!(!out.exists());
+    // A folder holding files of something else is refused and left as it was.
+    let other = tmp.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("notes.txt"), b"keep").unwrap();
+    let o = roboaudit(&[
+        "testbed",
+        "rollout",
+        "--task",
+        "stack",
+        "--episodes",
+        "1",
+        "--no-record",
+        "--out",
+        other.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("is a folder that is not empty"),
+        "{}",
+        text(&o)
+    );
+    let names: Vec<_> = std::fs::read_dir(&other)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["notes.txt"]);
 }
 
 #[test]

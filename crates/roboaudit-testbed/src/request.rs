@@ -196,12 +196,11 @@ impl RolloutRequest {
 ///
 /// # Errors
 /// [`RequestError::Usage`] from [`RolloutRequest::validate`] or for an `out` that holds a
-/// rollout; [`RequestError::Testbed`] for an unknown task or a failed episode, render or
+/// rollout or any other file; [`RequestError::Testbed`] for an unknown task or a failed episode, render or
 /// recording; [`RequestError::Write`] and [`RequestError::Serialize`] for the files.
 pub fn rollout_request(req: &RolloutRequest) -> Result<RolloutOutcome, RequestError> {
     req.validate()?;
     let task = TaskKind::parse(&req.task).map_err(TestbedError::from)?;
-    let compiled = CompiledScene::new(&req.scene.scene(task)?, req.size)?;
     let out = &req.out;
     if out.join("meta").join("info.json").exists() || out.join("episodes.csv").exists() {
         return Err(RequestError::Usage(format!(
@@ -209,6 +208,14 @@ pub fn rollout_request(req: &RolloutRequest) -> Result<RolloutOutcome, RequestEr
             out.display()
         )));
     }
+    // The dataset's meta/, data/ and videos/ would land among files of something else.
+    if std::fs::read_dir(out).is_ok_and(|mut entries| entries.next().is_some()) {
+        return Err(RequestError::Usage(format!(
+            "{} is a folder that is not empty; a rollout is written into a new or empty folder",
+            out.display()
+        )));
+    }
+    let compiled = CompiledScene::new(&req.scene.scene(task)?, req.size)?;
     create_dir(out)?;
     let mut csv = String::from("episode_index,seed,success,steps\n");
     let mut successes = 0u64;
