@@ -12,12 +12,14 @@ pub fn roboaudit(args: &[&str]) -> Output {
         .unwrap()
 }
 
-/// Stdout then stderr of a finished command, as text.
+/// Stdout, stderr and the exit status of a finished command, as text.
 pub fn text(o: &Output) -> String {
+    // The status last: a process killed by a signal (or out of memory) prints nothing itself.
     format!(
-        "{}\n{}",
+        "{}\n{}\n[{}]",
         String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
+        String::from_utf8_lossy(&o.stderr),
+        o.status
     )
 }
 
