@@ -4,12 +4,13 @@
 //! SPEC §2 default plan; then the irrelevant-history control (`bank`, two detour routes).
 
 use super::{Scale, mark_done, stage_done};
-use crate::commands::memory::audit::audit_into;
-use crate::commands::memory::collect::{MANIFEST_FILE, RECORDS_FILE, collect_with_progress};
-use crate::commands::memory::control::control_into;
+use crate::commands::memory::collect::{
+    MANIFEST_FILE, RECORDS_FILE, collect_with_progress, request_error,
+};
 use crate::output;
 use anyhow::{Context, Result};
 use roboaudit_memory::{Estimate, Plan};
+use roboaudit_memory_harness::request::{audit_into, control_into};
 use roboaudit_memory_harness::{BuiltinPolicy, CollectConfig, PolicyKind, PolicyParams, Route};
 use roboaudit_testbed::TaskKind;
 use std::path::Path;
@@ -161,7 +162,7 @@ pub(super) fn run(
             kind,
             &format!("memory {name}"),
         )?;
-        let audit = audit_into(&recs, &plan, &dir)?;
+        let audit = audit_into(&recs, &plan, &dir).map_err(request_error)?;
         summaries.push(PolicySummary::from_audit(name, rel, seeds, &audit));
     }
     stage(
@@ -172,8 +173,8 @@ pub(super) fn run(
     let dir = out.join(&rel);
     let cfg = config(control_pairs, seeds, vec![Route::Left, Route::Right]);
     let recs = records(&dir, &cfg, PolicyKind::Bank, "memory control")?;
-    audit_into(&recs, &plan, &dir)?;
-    let c = control_into(&recs, &plan, &dir)?;
+    audit_into(&recs, &plan, &dir).map_err(request_error)?;
+    let c = control_into(&recs, &plan, &dir).map_err(request_error)?;
     let control = ControlSummary {
         dir: rel,
         pairs: control_pairs,
