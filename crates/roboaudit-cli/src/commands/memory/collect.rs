@@ -5,16 +5,15 @@ use crate::exit::{InvalidInput, Usage};
 use crate::progress;
 use anyhow::Result;
 use roboaudit_memory::Plan;
+use roboaudit_memory_harness::output::RECORDS_FILE;
 use roboaudit_memory_harness::request::{self, CollectRequest, Collected, RequestError};
 use roboaudit_memory_harness::{
     BuiltinPolicy, CollectConfig, HarnessError, MemoryPolicy, PolicyKind, PolicyParams, Reuse,
-    Route, ServedPolicy, Tolerance, collect, output, resume,
+    Route, ServedPolicy, Tolerance, output, resume,
 };
 use roboaudit_testbed::{ExpertParams, TaskKind};
 use std::path::PathBuf;
 use std::time::Instant;
-
-pub use roboaudit_memory_harness::output::{MANIFEST_FILE, RECORDS_FILE};
 
 /// Harness settings shared by `collect` and `calibrate`.
 #[derive(clap::Args, Debug, Clone)]
@@ -380,20 +379,4 @@ pub fn run(args: &CollectArgs) -> Result<()> {
         manifest_path.display()
     )?;
     Ok(())
-}
-
-/// Runs the harness with a progress bar over pairs (rate and ETA; hidden in pipes and CI) whose
-/// message starts with `label`. Configuration errors become usage errors.
-pub(crate) fn collect_with_progress(
-    cfg: &CollectConfig,
-    policy: &mut dyn MemoryPolicy,
-    label: &str,
-) -> Result<roboaudit_memory_harness::Collection> {
-    // Saturating: the bar is only a display, and the counts are bounded by the CLI anyway.
-    let total = cfg.pairs.saturating_mul(cfg.routes.len().max(1));
-    let bar = progress::bar(total as u64, "");
-    bar.set_message(format!("{label}: pairs"));
-    let run = collect(cfg, policy, &mut |done, _| bar.set_position(done as u64)).map_err(usage_or);
-    bar.finish_and_clear();
-    run
 }
