@@ -44,3 +44,21 @@ fn draw_target() -> ProgressDrawTarget {
         ProgressDrawTarget::hidden()
     }
 }
+
+/// A progress display that clears itself from the terminal when dropped: the observer of a
+/// library pipeline's step, which ends the step by dropping it.
+pub struct ClearOnDrop(pub ProgressBar);
+
+impl std::ops::Deref for ClearOnDrop {
+    type Target = ProgressBar;
+
+    fn deref(&self) -> &ProgressBar {
+        &self.0
+    }
+}
+
+impl Drop for ClearOnDrop {
+    fn drop(&mut self) {
+        self.0.finish_and_clear();
+    }
+}

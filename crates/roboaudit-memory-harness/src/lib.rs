@@ -39,6 +39,7 @@ pub mod observe;
 pub mod output;
 pub mod pairs;
 mod policy;
+pub mod request;
 pub mod resume;
 pub mod served;
 mod shard_parts;

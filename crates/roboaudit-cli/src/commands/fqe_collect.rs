@@ -15,10 +15,7 @@ use crate::exit::{InvalidInput, Usage};
 use roboaudit_fqe_collect::request::{
     CollectObserver, CollectRequest, Prepared, RequestError, run_collect,
 };
-use roboaudit_fqe_collect::served::ServedTarget;
-use roboaudit_fqe_collect::{
-    CheckedConfig, CollectError, CollectSummary, Stage, WorkState, collect_with,
-};
+use roboaudit_fqe_collect::{CollectError, Stage, WorkState};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
@@ -107,7 +104,7 @@ fn stage_name(s: Stage) -> &'static str {
 
 /// A progress bar per stage (rate and ETA, hidden in pipes and CI) whose message starts with
 /// a label, and the work folder's state on stderr.
-struct StageBar {
+pub(crate) struct StageBar {
     /// Started at the first progress, after the work folder's state is said.
     bar: OnceLock<indicatif::ProgressBar>,
     label: String,
@@ -117,7 +114,8 @@ struct StageBar {
 }
 
 impl StageBar {
-    fn new(label: &str) -> Self {
+    /// A bar whose messages start with `label`, drawn from the first progress on.
+    pub(crate) fn new(label: &str) -> Self {
         Self {
             bar: OnceLock::new(),
             label: label.to_owned(),
@@ -169,21 +167,11 @@ impl CollectObserver for StageBar {
     }
 }
 
-/// Runs the collection (built-in targets of `cfg`, then `served`) into `dir` with a progress bar
-/// per stage (episodes, then ground-truth rollouts; rate and ETA, hidden in pipes and CI) whose
-/// message starts with `label`: [`collect_with`] with the bar of `fqe collect`, kept for the demo.
-pub(crate) fn collect_with_progress(
-    cfg: &CheckedConfig,
-    served: &mut [ServedTarget],
-    dir: &Path,
-    label: &str,
-) -> Result<CollectSummary, CollectError> {
-    let bar = StageBar::new(label);
-    let summary = collect_with(cfg, served, dir, &|stage, done, total| {
-        bar.progress(stage, done, total);
-    });
-    bar.finish();
-    summary
+/// The demo drops its collection's observer to end the step.
+impl Drop for StageBar {
+    fn drop(&mut self) {
+        self.finish();
+    }
 }
 
 /// A request's error with its exit code: usage 2, input 3; a stopped collection says its work

@@ -4,16 +4,14 @@ use crate::exit::InvalidInput;
 use crate::{output, progress};
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use roboaudit_data::RetrievalPaths;
 use roboaudit_retrieval::request::{
     AuditObserver, AuditRequest, RequestError as AuditRequestError, audit_request,
 };
+use roboaudit_retrieval_collect::Progress;
 use roboaudit_retrieval_collect::request::{
-    CollectRequest, RequestError as CollectRequestError, run_collect,
+    CollectObserver, CollectRequest, RequestError as CollectRequestError, run_collect,
 };
-use roboaudit_retrieval_collect::{CollectConfig, CollectOutcome, Progress, RunOptions};
 use std::cell::RefCell;
-use std::path::Path;
 use std::path::PathBuf;
 
 /// Retrieval-audit subcommands.
@@ -152,7 +150,7 @@ impl AuditArgs {
 
 /// A spinner on a terminal through the audit's stages, from the reading of the inputs on.
 #[derive(Default)]
-struct Spinner(RefCell<Option<indicatif::ProgressBar>>);
+pub(crate) struct Spinner(RefCell<Option<indicatif::ProgressBar>>);
 
 impl AuditObserver for Spinner {
     fn reading(&self) {
@@ -174,7 +172,7 @@ impl AuditObserver for Spinner {
 
 /// An audit request's error with its exit code: usage 2, input 3 (data and audit errors stay
 /// causes of their own: their kind sets the code).
-fn audit_error(e: AuditRequestError) -> anyhow::Error {
+pub(crate) fn audit_error(e: AuditRequestError) -> anyhow::Error {
     match e {
         AuditRequestError::Usage(m) => crate::exit::Usage(m).into(),
         AuditRequestError::Input(m) => InvalidInput(m).into(),
@@ -229,16 +227,6 @@ fn audit(args: AuditArgs) -> Result<()> {
     Ok(())
 }
 
-/// Loads the inputs named by `paths` and audits them with `config` (a spinner on a terminal):
-/// [`roboaudit_retrieval::request::audit_inputs`], kept for the demo.
-pub(crate) fn audit_paths(
-    paths: &RetrievalPaths,
-    config: roboaudit_retrieval::AuditConfig,
-) -> Result<roboaudit_retrieval::AuditReport> {
-    let spinner = Spinner::default();
-    roboaudit_retrieval::request::audit_inputs(paths, config, &spinner).map_err(audit_error)
-}
-
 impl CollectArgs {
     /// The typed request these options name.
     fn request(&self) -> CollectRequest {
@@ -261,7 +249,10 @@ fn collect(args: &CollectArgs) -> Result<()> {
     output::refuse_out_file(&args.out)?;
     let request = args.request();
     let config = request.config().map_err(collect_error)?;
-    let out = collect_run(&config, &args.out, &request.options())?;
+    let bar = CollectBar::new(config.task.name());
+    let out = run_collect(&config, &args.out, &request.options(), &bar);
+    drop(bar);
+    let out = out.map_err(collect_error)?;
     if out.resumed_from > 0 {
         outln!(
             "resumed after {} of {} executions already in {}",
@@ -302,7 +293,7 @@ fn collect(args: &CollectArgs) -> Result<()> {
 }
 
 /// A collect request's error with its exit code: usage 2, input 3.
-fn collect_error(e: CollectRequestError) -> anyhow::Error {
+pub(crate) fn collect_error(e: CollectRequestError) -> anyhow::Error {
     match e {
         CollectRequestError::Usage(m) => crate::exit::Usage(m).into(),
         CollectRequestError::Input(m) => InvalidInput(m).into(),
@@ -310,33 +301,42 @@ fn collect_error(e: CollectRequestError) -> anyhow::Error {
     }
 }
 
-/// Runs (or resumes) a collection with a progress bar showing rate and ETA on a terminal
-/// ([`roboaudit_retrieval_collect::request::run_collect`]). Configuration and resume errors
-/// become usage and invalid-input errors.
-pub(crate) fn collect_run(
-    config: &CollectConfig,
-    dir: &Path,
-    options: &RunOptions,
-) -> Result<CollectOutcome> {
-    let bar = progress::bar(0, "");
-    let task = config.task.name();
-    bar.set_message(format!("{task}: recording the library"));
-    bar.enable_steady_tick(std::time::Duration::from_millis(200));
-    let report = |p: Progress| match p {
-        Progress::Library => bar.set_message(format!("{task}: recording the library")),
-        Progress::Embeddings => bar.set_message(format!("{task}: rendering embeddings")),
-        Progress::Executions { done, total } => {
-            if bar.length() != Some(total as u64) {
-                bar.set_length(total as u64);
-                bar.set_position(done as u64);
-                bar.reset_eta();
-                bar.set_message(format!("{task}: executing"));
-            } else {
-                bar.set_position(done as u64);
+/// A collection's progress bar (rate and ETA on a terminal), its message naming the task and
+/// stage; cleared when dropped.
+pub(crate) struct CollectBar {
+    bar: progress::ClearOnDrop,
+    task: String,
+}
+
+impl CollectBar {
+    /// A bar for the collection of `task`, from the recording of the library on.
+    pub(crate) fn new(task: &str) -> Self {
+        let bar = progress::bar(0, "");
+        bar.set_message(format!("{task}: recording the library"));
+        bar.enable_steady_tick(std::time::Duration::from_millis(200));
+        Self {
+            bar: progress::ClearOnDrop(bar),
+            task: task.to_owned(),
+        }
+    }
+}
+
+impl CollectObserver for CollectBar {
+    fn progress(&self, p: Progress) {
+        let (bar, task) = (&self.bar, &self.task);
+        match p {
+            Progress::Library => bar.set_message(format!("{task}: recording the library")),
+            Progress::Embeddings => bar.set_message(format!("{task}: rendering embeddings")),
+            Progress::Executions { done, total } => {
+                if bar.length() != Some(total as u64) {
+                    bar.set_length(total as u64);
+                    bar.set_position(done as u64);
+                    bar.reset_eta();
+                    bar.set_message(format!("{task}: executing"));
+                } else {
+                    bar.set_position(done as u64);
+                }
             }
         }
-    };
-    let result = run_collect(config, dir, options, &report);
-    bar.finish_and_clear();
-    result.map_err(collect_error)
+    }
 }

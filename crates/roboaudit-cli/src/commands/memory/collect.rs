@@ -1,18 +1,19 @@
-//! `roboaudit memory collect`: crossed pairs on the testbed with a built-in policy.
+//! `roboaudit memory collect`: crossed pairs on the testbed with a built-in, learned or served
+//! policy, through [`roboaudit_memory_harness::request::collect_request`].
 
 use crate::exit::{InvalidInput, Usage};
 use crate::progress;
 use anyhow::Result;
 use roboaudit_memory::Plan;
+use roboaudit_memory_harness::output::RECORDS_FILE;
+use roboaudit_memory_harness::request::{self, CollectRequest, Collected, RequestError};
 use roboaudit_memory_harness::{
     BuiltinPolicy, CollectConfig, HarnessError, MemoryPolicy, PolicyKind, PolicyParams, Reuse,
-    Route, ServedPolicy, Tolerance, collect, output, resume,
+    Route, ServedPolicy, Tolerance, output, resume,
 };
 use roboaudit_testbed::{ExpertParams, TaskKind};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
-
-pub use roboaudit_memory_harness::output::{MANIFEST_FILE, RECORDS_FILE};
 
 /// Harness settings shared by `collect` and `calibrate`.
 #[derive(clap::Args, Debug, Clone)]
@@ -228,6 +229,19 @@ pub fn usage_or(err: HarnessError) -> anyhow::Error {
     }
 }
 
+/// A memory pipeline's error with its exit code: the harness's as [`usage_or`], the wrapped
+/// plan, data and write errors as causes of their own (their kind sets the code).
+pub fn request_error(err: RequestError) -> anyhow::Error {
+    match err {
+        RequestError::Usage(m) => Usage(m).into(),
+        RequestError::Harness(e) => usage_or(e),
+        RequestError::Memory(e) => e.into(),
+        RequestError::Data(e) => e.into(),
+        RequestError::Write(e) => e.into(),
+        other => other.into(),
+    }
+}
+
 fn seeds(args: &CollectArgs, plan: Option<&Plan>) -> Result<Vec<u64>> {
     let registered: Vec<i64> = plan.map(|p| p.seeds.clone()).unwrap_or_default();
     if registered.is_empty() {
@@ -265,7 +279,7 @@ pub fn run(args: &CollectArgs) -> Result<()> {
         .map_err(usage_or)?;
     cfg.validate().map_err(usage_or)?;
     let records_path = args.out.join(RECORDS_FILE);
-    refuse_existing(&records_path)?;
+    request::refuse_existing_records(&args.out).map_err(request_error)?;
     let mut builtin = None;
     let mut served = None;
     if is_served(&args.policy) && args.shard.is_some() {
@@ -304,28 +318,35 @@ pub fn run(args: &CollectArgs) -> Result<()> {
     let total = cfg.pairs.saturating_mul(cfg.routes.len().max(1));
     let bar = progress::bar(total as u64, "");
     bar.set_message("crossing histories: pairs");
-    if let Some(shard) = args.shard {
-        let run = resume::collect_shard(&cfg, policy, &identity, &args.out, shard, &mut |d, n| {
+    let sharded = args.shard.is_some();
+    let req = CollectRequest {
+        config: cfg,
+        out: args.out.clone(),
+        shard: args.shard,
+    };
+    let run = request::collect_request(&req, policy, &identity, &mut |d, n| {
+        // A shard's bar counts the pairs it owns, which only the harness knows.
+        if sharded {
             bar.set_length(n as u64);
-            bar.set_position(d as u64);
-        });
-        bar.finish_and_clear();
-        let run = run.map_err(usage_or)?;
-        crate::commands::shard::print_shard_done(
-            shard,
-            (run.owned, cfg.pairs, "pairs"),
-            &args.out,
-            run.resumed,
-            started,
-            None,
-        )?;
-        return Ok(());
-    }
-    let run = resume::collect_resumable(&cfg, policy, &identity, &args.out, &mut |done, _| {
-        bar.set_position(done as u64);
+        }
+        bar.set_position(d as u64);
     });
     bar.finish_and_clear();
-    let (run, resumed) = run.map_err(usage_or)?;
+    let cfg = &req.config;
+    let (run, resumed) = match run.map_err(request_error)? {
+        Collected::Shard { shard, run } => {
+            crate::commands::shard::print_shard_done(
+                shard,
+                (run.owned, cfg.pairs, "pairs"),
+                &args.out,
+                run.resumed,
+                started,
+                None,
+            )?;
+            return Ok(());
+        }
+        Collected::Whole { run, resumed } => (*run, resumed),
+    };
     let seconds = started.elapsed().as_secs_f64();
     if resumed > 0 {
         outln!(
@@ -357,32 +378,5 @@ pub fn run(args: &CollectArgs) -> Result<()> {
         records_path.display(),
         manifest_path.display()
     )?;
-    Ok(())
-}
-
-/// Runs the harness with a progress bar over pairs (rate and ETA; hidden in pipes and CI) whose
-/// message starts with `label`. Configuration errors become usage errors.
-pub(crate) fn collect_with_progress(
-    cfg: &CollectConfig,
-    policy: &mut dyn MemoryPolicy,
-    label: &str,
-) -> Result<roboaudit_memory_harness::Collection> {
-    // Saturating: the bar is only a display, and the counts are bounded by the CLI anyway.
-    let total = cfg.pairs.saturating_mul(cfg.routes.len().max(1));
-    let bar = progress::bar(total as u64, "");
-    bar.set_message(format!("{label}: pairs"));
-    let run = collect(cfg, policy, &mut |done, _| bar.set_position(done as u64)).map_err(usage_or);
-    bar.finish_and_clear();
-    run
-}
-
-fn refuse_existing(path: &Path) -> Result<()> {
-    if path.exists() {
-        return Err(Usage(format!(
-            "{} already exists; collected records are never overwritten (choose a new --out)",
-            path.display()
-        ))
-        .into());
-    }
     Ok(())
 }

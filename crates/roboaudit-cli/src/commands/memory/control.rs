@@ -1,22 +1,17 @@
-//! `roboaudit memory control`: the irrelevant-history control over routed records.
+//! `roboaudit memory control`: the irrelevant-history control over routed records, through
+//! [`roboaudit_memory_harness::request::control_into`].
 
-use crate::output;
+use super::collect::request_error;
 use anyhow::{Context, Result};
-use roboaudit_memory::{Plan, RouteControl, route_control};
+use roboaudit_memory_harness::request::{self, CONTROL_FILE};
 use std::path::Path;
 
 /// Runs the control on `records_path` and writes `out/control.json`.
 pub fn run(records_path: &Path, plan_path: Option<&Path>, out: &Path) -> Result<()> {
-    let plan = match plan_path {
-        Some(p) => Plan::load(p)?,
-        None => Plan::default(),
-    };
-    let records = roboaudit_data::read_memory_records(records_path)?;
-    roboaudit_memory::check_records_plan(&records, &plan.hash(), records_path)?;
-    if let Some(p) = plan_path {
-        roboaudit_memory::check_excluded_pairs(&records, &plan).map_err(|e| e.in_plan_file(p))?;
-    }
-    let c = control_into(&records, &plan, out)
+    let plan = request::load_plan(plan_path, None)?;
+    let records = request::read_checked(records_path, &plan, plan_path).map_err(request_error)?;
+    let c = request::control_into(&records, &plan, out)
+        .map_err(request_error)
         .with_context(|| format!("control over {}", records_path.display()))?;
     for s in &c.semantic {
         let ci = s
@@ -59,20 +54,4 @@ pub fn run(records_path: &Path, plan_path: Option<&Path>, out: &Path) -> Result<
     outln!("control {}", if c.passed { "passed" } else { "failed" })?;
     outln!("wrote {}", out.join(CONTROL_FILE).display())?;
     Ok(())
-}
-
-/// File name of the control inside its output folder.
-pub(crate) const CONTROL_FILE: &str = "control.json";
-
-/// Runs the control on routed `records` and writes `out/control.json`.
-pub(crate) fn control_into(
-    records: &[roboaudit_data::MemoryRecord],
-    plan: &Plan,
-    out: &Path,
-) -> Result<RouteControl> {
-    let c = route_control(records, plan)?;
-    output::ensure_dir(out)?;
-    let json = serde_json::to_vec_pretty(&c).context("cannot serialize the control")?;
-    output::write_atomic(&out.join(CONTROL_FILE), &json)?;
-    Ok(c)
 }

@@ -1,10 +1,10 @@
 //! `roboaudit memory …`: the counterfactual memory audit (SPEC §2): collect crossed-history
 //! records on the testbed, audit records from any harness, calibrate against known answers.
 
-pub(crate) mod audit;
+mod audit;
 mod calibrate;
 pub(crate) mod collect;
-pub(crate) mod control;
+mod control;
 mod intervene;
 mod learned;
 mod natural;

@@ -1,0 +1,201 @@
+//! The FQE stage (SPEC §3): a small push-suite collection with ground truth (`DIR/fqe/run/`), then
+//! linear FQE, the naive average and a short neural fit (one seed, a small network: enough for a
+//! learning curve, not for a converged estimate), scored against the ground truth (`DIR/fqe/`).
+
+use crate::stage::{self, mark_done, remove_stale_temps, stage_done};
+use crate::{DemoError, DemoObserver, Scale};
+use roboaudit_fqe::headline::FqeHeadline;
+use roboaudit_fqe::request::{RunFolderFit, fit_run_folder};
+use roboaudit_fqe::{
+    FitConfig, FqeReport, FrameFeatures, LinearFqeConfig, NeuralFqeConfig, summary::render_markdown,
+};
+use roboaudit_fqe_collect::{CollectConfig, collect_with};
+use std::path::Path;
+
+struct Sizes {
+    collect: CollectConfig,
+    neural: NeuralFqeConfig,
+    components: usize,
+    /// Episode-bootstrap refits per policy.
+    bootstrap: usize,
+}
+
+/// Standard: 120 episodes, 20 rollouts, neural fits that stop when settled (at most 8,000 steps,
+/// a target copy every 25 steps: the 65-frame median episode needs 1,625 steps of backups), 8
+/// episode-bootstrap refits per policy; small: 12 episodes, 3 rollouts, 60 steps, no refits.
+/// A 64-wide network and 64-row batches keep each neural fit to seconds.
+fn sizes(scale: Scale) -> Sizes {
+    let (episodes, rollouts, steps, auto, every, target, bootstrap) = match scale {
+        Scale::Standard => (120, 20, 8000, true, 100, 25, 8),
+        Scale::Small => (12, 3, 60, false, 10, 20, 0),
+    };
+    let collect = CollectConfig {
+        episodes,
+        rollouts,
+        image_size: 32,
+        samples: 2,
+        ..CollectConfig::default()
+    };
+    let neural = NeuralFqeConfig {
+        gamma: collect.gamma,
+        steps,
+        auto_steps: auto,
+        batch_size: 64,
+        hidden: 64,
+        part_embedding: 32,
+        action_embedding: 16,
+        task_embedding: 8,
+        target_update_every: target,
+        curve_every: every,
+        ..NeuralFqeConfig::default()
+    };
+    Sizes {
+        collect,
+        neural,
+        components: 32,
+        bootstrap,
+    }
+}
+
+/// Outputs of the collection whose fingerprints its stamp records.
+const RUN_OUTPUTS: &[&str] = &["ground_truth.json"];
+
+/// Outputs of the fit whose fingerprints its stamp records.
+const FIT_OUTPUTS: &[&str] = &["fqe.json", "summary.md"];
+
+/// Collects into `DIR/fqe/run/` unless a finished collection with the same settings is there.
+fn collect_run(
+    run_dir: &Path,
+    cfg: &CollectConfig,
+    obs: &dyn DemoObserver,
+) -> Result<(), DemoError> {
+    let settings = serde_json::json!({ "collect": cfg });
+    if stage_done(run_dir, &settings, RUN_OUTPUTS, &|l| obs.note(l)) {
+        return Ok(());
+    }
+    let checked = cfg.check()?;
+    let parent = run_dir.parent().unwrap_or(Path::new("."));
+    roboaudit_data::atomic::create_dir(parent)?;
+    remove_stale_temps(parent, ".run-");
+    let tmp = tempfile::Builder::new()
+        .prefix(".run-")
+        .tempdir_in(parent)
+        .map_err(DemoError::io(format!(
+            "cannot create a temporary folder in {}",
+            parent.display()
+        )))?;
+    let progress = obs.fqe_collect("fqe collect");
+    let summary = collect_with(&checked, &mut [], tmp.path(), &|stage, done, total| {
+        progress.progress(stage, done, total);
+    });
+    drop(progress);
+    summary?;
+    mark_done(tmp.path(), &settings, RUN_OUTPUTS)?;
+    // A stale collection (other settings, or interrupted) is replaced as a whole.
+    if run_dir.exists() {
+        std::fs::remove_dir_all(run_dir).map_err(DemoError::io(format!(
+            "cannot replace {}",
+            run_dir.display()
+        )))?;
+    }
+    std::fs::rename(tmp.keep(), run_dir).map_err(DemoError::io(format!(
+        "cannot move the collection to {}",
+        run_dir.display()
+    )))?;
+    Ok(())
+}
+
+/// Loads the collection, fits every estimator and scores them.
+fn fit(
+    run_dir: &Path,
+    fit_dir: &Path,
+    s: &Sizes,
+    obs: &dyn DemoObserver,
+) -> Result<FqeReport, DemoError> {
+    let fit = RunFolderFit {
+        run: run_dir.to_path_buf(),
+        // Relative to the report folder, so that the same demo in another folder writes the
+        // same bytes.
+        recorded_dataset: Path::new("run/dataset").to_path_buf(),
+        features: FrameFeatures::Image(roboaudit_fqe_collect::collect::IMAGE_KEY.into()),
+        components: s.components,
+        cache_dir: fit_dir.join("feature-cache"),
+        config: FitConfig {
+            neural: Some(s.neural.clone()),
+            linear: LinearFqeConfig::default(),
+            seeds: vec![0],
+            bootstrap: s.bootstrap,
+            coverage_threshold: roboaudit_fqe::DEFAULT_COVERAGE_THRESHOLD,
+        },
+    };
+    let progress = obs.fqe_fit();
+    let report = fit_run_folder(&fit, &*progress);
+    drop(progress);
+    Ok(report?)
+}
+
+/// Runs the FQE stage into `DIR/fqe/`. Announces stages `first` and `first + 1` of `n`.
+pub(crate) fn run(
+    out: &Path,
+    scale: Scale,
+    (first, n): (usize, usize),
+    obs: &dyn DemoObserver,
+) -> Result<FqeHeadline, DemoError> {
+    let s = sizes(scale);
+    let fit_dir = out.join("fqe");
+    let run_dir = fit_dir.join("run");
+    obs.stage(
+        first,
+        n,
+        &format!(
+            "FQE: collecting {} push episodes and ground truth",
+            s.collect.episodes
+        ),
+    );
+    collect_run(&run_dir, &s.collect, obs)?;
+    obs.stage(
+        first + 1,
+        n,
+        &format!(
+            "FQE: linear, naive and neural fits ({}{} steps, {} bootstrap refits per policy)",
+            if s.neural.auto_steps { "at most " } else { "" },
+            s.neural.steps,
+            s.bootstrap
+        ),
+    );
+    let settings = serde_json::json!({
+        "collect": s.collect,
+        "neural": s.neural,
+        "components": s.components,
+        "bootstrap": s.bootstrap,
+    });
+    let fqe_json = fit_dir.join("fqe.json");
+    let report = if stage_done(&fit_dir, &settings, FIT_OUTPUTS, &|l| obs.note(l)) {
+        let text = std::fs::read_to_string(&fqe_json)
+            .map_err(DemoError::io(format!("cannot read {}", fqe_json.display())))?;
+        serde_json::from_str(&text).map_err(|source| DemoError::FqeReport {
+            path: fqe_json.clone(),
+            source,
+        })?
+    } else {
+        stage::clear(&fit_dir);
+        let report = fit(&run_dir, &fit_dir, &s, obs)?;
+        let json =
+            serde_json::to_vec_pretty(&report).map_err(DemoError::serialize("FQE report"))?;
+        roboaudit_data::atomic::write_all_atomic(&[
+            (&fqe_json, &json),
+            (
+                &fit_dir.join("summary.md"),
+                render_markdown(&report).as_bytes(),
+            ),
+        ])?;
+        mark_done(&fit_dir, &settings, FIT_OUTPUTS)?;
+        report
+    };
+    Ok(FqeHeadline::of(
+        &report,
+        "fqe",
+        s.collect.episodes,
+        s.collect.rollouts,
+    ))
+}

@@ -1,0 +1,126 @@
+//! `roboaudit demo` as a library: all three audits end to end on the built-in MuJoCo testbed,
+//! then one report ([`run_demo`]). The caller parses its arguments into a [`DemoRequest`], shows
+//! progress through a [`DemoObserver`], prints the [`DemoReport`] it gets back and maps a
+//! [`DemoError`] to its exit code.
+//!
+//! Layout of the output folder (each audit folder is a valid input of `roboaudit report`):
+//! - `retrieval/`: `audit.json` (`roboaudit.demo.v1`, Stack and Door), `summary.md`, `runs/<task>/`
+//!   (the collections: seed 000 §II–V, Replay);
+//! - `memory/<policy>/`: crossed-history records and their audit (SPEC §2) for the imperfect-recall
+//!   `bank` policy and the `faithful` and `blind` calibrators; `memory/control/`: the
+//!   irrelevant-history control (two detour routes) with `control.json`;
+//! - `fqe/`: `fqe.json` and `summary.md` (linear, naive and a short neural fit, scored against the
+//!   ground truth of `fqe/run/`, a small push-suite collection);
+//! - `audit.json` (`roboaudit.demo.v1`: the retrieval tasks, plus the headline numbers of the
+//!   memory and FQE audits), and the report: `index.html`, `report.md`, `report.json`.
+//!
+//! Reruns into the same folder reuse finished work: the retrieval collections resume, and the memory
+//! and FQE stages skip a step whose `demo-stage.json` records the same settings and the fingerprints
+//! of its outputs as they are (a result written there by another command is redone; [`stage`]).
+//! Every stage is seeded, so a rerun writes the same bytes.
+
+mod error;
+mod fqe;
+mod memory;
+mod retrieval;
+pub mod stage;
+
+pub use error::DemoError;
+pub use roboaudit_report::demo::{DEMO_SCHEMA, DemoScale as Scale, ReportOutcome};
+
+use roboaudit_retrieval_collect::{CollectConfig, LibraryStats};
+use std::path::PathBuf;
+
+/// One retrieval task of the demo in `audit.json`, with the collector's own types.
+pub type DemoTask = roboaudit_report::demo::DemoTask<CollectConfig, LibraryStats>;
+
+/// `audit.json` of the demo, as written.
+pub type DemoReport = roboaudit_report::demo::DemoFile<CollectConfig, LibraryStats>;
+
+/// Number of stages announced to the observer.
+pub const STAGES: usize = 9;
+
+/// A demo run.
+#[derive(Debug, Clone)]
+pub struct DemoRequest {
+    /// The output folder; a rerun into it reuses finished stages.
+    pub out: PathBuf,
+    /// `Standard` (a few minutes on 2 cores) or `Small` (about a quarter of the work).
+    pub scale: Scale,
+}
+
+/// Receives the demo's progress. Each method that returns an observer starts one step's
+/// progress display; the step drops the returned observer when it ends, so an implementation
+/// clears its display on drop.
+pub trait DemoObserver {
+    /// Stage `k` of `n` (1-based) starts; `what` says what it does.
+    fn stage(&self, k: usize, n: usize, what: &str);
+    /// A line for the user, with its `note: ` prefix.
+    fn note(&self, line: &str);
+    /// The retrieval collection of `task` (`stack`, `door`) starts.
+    fn retrieval_collect(
+        &self,
+        task: &str,
+    ) -> Box<dyn roboaudit_retrieval_collect::request::CollectObserver + '_>;
+    /// A retrieval audit starts.
+    fn retrieval_audit(&self) -> Box<dyn roboaudit_retrieval::request::AuditObserver + '_>;
+    /// A memory collection of `total` routed pairs starts; `label` names it (`memory bank`).
+    /// The returned function gets `(done, total)`.
+    fn memory_collect(&self, label: &str, total: usize) -> Box<dyn FnMut(usize, usize) + '_>;
+    /// The FQE collection starts; `label` names it.
+    fn fqe_collect(
+        &self,
+        label: &str,
+    ) -> Box<dyn roboaudit_fqe_collect::request::CollectObserver + '_>;
+    /// The FQE fit (encoding, then fitting) starts.
+    fn fqe_fit(&self) -> Box<dyn roboaudit_fqe::request::FitObserver + '_>;
+}
+
+/// `standard` or `small`, as `audit.json` writes it.
+#[must_use]
+pub fn scale_name(scale: Scale) -> &'static str {
+    match scale {
+        Scale::Standard => "standard",
+        Scale::Small => "small",
+    }
+}
+
+/// Runs the demo into `req.out`: the retrieval stage (stages 1–2), the memory stage (3–6), the
+/// FQE stage (7–8), then the report (9): `report.json`, `report.md`, `index.html` and
+/// `audit.json`, which it returns. Refuses an `out` holding a demo of another scale
+/// ([`stage::check_scale`]) before any work; the caller refuses an `out` that is a file or holds
+/// another command's results.
+///
+/// # Errors
+/// [`DemoError`]: the failing pipeline's own request error, or the demo's own files.
+pub fn run_demo(req: &DemoRequest, obs: &dyn DemoObserver) -> Result<DemoReport, DemoError> {
+    stage::check_scale(&req.out, req.scale)?;
+    roboaudit_data::atomic::create_dir(&req.out)?;
+    let out = &req.out;
+    let tasks = retrieval::run(out, req.scale, STAGES, obs)?;
+    let (memory, control) = memory::run(out, req.scale, (3, STAGES), obs)?;
+    let fqe = fqe::run(out, req.scale, (7, STAGES), obs)?;
+    obs.stage(9, STAGES, "writing the report");
+
+    let mut sources = vec!["retrieval".to_owned()];
+    sources.extend(memory.iter().map(|m| m.dir.clone()));
+    sources.push(control.dir.clone());
+    sources.push("fqe".to_owned());
+    let dirs: Vec<PathBuf> = sources.iter().map(|s| out.join(s)).collect();
+    let mut report = DemoReport {
+        schema: DEMO_SCHEMA.to_owned(),
+        scale: req.scale,
+        tasks,
+        memory,
+        memory_control: Some(control),
+        fqe: Some(fqe),
+        report: None,
+    };
+    let shared = roboaudit_report::build_report(&dirs).map_err(DemoError::BuildReport)?;
+    roboaudit_report::write_report(&shared, out).map_err(DemoError::WriteReport)?;
+    let kind = "report".to_owned();
+    report.report = Some(ReportOutcome { sources, kind });
+    let json = serde_json::to_vec_pretty(&report).map_err(DemoError::serialize("demo report"))?;
+    roboaudit_data::atomic::write_atomic(&out.join("audit.json"), &json)?;
+    Ok(report)
+}
