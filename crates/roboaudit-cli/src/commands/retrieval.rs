@@ -9,9 +9,11 @@ use roboaudit_retrieval::request::{
     AuditObserver, AuditRequest, RequestError as AuditRequestError, audit_request,
 };
 use roboaudit_retrieval_collect::request::{
-    CollectRequest, RequestError as CollectRequestError, run_collect,
+    CollectRequest, RequestError as CollectRequestError, run_collect, run_collect_with,
 };
-use roboaudit_retrieval_collect::{CollectConfig, CollectOutcome, Progress, RunOptions};
+use roboaudit_retrieval_collect::{CollectConfig, CollectOutcome, Mechanism, Progress, RunOptions};
+use roboaudit_retrieval_learned::reuse::PolicyManifest;
+use roboaudit_retrieval_learned::{PolicyReuse, TrainConfig};
 use std::cell::RefCell;
 use std::path::Path;
 use std::path::PathBuf;
@@ -32,7 +34,9 @@ pub struct CollectArgs {
     /// Task: stack or door.
     #[arg(long, default_value = "stack")]
     task: String,
-    /// Reuse mechanism: replay (open-loop path retargeted to the first manipulated object).
+    /// Reuse mechanism: replay (open-loop path retargeted to the first manipulated object) or
+    /// policy (a behaviour-cloned closed-loop image policy per experience, trained on its own
+    /// demonstration into DIR/policies/; one that fails in its own base scene is rejected).
     #[arg(long, default_value = "replay")]
     mechanism: String,
     /// Pool size K: accepted experiences (nested libraries are its prefixes), 1 to 500.
@@ -276,6 +280,9 @@ fn collect(args: &CollectArgs) -> Result<()> {
         out.library.attempts,
         out.library.rejected
     )?;
+    if config.mechanism == Mechanism::Policy {
+        print_policy_checks(&out.dir)?;
+    }
     if let (Some(shard), true) = (args.shard, out.complete) {
         outln!(
             "shard {shard}: wrote its {} executions to {}; when every shard is done: roboaudit merge SHARD_DIR… --out DIR",
@@ -336,7 +343,50 @@ pub(crate) fn collect_run(
             }
         }
     };
-    let result = run_collect(config, dir, options, &report);
+    let result = match config.mechanism {
+        Mechanism::Replay => run_collect(config, dir, options, &report),
+        Mechanism::Policy => {
+            let reuse = PolicyReuse::new(dir, config.seed, TrainConfig::default())
+                .map_err(|e| crate::exit::Usage(e.to_string()))?;
+            run_collect_with(config, dir, options, &report, &reuse)
+        }
+    };
     bar.finish_and_clear();
     result.map_err(collect_error)
+}
+
+/// Prints each trained policy's own-base check from `collect.json` (the `policy` mechanism).
+fn print_policy_checks(dir: &Path) -> Result<()> {
+    let bytes = std::fs::read(dir.join(roboaudit_retrieval_collect::MANIFEST_FILE))?;
+    let manifest: roboaudit_retrieval_collect::Manifest = serde_json::from_slice(&bytes)?;
+    let Some(reuse) = manifest.reuse else {
+        return Ok(());
+    };
+    let m: PolicyManifest = serde_json::from_value(reuse)?;
+    let attempts = manifest.library.attempts;
+    for p in &m.policies {
+        // Candidates are recorded in batches: one past the last the library needed is not used.
+        let verdict = match (p.own_base_success, p.candidate < attempts) {
+            (_, false) => "not needed (beyond the pool)",
+            (true, true) => "reproduced",
+            (false, true) => "FAILED (rejected)",
+        };
+        outln!(
+            "policy {} (candidate {}{}): own base {verdict}, training loss {:.2e} over {} steps, weights sha256 {}",
+            p.dir,
+            p.candidate,
+            p.experience_id
+                .as_ref()
+                .map(|e| format!(", {e}"))
+                .unwrap_or_default(),
+            p.final_loss,
+            p.samples,
+            &p.weights_sha256[..16.min(p.weights_sha256.len())]
+        )?;
+    }
+    outln!(
+        "policy own-base check: {} of {attempts} candidates rejected (recording succeeded, policy failed in its base scene)",
+        m.rejected
+    )?;
+    Ok(())
 }
