@@ -1,17 +1,18 @@
 //! Exhaustive execution into a run folder that `roboaudit retrieval audit --run DIR` reads.
 
-use crate::config::CollectConfig;
+use crate::config::{CollectConfig, Mechanism};
 use crate::embed::{Embedder, Embedding, PIXELS32, STRUCTURAL};
 use crate::error::{CollectError, Result};
 use crate::jobs::{Job, Place};
-use crate::library::{Library, record_library, recording_seed};
+use crate::library::{Library, record_library_with, recording_seed};
 use crate::manifest::{LibraryStats, Manifest, read_config, write_atomic};
+use crate::reuse::{ReplayReuse, Reuse};
 use crate::scenes::{query_scenes, scene_record};
 use crate::shard::{part_count, part_files, part_range, shard_manifest};
 use rayon::prelude::*;
 use roboaudit_data::{ExecutionLogWriter, read_executions};
 use roboaudit_shard::{SHARD_FILE, Shard, ShardManifest};
-use roboaudit_testbed::{CompiledScene, EpisodeConfig, execute};
+use roboaudit_testbed::{CompiledScene, EpisodeConfig};
 use roboaudit_types::{
     EmbeddingKind, EmbeddingRecord, ExecutionRecord, ExperienceRecord, RecordedAt,
 };
@@ -84,6 +85,34 @@ pub fn collect(
     options: &RunOptions,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<CollectOutcome> {
+    match config.mechanism {
+        Mechanism::Replay => collect_with(
+            config,
+            dir,
+            options,
+            progress,
+            &ReplayReuse(config.mechanism.retarget()),
+        ),
+        Mechanism::Policy => Err(CollectError::InvalidConfig(
+            "mechanism policy needs trained policies: collect it with roboaudit_retrieval_learned::reuse (the CLI's `retrieval collect --mechanism policy`)".into(),
+        )),
+    }
+}
+
+/// [`collect`] with the reuse mechanism `reuse`: it decides which successful recordings enter
+/// the library ([`Reuse::accept`]), executes every job ([`Reuse::execute`]) and adds its record
+/// to `collect.json` ([`Reuse::manifest`]). Byte-identical resumption and sharding hold as long as
+/// `reuse` is deterministic.
+///
+/// # Errors
+/// As [`collect`], and the errors of `reuse`.
+pub fn collect_with(
+    config: &CollectConfig,
+    dir: &Path,
+    options: &RunOptions,
+    progress: &(dyn Fn(Progress) + Sync),
+    reuse: &dyn Reuse,
+) -> Result<CollectOutcome> {
     config.check()?;
     std::fs::create_dir_all(dir).map_err(|source| CollectError::Io {
         action: "create",
@@ -127,18 +156,19 @@ pub fn collect(
     ShardManifest::claim(dir, sharding.as_ref())?;
 
     progress(Progress::Library);
-    let library = record_library(config)?;
+    let library = record_library_with(config, reuse)?;
     let queries = query_scenes(config)?;
     let compiled_queries = compile_all(queries.iter().collect())?;
     let compiled_bases = compile_all(library.items.iter().map(|it| &it.base).collect())?;
 
     write_atomic(
         &manifest_path,
-        &serde_json::to_vec_pretty(&Manifest::new(config, &library)).map_err(|source| {
-            CollectError::Manifest {
-                path: manifest_path.display().to_string(),
-                source,
-            }
+        &serde_json::to_vec_pretty(
+            &Manifest::new(config, &library).with_reuse(reuse.manifest(&library)?),
+        )
+        .map_err(|source| CollectError::Manifest {
+            path: manifest_path.display().to_string(),
+            source,
         })?,
     )?;
     let scene_records = queries
@@ -179,7 +209,7 @@ pub fn collect(
             seed: job.episode_seed(config.seed),
             ..EpisodeConfig::default()
         };
-        let success = execute(&item.experience, scene, &cfg, config.mechanism.retarget())?;
+        let success = reuse.execute(item, scene, &cfg)?;
         let now = done.fetch_add(1, Ordering::Relaxed) + 1;
         progress(Progress::Executions { done: now, total });
         Ok(ExecutionRecord {

@@ -46,35 +46,47 @@ impl AuditTask {
     }
 }
 
-/// How a stored experience is reused in a query scene (seed 000 §II). Only Replay exists here; the
-/// learned-policy mechanisms of the paper need trained image policies.
+/// How a stored experience is reused in a query scene (seed 000 §II). Replay runs in this crate;
+/// Policy needs trained image policies, built by `roboaudit-retrieval-learned` and run through
+/// [`crate::collect::collect_with`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mechanism {
     /// Open-loop replay of the stored path moved with the first manipulated object
     /// ([`Retarget::FirstAnchor`]): camera-independent, layout-sensitive.
     Replay,
+    /// A behaviour-cloned closed-loop image policy per experience, trained on its own
+    /// demonstration (`roboaudit-retrieval-learned`): camera-dependent.
+    Policy,
 }
 
 impl Mechanism {
-    /// Parses `replay`.
+    /// Parses `replay` or `policy`.
     ///
     /// # Errors
     /// [`CollectError::InvalidConfig`] listing the valid names.
     pub fn parse(s: &str) -> Result<Mechanism> {
         match s {
             "replay" => Ok(Mechanism::Replay),
+            "policy" => Ok(Mechanism::Policy),
             other => Err(CollectError::InvalidConfig(format!(
-                "unknown mechanism \"{other}\" (valid: replay)"
+                "unknown mechanism \"{other}\" (valid: replay, policy)"
             ))),
         }
     }
 
-    /// The retargeting used by the mechanism.
-    pub fn retarget(self) -> Retarget {
+    /// The name used in files and on the command line.
+    pub fn name(self) -> &'static str {
         match self {
-            Mechanism::Replay => Retarget::FirstAnchor,
+            Mechanism::Replay => "replay",
+            Mechanism::Policy => "policy",
         }
+    }
+
+    /// The retargeting of Replay ([`Retarget::FirstAnchor`]; also what the library's recordings
+    /// would replay with under the learned mechanisms).
+    pub fn retarget(self) -> Retarget {
+        Retarget::FirstAnchor
     }
 }
 

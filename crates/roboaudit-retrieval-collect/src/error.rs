@@ -47,6 +47,9 @@ pub enum CollectError {
     /// A shard manifest could not be read, written or hashed.
     #[error(transparent)]
     Shard(roboaudit_shard::ShardError),
+    /// The reuse mechanism failed (e.g. training or loading a learned policy).
+    #[error("reuse mechanism: {0}")]
+    Reuse(Box<dyn std::error::Error + Send + Sync>),
     /// The manifest could not be encoded or decoded.
     #[error("manifest {path}: {source}")]
     Manifest {

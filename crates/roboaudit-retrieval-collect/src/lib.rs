@@ -6,6 +6,8 @@
 //! - [`door_demo`]: a door demonstrator with per-experience style, so door replays can fail.
 //! - [`scenes`]: query scenes (appearance / layout / fresh) and their `scenes.csv` rows.
 //! - [`embed`]: raw 32×32 pixels and structural object poses.
+//! - [`reuse`]: the mechanism's part of a collection (acceptance, execution, manifest record);
+//!   Replay here, learned policies in `roboaudit-retrieval-learned`.
 //! - [`collect()`]: every (experience, query scene, seed) plus own-base executions, in parallel,
 //!   streamed in atomic parts, resumable.
 //! - [`shard`]: `--shard I/N`: one process writes every N-th part (a Slurm array task), and
@@ -28,13 +30,17 @@ pub mod jobs;
 pub mod library;
 pub mod manifest;
 pub mod request;
+pub mod reuse;
 pub mod scenes;
 pub mod seeding;
 pub mod shard;
 
-pub use collect::{CollectOutcome, EXECUTIONS_DIR, MANIFEST_FILE, Progress, RunOptions, collect};
+pub use collect::{
+    CollectOutcome, EXECUTIONS_DIR, MANIFEST_FILE, Progress, RunOptions, collect, collect_with,
+};
 pub use config::{AuditTask, CollectConfig, Mechanism, SceneSplit};
 pub use error::{CollectError, Result};
-pub use library::{DemoStyle, Library, LibraryItem, record_library};
+pub use library::{DemoStyle, Library, LibraryItem, record_library, record_library_with};
 pub use manifest::{LibraryStats, Manifest};
+pub use reuse::{ReplayReuse, Reuse};
 pub use roboaudit_shard::Shard;

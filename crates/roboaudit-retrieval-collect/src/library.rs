@@ -6,6 +6,7 @@
 use crate::config::{AuditTask, CollectConfig};
 use crate::door_demo::{DoorDemo, DoorStyle};
 use crate::error::{CollectError, Result};
+use crate::reuse::{ReplayReuse, Reuse};
 use crate::seeding::{rng, uniform};
 use rayon::prelude::*;
 use roboaudit_testbed::{
@@ -45,8 +46,13 @@ pub struct Library {
     pub items: Vec<LibraryItem>,
     /// Recordings tried up to and including the last accepted one.
     pub attempts: usize,
-    /// Recordings that failed in their own base scene (`attempts − items.len()`).
+    /// Recordings rejected (`attempts − items.len()`): failed in their own base scene, or
+    /// refused by the reuse mechanism there ([`crate::reuse::Reuse::accept`]).
     pub rejected: usize,
+    /// Of `rejected`, the successful recordings the reuse mechanism refused (e.g. a policy that
+    /// does not reproduce its demonstration in its base scene; 0 for Replay).
+    #[serde(default)]
+    pub reuse_rejected: usize,
 }
 
 impl Library {
@@ -97,7 +103,19 @@ pub fn base_scenes(family: Family, seed: u64, n: usize) -> Result<Vec<Scene>> {
     Ok(SceneSet::generate(&spec)?.base)
 }
 
-fn record_candidate(task: AuditTask, seed: u64, c: usize, base: &Scene) -> Result<LibraryItem> {
+/// A recorded candidate and whether the reuse mechanism accepted it (`None`: the recording failed).
+struct Candidate {
+    item: LibraryItem,
+    accepted: Option<bool>,
+}
+
+fn record_candidate(
+    task: AuditTask,
+    seed: u64,
+    c: usize,
+    base: &Scene,
+    reuse: &dyn Reuse,
+) -> Result<Candidate> {
     let compiled = CompiledScene::new(base, 64)?;
     let cfg = EpisodeConfig {
         seed: recording_seed(seed, c),
@@ -111,13 +129,19 @@ fn record_candidate(task: AuditTask, seed: u64, c: usize, base: &Scene) -> Resul
             Experience::record_with(&compiled, task.kind(), &cfg, |ep| demo.act(ep))?
         }
     };
-    Ok(LibraryItem {
+    let item = LibraryItem {
         experience_id: String::new(),
         candidate: c,
         style,
         experience,
         base: base.clone(),
-    })
+    };
+    let accepted = if item.experience.recorded_success {
+        Some(reuse.accept(&item, &compiled)?)
+    } else {
+        None
+    };
+    Ok(Candidate { item, accepted })
 }
 
 /// Records candidates in order (in parallel batches) until `config.library` succeed in their base
@@ -127,6 +151,15 @@ fn record_candidate(task: AuditTask, seed: u64, c: usize, base: &Scene) -> Resul
 /// [`CollectError::TooManyRejections`] when fewer than `library` of `4 · library` candidates succeed;
 /// testbed errors.
 pub fn record_library(config: &CollectConfig) -> Result<Library> {
+    record_library_with(config, &ReplayReuse(config.mechanism.retarget()))
+}
+
+/// [`record_library`] where a successful recording enters the library only when `reuse` accepts
+/// it ([`Reuse::accept`], called in parallel over a batch of candidates).
+///
+/// # Errors
+/// As [`record_library`], and the errors of [`Reuse::accept`].
+pub fn record_library_with(config: &CollectConfig, reuse: &dyn Reuse) -> Result<Library> {
     config.check()?;
     let pool = config.library;
     let max_attempts = pool * MAX_ATTEMPTS_PER_ITEM;
@@ -135,21 +168,24 @@ pub fn record_library(config: &CollectConfig) -> Result<Library> {
     let mut items: Vec<LibraryItem> = Vec::with_capacity(pool);
     let mut next = 0;
     let mut attempts = 0;
+    let mut reuse_rejected = 0;
     while items.len() < pool && next < max_attempts {
         let want = pool - items.len();
         // A little over what is missing, as some recordings fail.
         let end = (next + want + want.div_ceil(4) + 1).min(max_attempts);
         let batch = (next..end)
             .into_par_iter()
-            .map(|c| record_candidate(config.task, config.seed, c, &bases[c]))
+            .map(|c| record_candidate(config.task, config.seed, c, &bases[c], reuse))
             .collect::<Result<Vec<_>>>()?;
-        for item in batch {
+        for Candidate { item, accepted } in batch {
             if items.len() == pool {
                 break;
             }
             attempts = item.candidate + 1;
-            if item.experience.recorded_success {
-                items.push(item);
+            match accepted {
+                Some(true) => items.push(item),
+                Some(false) => reuse_rejected += 1,
+                None => {}
             }
         }
         next = end;
@@ -168,5 +204,6 @@ pub fn record_library(config: &CollectConfig) -> Result<Library> {
         rejected: attempts - items.len(),
         items,
         attempts,
+        reuse_rejected,
     })
 }

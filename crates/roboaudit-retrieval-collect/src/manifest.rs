@@ -21,6 +21,14 @@ pub struct LibraryStats {
     pub rejected: usize,
     /// `rejected / attempts`, in `[0, 1)`; `None` without attempts.
     pub rejection_rate: Option<f64>,
+    /// Of `rejected`, successful recordings the reuse mechanism refused (a learned policy that
+    /// did not reproduce its demonstration in its base scene); absent for Replay.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reuse_rejected: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl LibraryStats {
@@ -31,6 +39,7 @@ impl LibraryStats {
             attempts: library.attempts,
             rejected: library.rejected,
             rejection_rate: library.rejection_rate(),
+            reuse_rejected: library.reuse_rejected,
         }
     }
 }
@@ -63,6 +72,10 @@ pub struct Manifest {
     pub library: LibraryStats,
     /// Library entries in library order.
     pub experiences: Vec<ManifestExperience>,
+    /// What the reuse mechanism records ([`crate::reuse::Reuse::manifest`]: for a learned
+    /// mechanism, each policy's checkpoint folder and SHA-256 hashes); absent for Replay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reuse: Option<serde_json::Value>,
 }
 
 impl Manifest {
@@ -84,7 +97,14 @@ impl Manifest {
                     steps: it.experience.waypoints.len(),
                 })
                 .collect(),
+            reuse: None,
         }
+    }
+
+    /// The manifest with the reuse mechanism's record.
+    #[must_use]
+    pub fn with_reuse(self, reuse: Option<serde_json::Value>) -> Manifest {
+        Manifest { reuse, ..self }
     }
 }
 

@@ -20,7 +20,7 @@ use roboaudit_shard::Shard;
 pub struct CollectRequest {
     /// Task name: `stack` or `door` ([`AuditTask::parse`]).
     pub task: String,
-    /// Reuse mechanism: `replay` ([`Mechanism::parse`]).
+    /// Reuse mechanism: `replay` or `policy` ([`Mechanism::parse`]).
     pub mechanism: String,
     /// Pool size K: accepted experiences, 1 to 500.
     pub library: usize,
@@ -137,6 +137,27 @@ pub fn run_collect(
     Ok(collect(config, dir, options, &|p| obs.progress(p))?)
 }
 
+/// [`run_collect`] with a reuse mechanism built outside this crate ([`crate::collect_with`]),
+/// e.g. the learned policies of `--mechanism policy`.
+///
+/// # Errors
+/// As [`collect_request`].
+pub fn run_collect_with(
+    config: &CollectConfig,
+    dir: &Path,
+    options: &RunOptions,
+    obs: &dyn CollectObserver,
+    reuse: &dyn crate::reuse::Reuse,
+) -> Result<CollectOutcome, RequestError> {
+    Ok(crate::collect::collect_with(
+        config,
+        dir,
+        options,
+        &|p| obs.progress(p),
+        reuse,
+    )?)
+}
+
 /// A note for an audit that failed on the execution log of run folder `run`, when `run` holds
 /// the manifest of a `retrieval collect` that has not written all its part files: the missing
 /// cells are then the collection's unfinished work, not a harness bug, and the note says how to
@@ -152,9 +173,7 @@ pub fn unfinished_collect_note(run: &Path) -> Option<String> {
     if written >= total {
         return None;
     }
-    let mechanism = match c.mechanism {
-        Mechanism::Replay => "replay",
-    };
+    let mechanism = c.mechanism.name();
     Some(format!(
         "{} holds an unfinished `retrieval collect` ({written} of {total} part files of {} executions written); resume it with `roboaudit retrieval collect --task {} --mechanism {mechanism} --library {} --scenes {} --seeds {} --seed {} --chunk {} --out {}` (without --max-chunks), then audit again",
         run.display(),

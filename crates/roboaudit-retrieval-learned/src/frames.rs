@@ -1,0 +1,198 @@
+//! Observations and training samples: the scene camera rendered at [`RENDER_SIDE`]² and 2×2
+//! average-pooled to a [`IMAGE_SIDE`]² RGB image, proprioception and the episode clock; a
+//! demonstration's samples come from re-running its demonstrator in its base scene with the
+//! recording seed while rendering every step (the simulation is deterministic, so this gives back
+//! the recorded demonstration exactly, which is checked).
+
+use roboaudit_retrieval_collect::door_demo::DoorDemo;
+use roboaudit_retrieval_collect::{DemoStyle, LibraryItem};
+use roboaudit_testbed::{CameraKind, CompiledScene, Episode, EpisodeConfig, Expert, SceneRenderer};
+
+use crate::config::{LOW_DIM, RENDER_SIDE, TARGET_DIM};
+use crate::error::{PolicyError, Result};
+
+/// What the policy sees at one step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Observation {
+    /// `3 · IMAGE_SIDE²` values in `[0, 1]`, channel-major (`[3, 32, 32]`, rows from the top).
+    pub image: Vec<f32>,
+    /// Tool-centre point position (m), gripper opening in `[0, 1]` and the clock
+    /// `step / max_steps` ([`LOW_DIM`] values).
+    pub low: [f32; LOW_DIM],
+}
+
+/// One behaviour-cloning sample: an observation and the demonstration's commanded pose after the
+/// step (`x, y, z` m, yaw rad, gripper in `[-1, 1]`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    /// The observation before the step.
+    pub obs: Observation,
+    /// The target ([`crate::config::TARGET_DIM`] values).
+    pub target: [f32; TARGET_DIM],
+}
+
+/// A renderer made on first use and kept (one per thread: it owns a GL context).
+#[derive(Debug, Default)]
+pub struct Camera {
+    renderer: Option<SceneRenderer>,
+}
+
+impl Camera {
+    /// A camera; the GL context is made on first use.
+    pub fn new() -> Camera {
+        Camera::default()
+    }
+
+    /// The observation of `ep`'s present state.
+    ///
+    /// # Errors
+    /// [`PolicyError::Testbed`] when no GL context can be made or rendering fails.
+    pub fn observe(&mut self, ep: &mut Episode) -> Result<Observation> {
+        let r = match &mut self.renderer {
+            Some(r) => r,
+            None => self.renderer.insert(SceneRenderer::new(ep, RENDER_SIDE)?),
+        };
+        let img = r.render(ep, CameraKind::Scene)?;
+        let p = ep.proprio();
+        let mut low = [0.0f32; LOW_DIM];
+        let values = p.ee.pos.iter().chain([&p.gripper]);
+        for (l, v) in low.iter_mut().zip(values) {
+            *l = *v as f32;
+        }
+        low[LOW_DIM - 1] = ep.steps() as f32 / ep.task().max_steps() as f32;
+        Ok(Observation {
+            image: pool_chw(&img.rgb, img.width, img.height),
+            low,
+        })
+    }
+}
+
+/// 2×2 average pooling of an interleaved RGB image (`w × h`, both even) into channel-major values
+/// in `[0, 1]`.
+pub fn pool_chw(rgb: &[u8], w: usize, h: usize) -> Vec<f32> {
+    let (ow, oh) = (w / 2, h / 2);
+    let mut out = vec![0.0f32; 3 * ow * oh];
+    for c in 0..3 {
+        for y in 0..oh {
+            for x in 0..ow {
+                let at = |yy: usize, xx: usize| f32::from(rgb[(yy * w + xx) * 3 + c]);
+                let s = at(2 * y, 2 * x)
+                    + at(2 * y, 2 * x + 1)
+                    + at(2 * y + 1, 2 * x)
+                    + at(2 * y + 1, 2 * x + 1);
+                out[(c * oh + y) * ow + x] = s / (4.0 * 255.0);
+            }
+        }
+    }
+    out
+}
+
+/// The commanded pose of `ep` after its last step, as a target.
+pub fn commanded(ep: &Episode) -> [f32; TARGET_DIM] {
+    let w = ep.world();
+    let c = w.commanded_tcp();
+    [
+        c[0] as f32,
+        c[1] as f32,
+        c[2] as f32,
+        w.commanded_rpy()[2] as f32,
+        w.gripper_command() as f32,
+    ]
+}
+
+/// The demonstrator of a library item.
+enum Demonstrator {
+    Expert(Box<Expert>),
+    Door(DoorDemo),
+}
+
+impl Demonstrator {
+    fn act(&mut self, ep: &Episode) -> roboaudit_testbed::Action {
+        match self {
+            Demonstrator::Expert(e) => e.act(ep),
+            Demonstrator::Door(d) => d.act(ep).0,
+        }
+    }
+}
+
+/// The samples of `item`'s demonstration: its demonstrator re-run in `base` (the item's compiled
+/// base scene) with the recording seed, rendering before every step. Checked against the recorded
+/// waypoints: same length, same success, commanded path within 1 µm.
+///
+/// # Errors
+/// [`PolicyError::DemoMismatch`] when the re-run differs from the recording; testbed errors.
+pub fn demonstration(
+    item: &LibraryItem,
+    base: &CompiledScene,
+    camera: &mut Camera,
+) -> Result<Vec<Sample>> {
+    let exp = &item.experience;
+    let cfg = EpisodeConfig {
+        seed: exp.seed,
+        ..EpisodeConfig::default()
+    };
+    let mut ep = Episode::new(base, exp.task, &cfg)?;
+    let mut demo = match item.style {
+        DemoStyle::Expert(p) => Demonstrator::Expert(Box::new(Expert::new(exp.task, p, exp.seed))),
+        DemoStyle::Door(s) => Demonstrator::Door(DoorDemo::new(s)),
+    };
+    let mismatch = |message: String| PolicyError::DemoMismatch {
+        experience_id: item.experience_id.clone(),
+        message,
+    };
+    let mut out = Vec::with_capacity(exp.waypoints.len());
+    while !ep.done() {
+        let obs = camera.observe(&mut ep)?;
+        let a = demo.act(&ep);
+        ep.step(&a)?;
+        let target = commanded(&ep);
+        let Some(w) = exp.waypoints.get(out.len()) else {
+            return Err(mismatch(format!(
+                "longer than the {} recorded steps",
+                exp.waypoints.len()
+            )));
+        };
+        let anchor = exp
+            .base_anchors
+            .iter()
+            .find(|(a, _)| *a == w.anchor)
+            .map_or([0.0; 3], |(_, p)| *p);
+        let c = ep.world().commanded_tcp();
+        let off = (0..3)
+            .map(|k| (c[k] - anchor[k] - w.offset[k]).abs())
+            .fold(0.0, f64::max);
+        if off > 1e-6 {
+            return Err(mismatch(format!(
+                "commanded point of step {} is {off:.2e} m off",
+                out.len() + 1
+            )));
+        }
+        out.push(Sample { obs, target });
+    }
+    if out.len() != exp.waypoints.len() || ep.success() != exp.recorded_success {
+        return Err(mismatch(format!(
+            "{} steps (success {}), recorded {} (success {})",
+            out.len(),
+            ep.success(),
+            exp.waypoints.len(),
+            exp.recorded_success
+        )));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pooling_is_channel_major_means() {
+        // 2×2 image → one pixel per channel: the mean of the four inputs.
+        let rgb = [0u8, 10, 255, 255, 10, 255, 0, 10, 0, 255, 10, 0];
+        let out = pool_chw(&rgb, 2, 2);
+        assert_eq!(out.len(), 3);
+        assert!((out[0] - 0.5).abs() < 1e-6);
+        assert!((out[1] - 10.0 / 255.0).abs() < 1e-6);
+        assert!((out[2] - 0.5).abs() < 1e-6);
+    }
+}

@@ -1,0 +1,249 @@
+//! The `policy` mechanism of `retrieval collect` (seed 000 §II "Policy", §VII): each candidate
+//! whose recording succeeded gets a policy trained on its own demonstration, saved under
+//! `RUN/policies/cNNN/` (candidate index); the policy is run once in its own base scene with the
+//! recording seed, and a policy that does not reproduce its demonstration there is rejected like
+//! a failed recording. Accepted experiences are executed closed loop, rendering every step.
+//! `collect.json` records, under `reuse`, every trained policy's folder, the SHA-256 of its
+//! weights and config, its final training loss and own-base check.
+//!
+//! A resumed run finds the checkpoints already written: one whose config is what this run would
+//! train is loaded instead of trained again (training is deterministic, so the bytes are the
+//! same either way).
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use roboaudit_retrieval_collect::seeding::mix;
+use roboaudit_retrieval_collect::{CollectError, Library, LibraryItem, Reuse};
+use roboaudit_testbed::{CompiledScene, EpisodeConfig};
+use serde::{Deserialize, Serialize};
+
+use crate::checkpoint::{file_sha256, load, save};
+use crate::config::{CONFIG_FILE, TrainConfig, WEIGHTS_FILE};
+use crate::error::PolicyError;
+use crate::frames::{Camera, demonstration};
+use crate::policy::ImagePolicy;
+use crate::train::{Provenance, train};
+
+/// Folder of a run holding the policy checkpoints.
+pub const POLICIES_DIR: &str = "policies";
+
+thread_local! {
+    /// One renderer (GL context) per collection thread.
+    static CAMERA: RefCell<Camera> = RefCell::new(Camera::new());
+}
+
+fn with_camera<T>(f: impl FnOnce(&mut Camera) -> Result<T, PolicyError>) -> Result<T, PolicyError> {
+    CAMERA.with(|c| f(&mut c.borrow_mut()))
+}
+
+fn collect_err(e: PolicyError) -> CollectError {
+    match e {
+        PolicyError::Testbed(t) => CollectError::Testbed(t),
+        other => CollectError::Reuse(Box::new(other)),
+    }
+}
+
+/// One trained policy as `collect.json` records it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PolicyRecord {
+    /// Candidate index (base scene `b{candidate:02}`).
+    pub candidate: usize,
+    /// Library id (`e00`, …) when accepted, `None` when rejected or beyond the pool.
+    pub experience_id: Option<String>,
+    /// Checkpoint folder relative to the run folder (`policies/c003`).
+    pub dir: String,
+    /// SHA-256 of `model.safetensors`.
+    pub weights_sha256: String,
+    /// SHA-256 of `config.json`.
+    pub config_sha256: String,
+    /// Training samples (demonstration steps).
+    pub samples: usize,
+    /// Final mean squared error of the normalized targets.
+    pub final_loss: f64,
+    /// Whether the policy reproduced its demonstration's success in its own base scene with the
+    /// recording seed (false: rejected).
+    pub own_base_success: bool,
+}
+
+/// What `collect.json` records under `reuse` for the policy mechanism.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PolicyManifest {
+    /// `policy`.
+    pub mechanism: String,
+    /// Network sizes and training settings shared by every policy (each policy's seed is
+    /// derived from the master seed and its candidate index).
+    pub train: TrainConfig,
+    /// Every trained policy in candidate order, accepted or rejected.
+    pub policies: Vec<PolicyRecord>,
+    /// Successful recordings whose policy failed in its own base scene.
+    pub rejected: usize,
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    policy: ImagePolicy,
+    own_base_success: bool,
+}
+
+/// The `policy` reuse mechanism of one run folder.
+#[derive(Debug)]
+pub struct PolicyReuse {
+    run: PathBuf,
+    train: TrainConfig,
+    master_seed: u64,
+    entries: Mutex<BTreeMap<usize, Entry>>,
+}
+
+impl PolicyReuse {
+    /// The mechanism for run folder `run` with master seed `master_seed` (the collection's
+    /// `seed`) and training settings `train` (its `seed` is replaced per candidate by
+    /// `mix(master_seed, "policy", candidate)`).
+    ///
+    /// # Errors
+    /// [`PolicyError::InvalidConfig`] for training settings out of range.
+    pub fn new(
+        run: &Path,
+        master_seed: u64,
+        train: TrainConfig,
+    ) -> Result<PolicyReuse, PolicyError> {
+        train.validate()?;
+        Ok(PolicyReuse {
+            run: run.to_path_buf(),
+            train: TrainConfig { seed: 0, ..train },
+            master_seed,
+            entries: Mutex::new(BTreeMap::new()),
+        })
+    }
+
+    fn dir_of(candidate: usize) -> String {
+        format!("{POLICIES_DIR}/c{candidate:03}")
+    }
+
+    fn policy_of(
+        &self,
+        item: &LibraryItem,
+        base: &CompiledScene,
+    ) -> Result<ImagePolicy, PolicyError> {
+        let cfg = TrainConfig {
+            seed: mix(self.master_seed, "policy", item.candidate as u64),
+            ..self.train.clone()
+        };
+        let prov = Provenance {
+            task: item.experience.task.name(),
+            base_scene_id: item.base.scene_id.clone(),
+            recording_seed: item.experience.seed,
+        };
+        let dir = self.run.join(Self::dir_of(item.candidate));
+        if dir.join(CONFIG_FILE).is_file()
+            && let Ok(t) = load(&dir)
+            && t.config.train == cfg
+            && t.config.base_scene_id == prov.base_scene_id
+            && t.config.recording_seed == prov.recording_seed
+            && t.config.task == prov.task
+        {
+            return Ok(ImagePolicy::new(t));
+        }
+        let samples = with_camera(|cam| demonstration(item, base, cam))?;
+        let trained = train(&samples, &cfg, &prov, &mut |_, _| {})?;
+        save(&dir, &trained)?;
+        Ok(ImagePolicy::new(trained))
+    }
+
+    /// The records of every trained policy in candidate order, with the library ids of
+    /// `library`'s accepted items.
+    ///
+    /// # Errors
+    /// [`PolicyError::Checkpoint`] when a checkpoint file cannot be read for its hash.
+    pub fn records(&self, library: &Library) -> Result<PolicyManifest, PolicyError> {
+        let entries = self.entries.lock().map_err(|_| poisoned())?;
+        let mut policies = Vec::with_capacity(entries.len());
+        for (&c, e) in entries.iter() {
+            let dir = Self::dir_of(c);
+            let full = self.run.join(&dir);
+            policies.push(PolicyRecord {
+                candidate: c,
+                experience_id: library
+                    .items
+                    .iter()
+                    .find(|it| it.candidate == c)
+                    .map(|it| it.experience_id.clone()),
+                weights_sha256: file_sha256(&full, WEIGHTS_FILE)?,
+                config_sha256: file_sha256(&full, CONFIG_FILE)?,
+                dir,
+                samples: e.policy.trained().config.samples,
+                final_loss: e.policy.trained().config.final_loss,
+                own_base_success: e.own_base_success,
+            });
+        }
+        // Only candidates up to the last one the library examined count as rejections.
+        let rejected = policies
+            .iter()
+            .filter(|p| !p.own_base_success && p.candidate < library.attempts)
+            .count();
+        Ok(PolicyManifest {
+            mechanism: "policy".into(),
+            train: self.train.clone(),
+            policies,
+            rejected,
+        })
+    }
+}
+
+fn poisoned() -> PolicyError {
+    PolicyError::InvalidConfig("a collection thread panicked while holding the policies".into())
+}
+
+impl Reuse for PolicyReuse {
+    fn accept(&self, item: &LibraryItem, base: &CompiledScene) -> Result<bool, CollectError> {
+        let policy = self.policy_of(item, base).map_err(collect_err)?;
+        let cfg = EpisodeConfig {
+            seed: item.experience.seed,
+            ..EpisodeConfig::default()
+        };
+        let ok = with_camera(|cam| policy.execute(base, item.experience.task, &cfg, cam))
+            .map_err(collect_err)?;
+        self.entries
+            .lock()
+            .map_err(|_| collect_err(poisoned()))?
+            .insert(
+                item.candidate,
+                Entry {
+                    policy,
+                    own_base_success: ok,
+                },
+            );
+        Ok(ok)
+    }
+
+    fn execute(
+        &self,
+        item: &LibraryItem,
+        scene: &CompiledScene,
+        cfg: &EpisodeConfig,
+    ) -> Result<bool, CollectError> {
+        let policy = self
+            .entries
+            .lock()
+            .map_err(|_| collect_err(poisoned()))?
+            .get(&item.candidate)
+            .map(|e| e.policy.clone())
+            .ok_or_else(|| {
+                collect_err(PolicyError::InvalidConfig(format!(
+                    "no trained policy for candidate {}",
+                    item.candidate
+                )))
+            })?;
+        with_camera(|cam| policy.execute(scene, item.experience.task, cfg, cam))
+            .map_err(collect_err)
+    }
+
+    fn manifest(&self, library: &Library) -> Result<Option<serde_json::Value>, CollectError> {
+        let m = self.records(library).map_err(collect_err)?;
+        serde_json::to_value(&m)
+            .map(Some)
+            .map_err(|e| collect_err(PolicyError::InvalidConfig(e.to_string())))
+    }
+}
