@@ -156,10 +156,10 @@ fn unfinished_foreign_and_served_shards_are_refused() {
     assert!(o.status.success(), "{}", text(&o));
 }
 
-/// A pair that does not assemble stops the merge with nothing at --out, so the same merge can
-/// run again once the shard is fixed.
+/// A pair that does not read is refused in its shard folder before anything is merged, with
+/// nothing at --out, so the same merge can run again once the shard is fixed.
 #[test]
-fn a_failed_assembly_leaves_nothing_at_out() {
+fn a_pair_that_does_not_read_is_refused_in_its_shard_and_leaves_nothing_at_out() {
     let tmp = tempfile::tempdir().unwrap();
     let s0 = tmp.path().join("s0");
     let s1 = tmp.path().join("s1");
@@ -171,8 +171,11 @@ fn a_failed_assembly_leaves_nothing_at_out() {
     let out = tmp.path().join("merged");
     let o = merge(&[s0.clone(), s1.clone()], &out);
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
-    assert!(text(&o).contains("pair-000001.json"), "{}", text(&o));
-    assert!(text(&o).contains("nothing was written to"), "{}", text(&o));
+    let named = format!(
+        "records.partial/pair-000001.json in {} is not a finished pair",
+        s1.display()
+    );
+    assert!(text(&o).contains(&named), "{}", text(&o));
     assert!(!out.exists());
     let left: Vec<_> = std::fs::read_dir(tmp.path())
         .unwrap()
