@@ -7,12 +7,12 @@ use clap::{Args, Subcommand};
 use roboaudit_retrieval::request::{
     AuditObserver, AuditRequest, RequestError as AuditRequestError, audit_request,
 };
+use roboaudit_retrieval_collect::Mechanism;
 use roboaudit_retrieval_collect::Progress;
 use roboaudit_retrieval_collect::request::{
     CollectObserver, CollectRequest, RequestError as CollectRequestError, run_collect,
     run_collect_with,
 };
-use roboaudit_retrieval_collect::Mechanism;
 use roboaudit_retrieval_learned::reuse::PolicyManifest;
 use roboaudit_retrieval_learned::{PolicyReuse, TrainConfig};
 use std::cell::RefCell;
