@@ -24,7 +24,7 @@ fn f(v: &Value) -> f64 {
 }
 
 /// Files whose bytes must not change on a rerun with the same settings.
-const STABLE: [&str; 9] = [
+const STABLE: [&str; 11] = [
     "audit.json",
     "index.html",
     "retrieval/audit.json",
@@ -34,6 +34,8 @@ const STABLE: [&str; 9] = [
     "memory/control/control.json",
     "fqe/fqe.json",
     "fqe/run/ground_truth.json",
+    "memory/learned/policy/model.safetensors",
+    "memory/learned/audit.json",
 ];
 
 fn check_retrieval(out_dir: &Path, audit: &Value) {
@@ -82,7 +84,23 @@ fn check_memory(out_dir: &Path, audit: &Value) {
     assert_eq!(blind["positive_rule"], false);
     let bank_f = f(&by("bank")["faithfulness"]["value"]);
     assert!(bank_f > 0.0 && bank_f < 1.0, "bank F = {bank_f}");
+    // The learned anchor-window policy was qualified before its audit (seed 002 §IV-A), and its
+    // audit names the checkpoint the records came from.
+    let learned = by("learned");
+    assert_eq!(learned["dir"], "memory/learned");
+    let q = json(&out_dir.join("memory/learned/policy/qualification.json"));
+    assert_eq!(q["passed"], true, "{q}");
+    assert_eq!(q["episodes"], 24);
+    for f in ["model.safetensors", "config.json"] {
+        assert!(
+            out_dir.join("memory/learned/policy").join(f).is_file(),
+            "{f}"
+        );
+    }
+    let rate = f(&learned["correct_choice_rate"]);
+    assert!((0.0..=1.0).contains(&rate), "{rate}");
     let control = json(&out_dir.join("memory/control/control.json"));
+    assert_eq!(control["schema"], "roboaudit.memory.control.v1");
     assert_eq!(control["routes"], serde_json::json!(["left", "right"]));
     assert_eq!(audit["memory_control"]["passed"], control["passed"]);
 }
@@ -138,9 +156,9 @@ fn check_report(out_dir: &Path, audit: &Value) {
     let shared: Value =
         serde_json::from_slice(&std::fs::read(out_dir.join("report.json")).unwrap()).unwrap();
     assert!(out_dir.join("report.md").is_file());
-    // Stack and Door, three memory policies plus the route control, one FQE fit.
+    // Stack and Door, four memory policies plus the route control, one FQE fit.
     assert_eq!(shared["retrieval"].as_array().unwrap().len(), 2);
-    assert_eq!(shared["memory"].as_array().unwrap().len(), 4);
+    assert_eq!(shared["memory"].as_array().unwrap().len(), 5);
     assert_eq!(shared["fqe"].as_array().unwrap().len(), 1);
     // The FQE section shows its push-suite dataset: first and last scene frame of every task.
     let strip = &shared["fqe"][0]["frames"];
@@ -177,6 +195,7 @@ fn check_report(out_dir: &Path, audit: &Value) {
             "memory/bank",
             "memory/faithful",
             "memory/blind",
+            "memory/learned",
             "memory/control",
             "fqe"
         ]

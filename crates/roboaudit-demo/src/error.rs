@@ -30,6 +30,9 @@ pub enum DemoError {
     /// A memory collection, audit or control failed.
     #[error(transparent)]
     Memory(#[from] roboaudit_memory_harness::request::RequestError),
+    /// The learned memory policy could not be trained, saved, qualified or opened.
+    #[error(transparent)]
+    Learned(#[from] roboaudit_memory_learned::LearnedError),
     /// The FQE collection failed.
     #[error(transparent)]
     FqeCollect(#[from] roboaudit_fqe_collect::CollectError),

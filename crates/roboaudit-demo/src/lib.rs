@@ -7,8 +7,9 @@
 //! - `retrieval/`: `audit.json` (`roboaudit.demo.v1`, Stack and Door), `summary.md`, `runs/<task>/`
 //!   (the collections: seed 000 §II–V, Replay);
 //! - `memory/<policy>/`: crossed-history records and their audit (SPEC §2) for the imperfect-recall
-//!   `bank` policy and the `faithful` and `blind` calibrators; `memory/control/`: the
-//!   irrelevant-history control (two detour routes) with `control.json`;
+//!   `bank` policy and the `faithful` and `blind` calibrators; `memory/learned/`: the same for a
+//!   learned anchor-window policy, its checkpoint and qualification in `memory/learned/policy/`;
+//!   `memory/control/`: the irrelevant-history control (two detour routes) with `control.json`;
 //! - `fqe/`: `fqe.json` and `summary.md` (linear, naive and a short neural fit, scored against the
 //!   ground truth of `fqe/run/`, a small push-suite collection);
 //! - `audit.json` (`roboaudit.demo.v1`: the retrieval tasks, plus the headline numbers of the
@@ -38,7 +39,7 @@ pub type DemoTask = roboaudit_report::demo::DemoTask<CollectConfig, LibraryStats
 pub type DemoReport = roboaudit_report::demo::DemoFile<CollectConfig, LibraryStats>;
 
 /// Number of stages announced to the observer.
-pub const STAGES: usize = 9;
+pub const STAGES: usize = 10;
 
 /// A demo run.
 #[derive(Debug, Clone)]
@@ -85,8 +86,8 @@ pub fn scale_name(scale: Scale) -> &'static str {
     }
 }
 
-/// Runs the demo into `req.out`: the retrieval stage (stages 1–2), the memory stage (3–6), the
-/// FQE stage (7–8), then the report (9): `report.json`, `report.md`, `index.html` and
+/// Runs the demo into `req.out`: the retrieval stage (stages 1–2), the memory stage (3–7), the
+/// FQE stage (8–9), then the report (10): `report.json`, `report.md`, `index.html` and
 /// `audit.json`, which it returns. Refuses an `out` holding a demo of another scale
 /// ([`stage::check_scale`]) before any work; the caller refuses an `out` that is a file or holds
 /// another command's results.
@@ -99,8 +100,8 @@ pub fn run_demo(req: &DemoRequest, obs: &dyn DemoObserver) -> Result<DemoReport,
     let out = &req.out;
     let tasks = retrieval::run(out, req.scale, STAGES, obs)?;
     let (memory, control) = memory::run(out, req.scale, (3, STAGES), obs)?;
-    let fqe = fqe::run(out, req.scale, (7, STAGES), obs)?;
-    obs.stage(9, STAGES, "writing the report");
+    let fqe = fqe::run(out, req.scale, (8, STAGES), obs)?;
+    obs.stage(10, STAGES, "writing the report");
 
     let mut sources = vec!["retrieval".to_owned()];
     sources.extend(memory.iter().map(|m| m.dir.clone()));

@@ -53,7 +53,8 @@ pub struct TrainArgs {
     pub out: PathBuf,
 }
 
-fn map_err(e: LearnedError) -> anyhow::Error {
+/// A learned-policy error with its exit code: a setting 2, a checkpoint or qualification 3.
+pub(crate) fn map_err(e: LearnedError) -> anyhow::Error {
     match e {
         LearnedError::InvalidConfig(_) => Usage(e.to_string()).into(),
         e if e.is_invalid_input() => InvalidInput(e.to_string()).into(),

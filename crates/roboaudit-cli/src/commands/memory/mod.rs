@@ -6,7 +6,7 @@ mod calibrate;
 pub(crate) mod collect;
 mod control;
 mod intervene;
-mod learned;
+pub(crate) mod learned;
 mod natural;
 
 use crate::exit::Usage;
