@@ -118,6 +118,71 @@ fn fault_chunks_without_a_restoration_are_refused_up_front() {
     }
 }
 
+/// A setting the run would not use is refused, not silently dropped from a study labelled with
+/// it: `--fault-chunks` on a replacement study, `--reliability` for a policy other than the
+/// bank (on every memory command that takes it); a recall outside [0, 1] is echoed.
+#[test]
+fn settings_a_run_would_not_use_are_refused_and_bad_values_echoed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("o");
+    let out_s = out.to_str().unwrap();
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["intervene", "--study", "replacement", "--fault-chunks", "2"],
+            "--fault-chunks sets the restoration study's fault; --study replacement injects none",
+        ),
+        (
+            &[
+                "intervene",
+                "--study",
+                "restoration",
+                "--policy",
+                "faithful",
+                "--reliability",
+                "0.5",
+            ],
+            "--reliability sets the bank policy's recall; --policy faithful does not use it",
+        ),
+        (
+            &["natural", "--policy", "blind", "--reliability", "0.5"],
+            "--policy blind does not use it",
+        ),
+        (
+            &[
+                "collect",
+                "--policy",
+                "faithful",
+                "--pairs",
+                "1",
+                "--reliability",
+                "0.5",
+            ],
+            "--policy faithful does not use it",
+        ),
+        (
+            &[
+                "collect",
+                "--policy",
+                "bank",
+                "--pairs",
+                "1",
+                "--reliability",
+                "0.9,1.5",
+            ],
+            "each in [0, 1], got [0.9, 1.5]",
+        ),
+    ];
+    for (args, needle) in cases {
+        let mut all = vec!["memory"];
+        all.extend_from_slice(args);
+        all.extend(["--out", out_s]);
+        let o = roboaudit(&all);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert!(text(&o).contains(needle), "{args:?}: {}", text(&o));
+        assert!(!out.exists(), "{args:?}");
+    }
+}
+
 /// Counts and an `--out` that is a file are refused before the rollouts, not after them.
 #[test]
 fn bad_episodes_and_an_out_file_are_refused_before_any_rollout() {

@@ -151,7 +151,10 @@ impl PolicyParams {
         }
         if self.reliability.is_empty() || self.reliability.iter().any(|r| !(0.0..=1.0).contains(r))
         {
-            return bad("reliability needs at least one entry, each in [0, 1]");
+            return Err(HarnessError::InvalidConfig(format!(
+                "reliability needs at least one entry, each in [0, 1], got {:?}",
+                self.reliability
+            )));
         }
         Ok(())
     }

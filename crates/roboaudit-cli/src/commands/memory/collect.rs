@@ -186,9 +186,10 @@ pub struct CollectArgs {
     /// precedence.
     #[arg(long)]
     pub seeds: Option<usize>,
-    /// Bank policy: recall probability per tray index (comma-separated; the last one repeats).
-    #[arg(long, value_delimiter = ',', default_value = "0.95,0.95,0.3")]
-    pub reliability: Vec<f64>,
+    /// Bank policy only: recall probability per tray index, each in [0, 1] (comma-separated;
+    /// the last one repeats) [default: 0.95,0.95,0.3].
+    #[arg(long, value_delimiter = ',')]
+    pub reliability: Option<Vec<f64>>,
     /// Bank policy: seed of its recall draws.
     #[arg(long, default_value_t = 0)]
     pub policy_seed: u64,
@@ -288,14 +289,13 @@ pub fn run(args: &CollectArgs) -> Result<()> {
         )
         .into());
     }
+    let reliability = super::bank_reliability(args.reliability.as_deref(), &args.policy)?;
     let mut learned = super::learned::open(&args.policy, cfg.task)?;
     if is_served(&args.policy) {
         served = Some(args.served.connect(&args.policy, args.harness.chunk_len)?);
     } else if learned.is_none() {
         let kind = PolicyKind::parse(&args.policy).map_err(usage_or)?;
-        let params = args
-            .harness
-            .params(args.reliability.clone(), args.policy_seed);
+        let params = args.harness.params(reliability, args.policy_seed);
         builtin = Some(BuiltinPolicy::new(kind, params).map_err(usage_or)?);
     }
     // What else identifies the policy, beyond its name, spec and chunk length: a resumed

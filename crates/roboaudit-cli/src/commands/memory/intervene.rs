@@ -41,14 +41,16 @@ pub struct InterveneArgs {
     /// Master seed of layouts and episodes.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Restoration: chunks run with the cleared bank before the restoration query (at least 1,
-    /// at most the chunks an episode of the task can run; a study whose episode ends before
-    /// the restoration query fails rather than report an unrestored condition).
-    #[arg(long, default_value_t = 1)]
-    pub fault_chunks: usize,
-    /// Bank policy: recall probability per tray index (comma-separated; the last one repeats).
-    #[arg(long, value_delimiter = ',', default_value = "0.95,0.95,0.3")]
-    pub reliability: Vec<f64>,
+    /// Restoration only: chunks run with the cleared bank before the restoration query (at
+    /// least 1, at most the chunks an episode of the task can run; a study whose episode ends
+    /// before the restoration query fails rather than report an unrestored condition)
+    /// [default: 1].
+    #[arg(long)]
+    pub fault_chunks: Option<usize>,
+    /// Bank policy only: recall probability per tray index, each in [0, 1] (comma-separated;
+    /// the last one repeats) [default: 0.95,0.95,0.3].
+    #[arg(long, value_delimiter = ',')]
+    pub reliability: Option<Vec<f64>>,
     /// Bootstrap resamples of the layout-stratified intervals (100 to 1,000,000).
     #[arg(long, default_value_t = 10_000,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(100..=1_000_000))]
@@ -90,17 +92,29 @@ pub fn run(args: &InterveneArgs) -> Result<()> {
     super::check_count("--episodes", args.episodes, super::MAX_UNITS)?;
     crate::output::refuse_out_file(&args.out)?;
     let params = PolicyParams {
-        reliability: args.reliability.clone(),
+        reliability: super::bank_reliability(args.reliability.as_deref(), &args.policy)?,
         ..PolicyParams::default()
     };
-    if args.study == "restoration" {
-        check_fault_chunks(args.fault_chunks, task, params.chunk_len)?;
-    }
+    let fault_chunks = match (args.study.as_str(), args.fault_chunks) {
+        ("restoration", given) => {
+            let chunks = given.unwrap_or(1);
+            check_fault_chunks(chunks, task, params.chunk_len)?;
+            chunks
+        }
+        ("replacement", Some(_)) => {
+            return Err(Usage(
+                "--fault-chunks sets the restoration study's fault; --study replacement injects none"
+                    .into(),
+            )
+            .into());
+        }
+        _ => 1,
+    };
     let cfg = InterventionConfig {
         task,
         episodes: args.episodes,
         seed: args.seed,
-        fault_chunks: args.fault_chunks,
+        fault_chunks,
         bootstrap: BootstrapSettings {
             resamples: args.resamples,
             seed: args.bootstrap_seed,

@@ -139,3 +139,18 @@ fn run_study_shard(
     )?;
     Ok(())
 }
+
+/// The bank policy's recall probability per tray index: `--reliability` when given, else the
+/// bank's default (0.95, 0.95, 0.3). Given with another policy it is a usage error (exit 2): no
+/// other policy reads it, and a run that silently ignored it would be labelled with a setting it
+/// never used.
+pub(crate) fn bank_reliability(given: Option<&[f64]>, policy: &str) -> Result<Vec<f64>> {
+    match given {
+        None => Ok(roboaudit_memory_harness::PolicyParams::default().reliability),
+        Some(r) if policy == "bank" => Ok(r.to_vec()),
+        Some(_) => Err(crate::exit::Usage(format!(
+            "--reliability sets the bank policy's recall; --policy {policy} does not use it"
+        ))
+        .into()),
+    }
+}

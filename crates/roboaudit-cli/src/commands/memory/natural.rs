@@ -37,9 +37,10 @@ pub struct NaturalArgs {
     /// Master seed of the natural episodes' own scene and history stream.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Bank policy: recall probability per tray index (comma-separated; the last one repeats).
-    #[arg(long, value_delimiter = ',', default_value = "0.95,0.95,0.3")]
-    pub reliability: Vec<f64>,
+    /// Bank policy only: recall probability per tray index, each in [0, 1] (comma-separated;
+    /// the last one repeats) [default: 0.95,0.95,0.3].
+    #[arg(long, value_delimiter = ',')]
+    pub reliability: Option<Vec<f64>>,
     /// Bootstrap resamples of the episode intervals (100 to 1,000,000).
     #[arg(long, default_value_t = 10_000,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(100..=1_000_000))]
@@ -65,7 +66,7 @@ pub fn run(args: &NaturalArgs) -> Result<()> {
     super::check_count("--episodes", args.episodes, super::MAX_UNITS)?;
     output::refuse_out_file(&args.out)?;
     let params = PolicyParams {
-        reliability: args.reliability.clone(),
+        reliability: super::bank_reliability(args.reliability.as_deref(), &args.policy)?,
         ..PolicyParams::default()
     };
     let cfg = NaturalConfig {
