@@ -30,9 +30,10 @@ pub enum DemoError {
     /// A memory collection, audit or control failed.
     #[error(transparent)]
     Memory(#[from] roboaudit_memory_harness::request::RequestError),
-    /// The learned memory policy could not be trained, saved, qualified or opened.
+    /// The learned memory policy could not be trained, saved, qualified or opened (boxed: the
+    /// error is large).
     #[error(transparent)]
-    Learned(#[from] roboaudit_memory_learned::LearnedError),
+    Learned(Box<roboaudit_memory_learned::LearnedError>),
     /// The FQE collection failed.
     #[error(transparent)]
     FqeCollect(#[from] roboaudit_fqe_collect::CollectError),
@@ -121,5 +122,11 @@ impl From<roboaudit_memory_harness::HarnessError> for DemoError {
 impl From<roboaudit_data::DataError> for DemoError {
     fn from(e: roboaudit_data::DataError) -> Self {
         Self::Memory(e.into())
+    }
+}
+
+impl From<roboaudit_memory_learned::LearnedError> for DemoError {
+    fn from(e: roboaudit_memory_learned::LearnedError) -> Self {
+        Self::Learned(Box::new(e))
     }
 }

@@ -85,7 +85,7 @@ fn demo_error(e: DemoError) -> anyhow::Error {
             super::retrieval::audit_error(*source).context(format!("auditing the {task} run"))
         }
         DemoError::Memory(e) => super::memory::collect::request_error(e),
-        DemoError::Learned(e) => super::memory::learned::map_err(e),
+        DemoError::Learned(e) => super::memory::learned::map_err(*e),
         DemoError::FqeCollect(e) => e.into(),
         DemoError::FqeFit(e) => super::fqe::request_error(*e),
         DemoError::Write(e) => e.into(),
