@@ -139,7 +139,7 @@ pub fn collect_with(
         }
         // Never mix a collection into someone else's files (a harness's own scenes.csv would be
         // overwritten and the audit would then pick between two executions sources).
-        None if folder_has_entries(dir)? => {
+        None if folder_has_entries(dir, reuse.own_entries())? => {
             return Err(resume_error(
                 dir,
                 format!(
@@ -397,7 +397,9 @@ fn check_existing(
 /// Whether `dir` holds any entry other than a temporary file left by a write killed before its
 /// rename (`.tmp-*`, which a killed first run can leave before `collect.json` exists) and a shard
 /// manifest (written before `collect.json`; checked on its own).
-fn folder_has_entries(dir: &Path) -> Result<bool> {
+/// Whether `dir` holds anything but temporary files, a shard manifest and `own` (what the reuse
+/// mechanism writes before `collect.json`, e.g. trained policies of a run stopped while training).
+fn folder_has_entries(dir: &Path, own: &[&str]) -> Result<bool> {
     let entries = std::fs::read_dir(dir).map_err(|source| CollectError::Io {
         action: "list",
         path: dir.display().to_string(),
@@ -406,6 +408,6 @@ fn folder_has_entries(dir: &Path) -> Result<bool> {
     Ok(entries.filter_map(std::result::Result::ok).any(|e| {
         let name = e.file_name();
         let name = name.to_string_lossy();
-        !name.starts_with(".tmp-") && name != SHARD_FILE
+        !name.starts_with(".tmp-") && name != SHARD_FILE && !own.contains(&name.as_ref())
     }))
 }

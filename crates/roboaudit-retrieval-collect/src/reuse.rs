@@ -36,6 +36,12 @@ pub trait Reuse: Sync {
     /// # Errors
     /// Failures reading what is to be recorded.
     fn manifest(&self, library: &Library) -> Result<Option<serde_json::Value>>;
+
+    /// Entries of the run folder the mechanism writes before `collect.json` exists (a run stopped
+    /// then resumes there instead of being refused as someone else's folder); none by default.
+    fn own_entries(&self) -> &'static [&'static str] {
+        &[]
+    }
 }
 
 /// Reuse by Replay: every successful recording is accepted; execution replays the recorded path

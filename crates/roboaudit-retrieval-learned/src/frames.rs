@@ -31,7 +31,9 @@ pub struct Sample {
     pub target: [f32; TARGET_DIM],
 }
 
-/// A renderer made on first use and kept (one per thread: it owns a GL context).
+/// The renderer of one demonstration or execution, made on first use (it owns a GL context).
+/// Make one per episode run: kept across scenes, its images depended on what it had rendered
+/// before.
 #[derive(Debug, Default)]
 pub struct Camera {
     renderer: Option<SceneRenderer>,

@@ -8,9 +8,13 @@
 //!
 //! A resumed run finds the checkpoints already written: one whose config is what this run would
 //! train is loaded instead of trained again (training is deterministic, so the bytes are the
-//! same either way).
+//! same either way). A checkpoint whose files no longer hash to what `collect.json` recorded
+//! for it is refused: the executions on file were made with the recorded weights.
+//!
+//! Every demonstration and execution renders through a camera of its own: a renderer kept per
+//! thread across scenes made observations depend on what that thread had rendered before (a
+//! resumed run and an uninterrupted one disagreed on an own-base execution).
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -29,15 +33,6 @@ use crate::train::{Provenance, train};
 
 /// Folder of a run holding the policy checkpoints.
 pub const POLICIES_DIR: &str = "policies";
-
-thread_local! {
-    /// One renderer (GL context) per collection thread.
-    static CAMERA: RefCell<Camera> = RefCell::new(Camera::new());
-}
-
-fn with_camera<T>(f: impl FnOnce(&mut Camera) -> Result<T, PolicyError>) -> Result<T, PolicyError> {
-    CAMERA.with(|c| f(&mut c.borrow_mut()))
-}
 
 fn collect_err(e: PolicyError) -> CollectError {
     match e {
@@ -95,6 +90,8 @@ pub struct PolicyReuse {
     train: TrainConfig,
     master_seed: u64,
     entries: Mutex<BTreeMap<usize, Entry>>,
+    /// Per candidate, the (weights, config) SHA-256 an earlier run of this folder recorded.
+    recorded: BTreeMap<usize, (String, String)>,
 }
 
 impl PolicyReuse {
@@ -115,6 +112,7 @@ impl PolicyReuse {
             train: TrainConfig { seed: 0, ..train },
             master_seed,
             entries: Mutex::new(BTreeMap::new()),
+            recorded: recorded_hashes(run),
         })
     }
 
@@ -137,19 +135,43 @@ impl PolicyReuse {
             recording_seed: item.experience.seed,
         };
         let dir = self.run.join(Self::dir_of(item.candidate));
-        if dir.join(CONFIG_FILE).is_file()
+        let policy = if dir.join(CONFIG_FILE).is_file()
             && let Ok(t) = load(&dir)
             && t.config.train == cfg
             && t.config.base_scene_id == prov.base_scene_id
             && t.config.recording_seed == prov.recording_seed
             && t.config.task == prov.task
         {
-            return Ok(ImagePolicy::new(t));
+            ImagePolicy::new(t)
+        } else {
+            let samples = demonstration(item, base, &mut Camera::new())?;
+            let trained = train(&samples, &cfg, &prov, &mut |_, _| {})?;
+            save(&dir, &trained)?;
+            ImagePolicy::new(trained)
+        };
+        self.check_recorded(item.candidate, &dir)?;
+        Ok(policy)
+    }
+
+    /// Refuses a checkpoint whose files no longer hash to what an earlier run of this folder
+    /// recorded for `candidate` (one retrained after damage gives the recorded bytes again:
+    /// training is deterministic).
+    fn check_recorded(&self, candidate: usize, dir: &Path) -> Result<(), PolicyError> {
+        let Some((weights, config)) = self.recorded.get(&candidate) else {
+            return Ok(());
+        };
+        for (name, want) in [(WEIGHTS_FILE, weights), (CONFIG_FILE, config)] {
+            let got = file_sha256(dir, name)?;
+            if got != *want {
+                return Err(PolicyError::checkpoint(
+                    &dir.join(name),
+                    format!(
+                        "changed since collect.json recorded it (sha256 {got}, recorded {want}); the executions on file were made with the recorded one: restore it, or collect into a new folder"
+                    ),
+                ));
+            }
         }
-        let samples = with_camera(|cam| demonstration(item, base, cam))?;
-        let trained = train(&samples, &cfg, &prov, &mut |_, _| {})?;
-        save(&dir, &trained)?;
-        Ok(ImagePolicy::new(trained))
+        Ok(())
     }
 
     /// The records of every trained policy in candidate order, with the library ids of
@@ -192,6 +214,25 @@ impl PolicyReuse {
     }
 }
 
+/// The checkpoint hashes `run/collect.json` recorded under `reuse` (none without the file, or
+/// for a file this mechanism did not write: the collection refuses that folder itself).
+fn recorded_hashes(run: &Path) -> BTreeMap<usize, (String, String)> {
+    let Ok(bytes) = std::fs::read(run.join(roboaudit_retrieval_collect::MANIFEST_FILE)) else {
+        return BTreeMap::new();
+    };
+    serde_json::from_slice::<roboaudit_retrieval_collect::Manifest>(&bytes)
+        .ok()
+        .and_then(|m| m.reuse)
+        .and_then(|r| serde_json::from_value::<PolicyManifest>(r).ok())
+        .map(|m| {
+            m.policies
+                .into_iter()
+                .map(|p| (p.candidate, (p.weights_sha256, p.config_sha256)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn poisoned() -> PolicyError {
     PolicyError::InvalidConfig("a collection thread panicked while holding the policies".into())
 }
@@ -203,7 +244,8 @@ impl Reuse for PolicyReuse {
             seed: item.experience.seed,
             ..EpisodeConfig::default()
         };
-        let ok = with_camera(|cam| policy.execute(base, item.experience.task, &cfg, cam))
+        let ok = policy
+            .execute(base, item.experience.task, &cfg, &mut Camera::new())
             .map_err(collect_err)?;
         self.entries
             .lock()
@@ -236,8 +278,13 @@ impl Reuse for PolicyReuse {
                     item.candidate
                 )))
             })?;
-        with_camera(|cam| policy.execute(scene, item.experience.task, cfg, cam))
+        policy
+            .execute(scene, item.experience.task, cfg, &mut Camera::new())
             .map_err(collect_err)
+    }
+
+    fn own_entries(&self) -> &'static [&'static str] {
+        &[POLICIES_DIR]
     }
 
     fn manifest(&self, library: &Library) -> Result<Option<serde_json::Value>, CollectError> {
