@@ -69,12 +69,22 @@ impl Image {
     }
 }
 
-/// A square offscreen renderer of `size`² pixels for episodes of one compiled scene model (it follows
-/// the model of each episode passed in, rebuilding GPU resources when the model changes).
+/// A square offscreen renderer of `size`² pixels for episodes of any compiled scene: it follows
+/// the model of each episode passed in, rebuilding its GPU resources when the model's layout or
+/// its texture pixels change (two appearance draws of one scene share a layout, so a renderer
+/// that watched the layout alone kept showing the first scene's table and sky textures).
 #[derive(Debug)]
 pub struct SceneRenderer {
     renderer: MjRenderer,
     size: usize,
+    /// FNV-1a of the texture pixels uploaded to the GL context.
+    textures: u64,
+}
+
+/// FNV-1a of a model's texture pixels (the appearance that lives on the GPU; colours, lights and
+/// the camera are read from the model at every frame).
+fn textures_of(model: &mujoco_rs::prelude::MjModel) -> u64 {
+    roboaudit_types::seed::fnv1a64(model.tex_data())
 }
 
 impl SceneRenderer {
@@ -100,7 +110,11 @@ impl SceneRenderer {
             .camera(MjvCamera::new_fixed(ep.world().h.scene_cam))
             .build(model)
             .map_err(|e| TestbedError::Render(format!("{e}")))?;
-        Ok(SceneRenderer { renderer, size })
+        Ok(SceneRenderer {
+            renderer,
+            size,
+            textures: textures_of(model),
+        })
     }
 
     /// Image side in pixels.
@@ -113,6 +127,9 @@ impl SceneRenderer {
     /// # Errors
     /// [`TestbedError::Render`] when OpenGL fails.
     pub fn render(&mut self, ep: &mut Episode, camera: CameraKind) -> Result<Image> {
+        if textures_of(ep.world().data.model()) != self.textures {
+            *self = SceneRenderer::new(ep, self.size)?;
+        }
         let cam = match camera {
             CameraKind::Scene => ep.world().h.scene_cam,
             CameraKind::Wrist => ep.world().h.wrist_cam,

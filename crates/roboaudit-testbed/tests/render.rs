@@ -136,6 +136,25 @@ fn appearance_draws_change_pixels_and_motion_changes_the_image() {
     assert_ne!(moved, i0);
 }
 
+/// One renderer passed episodes of several appearance draws (same model layout, other texture
+/// pixels) gives each the image a renderer made for it gives: the textures follow the scene.
+#[test]
+fn a_renderer_reused_across_appearance_draws_shows_each_draws_textures() {
+    let mut first = episode(TaskKind::Stack, 0, 0);
+    let mut shared = SceneRenderer::new(&first, 128).unwrap();
+    shared.render(&mut first, CameraKind::Scene).unwrap();
+    for draw in [1, 2, 3, 0] {
+        let mut ep = episode(TaskKind::Stack, 0, draw);
+        let reused = shared.render(&mut ep, CameraKind::Scene).unwrap();
+        let mut own = SceneRenderer::new(&ep, 128).unwrap();
+        assert_eq!(
+            reused,
+            own.render(&mut ep, CameraKind::Scene).unwrap(),
+            "draw {draw}"
+        );
+    }
+}
+
 #[test]
 fn oversized_render_is_an_error() {
     let ep = episode(TaskKind::Stack, 0, 0);
