@@ -296,6 +296,12 @@ pub struct RecipientPart {
     pub continuations: Vec<Continuation>,
 }
 
+impl crate::shard_parts::UnitPart for RecipientPart {
+    fn unit(&self) -> usize {
+        self.index
+    }
+}
+
 /// Checks `cfg` and returns the task, before any recipient runs: a task with a memory decision,
 /// non-zero episodes and observation stride, layout levels in `0..=3`, `fault_chunks` ≥ 1 (the
 /// restoration happens at query `fault_chunks`; with 0 it would coincide with the fault). The

@@ -40,6 +40,12 @@ pub struct NaturalPart {
     pub episode: NaturalEpisode,
 }
 
+impl crate::shard_parts::UnitPart for NaturalPart {
+    fn unit(&self) -> usize {
+        self.index
+    }
+}
+
 /// What assembling the parts needs besides them (`natural.partial/study.json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct StudySpec {

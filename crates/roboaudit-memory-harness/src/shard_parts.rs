@@ -15,6 +15,12 @@ use crate::policy::MemoryPolicy;
 /// Name of the shared description inside a part folder.
 pub(crate) const SPEC_FILE: &str = "study.json";
 
+/// A unit's part as a shard keeps it: it names the unit it holds.
+pub(crate) trait UnitPart: Serialize + DeserializeOwned {
+    /// The unit (recipient, episode) this part holds.
+    fn unit(&self) -> usize;
+}
+
 /// Where a study's parts live and how each is named.
 pub(crate) struct PartSet {
     /// The part folder inside a shard's output folder.
@@ -106,14 +112,14 @@ impl PartSet {
 
     /// Claims `out` for `manifest`, writes `spec` once, then runs the units of `shard` (of
     /// `total`) not kept yet with `job(i)`, keeping each part as it finishes;
-    /// `on_unit(done, owned)` counts kept units too. A kept part that does not read as `P` (cut
-    /// short, damaged) is run again and replaced.
+    /// `on_unit(done, owned)` counts kept units too. A kept part that is not unit `i`'s `P` (cut
+    /// short, damaged, another unit's) is run again and replaced.
     ///
     /// # Errors
     /// [`HarnessError::Shard`] when `out` holds another shard or configuration, or (for a new
     /// shard) files no shard writes, such as a finished study; `job`'s errors;
     /// [`HarnessError::Partial`] when a file cannot be written.
-    pub(crate) fn run<S: Serialize, P: Serialize + DeserializeOwned>(
+    pub(crate) fn run<S: Serialize, P: UnitPart>(
         &self,
         out: &Path,
         manifest: &ShardManifest,
@@ -142,7 +148,7 @@ impl PartSet {
         let owned = shard.job_count(total);
         let (mut finished, mut resumed) = (0, 0);
         for i in shard.jobs(total) {
-            if done.binary_search(&i).is_ok() && self.readable::<P>(out, i) {
+            if done.binary_search(&i).is_ok() && self.kept::<P>(out, i) {
                 resumed += 1;
             } else {
                 let part = job(i)?;
@@ -157,11 +163,11 @@ impl PartSet {
         Ok(ShardRun { owned, resumed })
     }
 
-    /// Whether unit `i`'s kept part in `out` reads as a `P`.
-    fn readable<P: DeserializeOwned>(&self, out: &Path, i: usize) -> bool {
+    /// Whether unit `i`'s kept part in `out` reads as unit `i`'s `P`.
+    fn kept<P: UnitPart>(&self, out: &Path, i: usize) -> bool {
         std::fs::read(out.join(self.files().relative(i)))
             .ok()
-            .is_some_and(|b| serde_json::from_slice::<P>(&b).is_ok())
+            .is_some_and(|b| self.judge(i, &b, P::unit).is_ok())
     }
 
     /// Refuses a folder for a new shard that holds anything but this study's part folder (a
