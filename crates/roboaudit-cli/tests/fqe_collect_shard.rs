@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
-use common::{roboaudit, text};
+use common::{roboaudit, text, tree};
 use std::path::{Path, PathBuf};
 
 /// 7 built-in targets × 4 push tasks.
@@ -21,25 +21,6 @@ fn merge(dirs: &[PathBuf], out: &Path) -> std::process::Output {
     args.extend(["--out".to_owned(), out.to_str().unwrap().to_owned()]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     roboaudit(&args)
-}
-
-/// Every file under `root` (relative path, bytes), sorted.
-fn tree(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    fn walk(root: &Path, dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                walk(root, &p, out);
-            } else {
-                let rel = p.strip_prefix(root).unwrap().to_path_buf();
-                out.push((rel, std::fs::read(&p).unwrap()));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(root, root, &mut out);
-    out.sort();
-    out
 }
 
 fn shards(root: &Path, name: &str, n: usize, extra: &[&str]) -> Vec<PathBuf> {

@@ -5,8 +5,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
-use common::{roboaudit, text};
-use std::path::{Path, PathBuf};
+use common::{roboaudit, text, tree};
+use std::path::Path;
 
 fn collect(out: &Path, extra: &[&str]) -> std::process::Output {
     let mut args = vec![
@@ -29,27 +29,6 @@ fn collect(out: &Path, extra: &[&str]) -> std::process::Output {
     ];
     args.extend_from_slice(extra);
     roboaudit(&args)
-}
-
-/// Every file under `root` (relative path, bytes), sorted.
-fn tree(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    fn walk(root: &Path, dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                walk(root, &p, out);
-            } else {
-                out.push((
-                    p.strip_prefix(root).unwrap().to_path_buf(),
-                    std::fs::read(&p).unwrap(),
-                ));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(root, root, &mut out);
-    out.sort();
-    out
 }
 
 #[test]

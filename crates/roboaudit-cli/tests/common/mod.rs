@@ -1,7 +1,7 @@
 //! Helpers shared by the CLI integration tests: run the built `roboaudit` binary, read its output.
 #![allow(clippy::unwrap_used, dead_code)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// Runs the `roboaudit` binary of this build with `args`.
@@ -40,4 +40,23 @@ pub fn collect_one_faithful_pair(out: &Path, extra: &[&str]) -> Output {
     ];
     args.extend_from_slice(extra);
     roboaudit(&args)
+}
+
+/// Every file under `root` (relative path, bytes), sorted.
+pub fn tree(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else {
+                let rel = p.strip_prefix(root).unwrap().to_path_buf();
+                out.push((rel, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(root, root, &mut out);
+    out.sort();
+    out
 }
