@@ -90,7 +90,7 @@ pub fn run_shard(
 /// the shard's own file.
 #[must_use]
 pub fn part_problem(job: usize, path: &Path) -> Option<String> {
-    PARTS.problem(job, path, |p: &RecipientPart| p.index)
+    PARTS.problem::<RecipientPart>(job, path)
 }
 
 /// The merge's finishing step for an intervention study (`roboaudit merge`, through
@@ -102,12 +102,10 @@ pub fn part_problem(job: usize, path: &Path) -> Option<String> {
 /// [`HarnessError::ForeignPartial`] naming a part or `study.json` that does not read, or a
 /// missing recipient; [`HarnessError::Partial`] when a file cannot be written or removed.
 pub fn finish_merged(merged: &Path) -> Result<(), HarnessError> {
-    let (spec, parts): (StudySpec, Vec<RecipientPart>) = PARTS.read(
-        merged,
-        "an intervention study",
-        |s: &StudySpec| s.config.episodes,
-        |p: &RecipientPart| p.index,
-    )?;
+    let (spec, parts): (StudySpec, Vec<RecipientPart>) =
+        PARTS.read(merged, "an intervention study", |s: &StudySpec| {
+            s.config.episodes
+        })?;
     let study = assemble_study(spec.study, &spec.config, parts)?;
     crate::intervene_output::write_study(merged, &study, &spec.policy)?;
     PARTS.remove(merged)

@@ -104,7 +104,7 @@ pub fn run_shard(
 /// the shard's own file.
 #[must_use]
 pub fn part_problem(job: usize, path: &Path) -> Option<String> {
-    PARTS.problem(job, path, |p: &NaturalPart| p.index)
+    PARTS.problem::<NaturalPart>(job, path)
 }
 
 /// The merge's finishing step for a natural study (`roboaudit merge`, through
@@ -117,12 +117,8 @@ pub fn part_problem(job: usize, path: &Path) -> Option<String> {
 /// missing episode; [`HarnessError::Partial`] when a file cannot be written or removed;
 /// bootstrap errors.
 pub fn finish_merged(merged: &Path) -> Result<(), HarnessError> {
-    let (spec, parts): (StudySpec, Vec<NaturalPart>) = PARTS.read(
-        merged,
-        "a natural study",
-        |s: &StudySpec| s.config.episodes,
-        |p: &NaturalPart| p.index,
-    )?;
+    let (spec, parts): (StudySpec, Vec<NaturalPart>) =
+        PARTS.read(merged, "a natural study", |s: &StudySpec| s.config.episodes)?;
     let episodes = parts.into_iter().map(|p| p.episode).collect();
     let study = assemble_study(&spec.config, spec.policy, episodes)?;
     crate::natural::write_study(merged, &study)?;

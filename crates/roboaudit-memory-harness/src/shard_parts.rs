@@ -167,7 +167,7 @@ impl PartSet {
     fn kept<P: UnitPart>(&self, out: &Path, i: usize) -> bool {
         std::fs::read(out.join(self.files().relative(i)))
             .ok()
-            .is_some_and(|b| self.judge(i, &b, P::unit).is_ok())
+            .is_some_and(|b| self.judge::<P>(i, &b).is_ok())
     }
 
     /// Refuses a folder for a new shard that holds anything but this study's part folder (a
@@ -201,19 +201,18 @@ impl PartSet {
     }
 
     /// Reads the description and every unit's part from a merged folder, in unit order.
-    /// `units(spec)` is the study's unit count, `index(part)` the unit a part holds; `study`
-    /// names the study in messages (`an intervention study`).
+    /// `units(spec)` is the study's unit count; `study` names the study in messages (`an
+    /// intervention study`).
     ///
     /// # Errors
     /// [`HarnessError::ForeignPartial`] naming a description or part that does not read, a
     /// missing unit, or a part holding another unit; [`HarnessError::Partial`] when a file cannot
     /// be read.
-    pub(crate) fn read<S: DeserializeOwned, P: DeserializeOwned>(
+    pub(crate) fn read<S: DeserializeOwned, P: UnitPart>(
         &self,
         merged: &Path,
         study: &str,
         units: impl Fn(&S) -> usize,
-        index: impl Fn(&P) -> usize,
     ) -> Result<(S, Vec<P>), HarnessError> {
         let spec_path = merged.join(self.dir).join(SPEC_FILE);
         let read =
@@ -235,7 +234,7 @@ impl PartSet {
         let mut parts = Vec::with_capacity(total);
         for i in 0..total {
             let path = merged.join(self.files().relative(i));
-            let part = self.judge(i, &read(&path)?, &index).map_err(|why| {
+            let part = self.judge::<P>(i, &read(&path)?).map_err(|why| {
                 HarnessError::foreign(&path, format!("it {why}; delete it and rerun its shard"))
             })?;
             parts.push(part);
@@ -245,15 +244,10 @@ impl PartSet {
 
     /// Unit `i`'s part from its file's bytes, or why they are not it (a phrase after "it": `is
     /// not a recipient's part (…)`, `holds recipient 3, not 5`).
-    fn judge<P: DeserializeOwned>(
-        &self,
-        i: usize,
-        bytes: &[u8],
-        index: impl Fn(&P) -> usize,
-    ) -> Result<P, String> {
+    fn judge<P: UnitPart>(&self, i: usize, bytes: &[u8]) -> Result<P, String> {
         let part: P = serde_json::from_slice(bytes)
             .map_err(|e| format!("is not {} {}'s part ({e})", article(self.unit), self.unit))?;
-        let got = index(&part);
+        let got = part.unit();
         if got == i {
             Ok(part)
         } else {
@@ -263,15 +257,10 @@ impl PartSet {
 
     /// The [`roboaudit_shard::PartCheck`] of this part set: why the file at `path` is not unit
     /// `job`'s part `P` (see [`Self::read`]), judged in the shard's own folder before a merge.
-    pub(crate) fn problem<P: DeserializeOwned>(
-        &self,
-        job: usize,
-        path: &Path,
-        index: impl Fn(&P) -> usize,
-    ) -> Option<String> {
+    pub(crate) fn problem<P: UnitPart>(&self, job: usize, path: &Path) -> Option<String> {
         match std::fs::read(path) {
             Err(e) => Some(format!("cannot be read ({e})")),
-            Ok(bytes) => self.judge(job, &bytes, index).err(),
+            Ok(bytes) => self.judge::<P>(job, &bytes).err(),
         }
     }
 
