@@ -12,15 +12,18 @@ use std::path::Path;
 pub struct WriteError {
     /// What failed, and where.
     pub message: String,
+    /// The file (or folder) concerned.
+    pub path: std::path::PathBuf,
     /// The I/O failure (`None`: a folder stands where the file goes).
     #[source]
     pub source: Option<std::io::Error>,
 }
 
 impl WriteError {
-    fn io(message: String, source: std::io::Error) -> Self {
+    fn io(message: String, path: &Path, source: std::io::Error) -> Self {
         Self {
             message,
+            path: path.to_path_buf(),
             source: Some(source),
         }
     }
@@ -31,8 +34,13 @@ impl WriteError {
 /// # Errors
 /// `cannot create output folder DIR` with the I/O error.
 pub fn create_dir(dir: &Path) -> Result<(), WriteError> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| WriteError::io(format!("cannot create output folder {}", dir.display()), e))
+    std::fs::create_dir_all(dir).map_err(|e| {
+        WriteError::io(
+            format!("cannot create output folder {}", dir.display()),
+            dir,
+            e,
+        )
+    })
 }
 
 /// Writes `bytes` to `path` atomically (a synced temporary sibling renamed onto it), creating
@@ -57,8 +65,9 @@ pub fn write_all_atomic(files: &[(&Path, &[u8])]) -> Result<(), WriteError> {
         staged_files.push((path, staged(path, bytes)?));
     }
     for (path, tmp) in staged_files {
-        tmp.persist(path)
-            .map_err(|e| WriteError::io(format!("cannot write {}", path.display()), e.error))?;
+        tmp.persist(path).map_err(|e| {
+            WriteError::io(format!("cannot write {}", path.display()), path, e.error)
+        })?;
     }
     Ok(())
 }
@@ -69,6 +78,7 @@ fn staged(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile, WriteErr
     if path.is_dir() {
         return Err(WriteError {
             message: format!("cannot write {}: it is a folder", path.display()),
+            path: path.to_path_buf(),
             source: None,
         });
     }
@@ -82,11 +92,12 @@ fn staged(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile, WriteErr
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| {
         WriteError::io(
             format!("cannot create a temporary file in {}", dir.display()),
+            dir,
             e,
         )
     })?;
     tmp.write_all(bytes)
-        .map_err(|e| WriteError::io(format!("cannot write {}", path.display()), e))?;
+        .map_err(|e| WriteError::io(format!("cannot write {}", path.display()), path, e))?;
     // A temporary file is created owner-only; results are meant to be shared like any other file.
     #[cfg(unix)]
     {
@@ -94,12 +105,16 @@ fn staged(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile, WriteErr
         tmp.as_file()
             .set_permissions(std::fs::Permissions::from_mode(0o644))
             .map_err(|e| {
-                WriteError::io(format!("cannot set permissions of {}", path.display()), e)
+                WriteError::io(
+                    format!("cannot set permissions of {}", path.display()),
+                    path,
+                    e,
+                )
             })?;
     }
     tmp.as_file()
         .sync_all()
-        .map_err(|e| WriteError::io(format!("cannot sync {}", path.display()), e))?;
+        .map_err(|e| WriteError::io(format!("cannot sync {}", path.display()), path, e))?;
     Ok(tmp)
 }
 

@@ -93,6 +93,9 @@ pub enum DataError {
         /// What is wrong, quoting the offending value.
         message: String,
     },
+    /// An output file could not be written (staged and renamed atomically; the message names it).
+    #[error(transparent)]
+    Write(#[from] crate::atomic::WriteError),
     /// A frame of a `video` feature cannot be read: the MP4 file is missing, truncated or
     /// undecodable, or has no frame within the tolerance of the frame's timestamp.
     #[error("episode {episode}{}, video feature \"{feature}\": {error}", frame.map(|f| format!(", frame {f}")).unwrap_or_default())]
@@ -121,6 +124,7 @@ impl DataError {
             | Self::Empty { file }
             | Self::Invalid { file, .. } => file,
             Self::Video { error, .. } => error.file(),
+            Self::Write(e) => &e.path,
         }
     }
 

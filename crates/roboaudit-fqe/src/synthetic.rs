@@ -13,12 +13,7 @@ use std::fs;
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow_array::builder::{
-    BinaryBuilder, FixedSizeListBuilder, Float32Builder, ListBuilder, StringBuilder,
-};
-use arrow_array::{ArrayRef, BooleanArray, Int64Array, RecordBatch, StringArray, StructArray};
-use arrow_schema::{DataType, Field, Fields, Schema};
-use parquet::arrow::ArrowWriter;
+use arrow_array::BooleanArray;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
@@ -94,142 +89,68 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> FqeError + '_ {
     move |e| FqeError::io("write", path, e)
 }
 
-/// One Parquet file of `columns` (shared with `detector::synthetic`).
-pub(crate) fn write_parquet(path: &Path, columns: Vec<(&str, ArrayRef)>) -> Result<(), FqeError> {
-    if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent).map_err(io(parent))?;
-    }
-    let pq = |e: parquet::errors::ParquetError| FqeError::bad_file(path, format!("Parquet: {e}"));
-    let schema = Arc::new(Schema::new(
-        columns
-            .iter()
-            .map(|(n, a)| Field::new(*n, a.data_type().clone(), true))
-            .collect::<Vec<_>>(),
-    ));
-    let batch = RecordBatch::try_new(
-        Arc::clone(&schema),
-        columns.into_iter().map(|(_, a)| a).collect(),
-    )
-    .map_err(|e| FqeError::bad_file(path, format!("Arrow: {e}")))?;
-    let file = fs::File::create(path).map_err(io(path))?;
-    let mut writer = ArrowWriter::try_new(file, schema, None).map_err(pq)?;
-    writer.write(&batch).map_err(pq)?;
-    writer.close().map_err(pq)?;
-    Ok(())
+/// The LeRobot v3.0 dataset of a synthetic run under `root` (shared with
+/// `detector::synthetic`): an `observation.image` of `side` (height, width) PNG frames, the
+/// `observation.state` and `action` vectors (one name per dimension), `next.success`, at 10
+/// fps, episode `i` of task `episode_tasks[i]` and `lengths[i]` frames.
+pub(crate) struct SyntheticDataset<'a> {
+    pub(crate) robot: &'a str,
+    pub(crate) side: (usize, usize),
+    pub(crate) images: &'a [Vec<u8>],
+    pub(crate) states: (&'a [Vec<f32>], &'a [&'a str]),
+    pub(crate) actions: (&'a [Vec<f32>], &'a [&'a str]),
+    pub(crate) success: Vec<bool>,
+    pub(crate) episode_tasks: &'a [&'a str],
+    pub(crate) lengths: &'a [usize],
 }
 
-/// A list column of `rows` (fixed-size when `fixed` gives the width).
-pub(crate) fn vectors(rows: &[Vec<f32>], fixed: Option<i32>) -> ArrayRef {
-    if let Some(n) = fixed {
-        let mut b = FixedSizeListBuilder::new(Float32Builder::new(), n);
-        for r in rows {
-            b.values().append_slice(r);
-            b.append(true);
-        }
-        Arc::new(b.finish())
-    } else {
-        let mut b = ListBuilder::new(Float32Builder::new());
-        for r in rows {
-            b.values().append_slice(r);
-            b.append(true);
-        }
-        Arc::new(b.finish())
-    }
-}
-
-/// `root/meta/info.json` of a LeRobot v3.0 dataset at 10 fps in one data file: `counts` are
-/// (episodes, frames, tasks); `features` (a JSON object) are the dataset's own features, followed
-/// by `next.success` and the bookkeeping columns every such dataset carries.
-pub(crate) fn write_v3_info(
-    root: &Path,
-    robot: &str,
-    (episodes, frames, tasks): (usize, i64, usize),
-    mut features: serde_json::Value,
-) -> Result<(), FqeError> {
-    let scalar = |dtype: &str| serde_json::json!({"dtype": dtype, "shape": [1], "names": null});
-    if let Some(map) = features.as_object_mut() {
-        map.insert("next.success".into(), scalar("bool"));
-        map.insert("timestamp".into(), scalar("float32"));
-        for column in ["frame_index", "episode_index", "index", "task_index"] {
-            map.insert(column.into(), scalar("int64"));
-        }
-    }
-    let info = serde_json::json!({
-        "codebase_version": "v3.0", "robot_type": robot, "total_episodes": episodes,
-        "total_frames": frames, "total_tasks": tasks, "chunks_size": 1000, "fps": 10,
-        "data_path": "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet",
-        "features": features,
-    });
-    let info_file = root.join("meta/info.json");
-    fs::create_dir_all(root.join("meta")).map_err(io(root))?;
-    fs::write(
-        &info_file,
-        serde_json::to_vec_pretty(&info).map_err(|e| FqeError::InvalidInputs(e.to_string()))?,
-    )
-    .map_err(io(&info_file))
-}
-
-/// An `int64` column.
-pub(crate) fn ints(v: &[i64]) -> ArrayRef {
-    Arc::new(Int64Array::from(v.to_vec()))
-}
-
-/// A LeRobot `image` column: one `{bytes, path}` struct per frame, the PNG bytes inline.
-pub(crate) fn image_column(images: &[Vec<u8>]) -> ArrayRef {
-    let mut bytes = BinaryBuilder::new();
-    for i in images {
-        bytes.append_value(i);
-    }
-    let bytes: ArrayRef = Arc::new(bytes.finish());
-    let paths: ArrayRef = Arc::new(StringArray::from(vec![None::<&str>; images.len()]));
-    let fields = Fields::from(vec![
-        Field::new("bytes", DataType::Binary, true),
-        Field::new("path", DataType::Utf8, true),
-    ]);
-    Arc::new(StructArray::new(fields, vec![bytes, paths], None))
-}
-
-/// LeRobot v3.0 episode and task metadata under `root/meta`: episode `i` has task
-/// `episode_tasks[i]`, `lengths[i]` frames and global rows `from[i]..to[i]` of the one data
-/// file; `tasks` lists the task strings by `task_index`.
-pub(crate) fn write_v3_meta(
-    root: &Path,
-    episode_tasks: &[&str],
-    lengths: &[i64],
-    from: &[i64],
-    to: &[i64],
-    tasks: &[&str],
-) -> Result<(), FqeError> {
-    let episodes = episode_tasks.len();
-    let mut task_lists = ListBuilder::new(StringBuilder::new());
-    for t in episode_tasks {
-        task_lists.values().append_value(t);
-        task_lists.append(true);
-    }
-    let n_ep: Vec<i64> = (0..episodes as i64).collect();
-    write_parquet(
-        &root.join("meta/episodes/chunk-000/file-000.parquet"),
-        vec![
-            ("episode_index", ints(&n_ep)),
-            ("tasks", Arc::new(task_lists.finish())),
-            ("length", ints(lengths)),
-            ("data/chunk_index", ints(&vec![0; episodes])),
-            ("data/file_index", ints(&vec![0; episodes])),
-            ("dataset_from_index", ints(from)),
-            ("dataset_to_index", ints(to)),
-        ],
+/// Writes `d` with the workspace's LeRobot writer.
+pub(crate) fn write_dataset(root: &Path, d: &SyntheticDataset<'_>) -> Result<(), FqeError> {
+    use roboaudit_data::lerobot::write as w;
+    let data_file = root.join("data/chunk-000/file-000.parquet");
+    let vectors = |(rows, names): (&[Vec<f32>], &[&str])| -> Result<_, FqeError> {
+        let width = names.len();
+        let values = w::fixed_list_column(&data_file, rows.concat(), width)?;
+        Ok((values, w::vector_feature(width, Some(names))))
+    };
+    let (states, state_feature) = vectors(d.states)?;
+    let (actions, action_feature) = vectors(d.actions)?;
+    let pngs: Vec<&[u8]> = d.images.iter().map(Vec::as_slice).collect();
+    let (h, wd) = d.side;
+    let side = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+    let spans: Vec<w::EpisodeSpan<'_>> = d
+        .episode_tasks
+        .iter()
+        .zip(d.lengths)
+        .map(|(task, &length)| w::EpisodeSpan { task, length })
+        .collect();
+    w::write_v3(
+        root,
+        &w::DatasetV3 {
+            robot_type: d.robot,
+            fps: 10,
+            episodes: &spans,
+            columns: vec![
+                w::DataColumn::new(
+                    "observation.image",
+                    w::image_column(&pngs),
+                    w::image_feature(side(h), side(wd)),
+                ),
+                w::DataColumn::new("observation.state", states, state_feature),
+                w::DataColumn::new("action", actions, action_feature),
+                w::DataColumn::new(
+                    "next.success",
+                    Arc::new(BooleanArray::from(d.success.clone())),
+                    w::scalar_feature("bool"),
+                ),
+            ],
+            episode_columns: Vec::new(),
+            other_features: Vec::new(),
+            video_path: None,
+            stats: None,
+        },
     )?;
-    let task_index: Vec<i64> = (0..tasks.len() as i64).collect();
-    write_parquet(
-        &root.join("meta/tasks.parquet"),
-        vec![
-            ("task_index", ints(&task_index)),
-            (
-                "__index_level_0__",
-                Arc::new(StringArray::from(tasks.to_vec())),
-            ),
-        ],
-    )
+    Ok(())
 }
 
 fn png(positions: usize, s: usize) -> Result<Vec<u8>, FqeError> {
@@ -272,19 +193,15 @@ pub fn write_chain_run(dir: &Path, run: &ChainRun) -> Result<(), FqeError> {
     }
     let s_max = run.positions;
     let mut rng = ChaCha8Rng::seed_from_u64(run.seed);
-    let (mut ep_col, mut frame_col, mut index_col, mut task_col) = (vec![], vec![], vec![], vec![]);
-    let (mut ts, mut states, mut actions, mut images, mut success) =
-        (vec![], vec![], vec![], vec![], vec![]);
-    let (mut ep_tasks, mut lengths, mut from, mut to) = (vec![], vec![], vec![], vec![]);
+    let (mut states, mut actions, mut images, mut success) = (vec![], vec![], vec![], vec![]);
+    let (mut ep_tasks, mut lengths, mut frame_tasks) = (vec![], vec![], vec![]);
     let pngs: Vec<Vec<u8>> = (0..s_max)
         .map(|s| png(s_max, s))
         .collect::<Result<_, _>>()?;
-    let mut index = 0i64;
     for e in 0..run.episodes {
         let task = e % 2;
         let mut s = rng.random_range(0..s_max);
-        let start = index;
-        let mut t = 0i64;
+        let mut length = 0;
         loop {
             let right = rng.random::<f64>() < 0.5;
             // Task 1 mirrors task 0: "toward the goal" is left.
@@ -293,81 +210,55 @@ pub fn write_chain_run(dir: &Path, run: &ChainRun) -> Result<(), FqeError> {
             let at_fail_edge = if task == 0 { s == 0 } else { s + 1 == s_max };
             let ends_ok = toward && at_goal_edge;
             let ends_bad = !toward && at_fail_edge;
-            ep_col.push(e as i64);
-            frame_col.push(t);
-            index_col.push(index);
-            task_col.push(task as i64);
-            ts.push(t as f32 / 10.0);
+            frame_tasks.push(task);
             states.push(vec![s as f32 / (s_max - 1) as f32]);
             actions.push(vec![if right { 1.0 } else { -1.0 }]);
             images.push(pngs[s].clone());
             success.push(ends_ok);
-            index += 1;
-            t += 1;
+            length += 1;
             if ends_ok || ends_bad {
                 break;
             }
             if right { s += 1 } else { s -= 1 }
         }
         ep_tasks.push(CHAIN_TASKS[task]);
-        lengths.push(index - start);
-        from.push(start);
-        to.push(index);
+        lengths.push(length);
     }
-    let root = dir.join("dataset");
-    write_v3_info(
-        &root,
-        "chain",
-        (run.episodes, index, 2),
-        serde_json::json!({
-            "observation.image": {"dtype": "image", "shape": [4, 2 * s_max, 3], "names": ["height", "width", "channels"]},
-            "observation.state": {"dtype": "float32", "shape": [1], "names": ["position"]},
-            "action": {"dtype": "float32", "shape": [1], "names": ["push"]},
-        }),
+    write_dataset(
+        &dir.join("dataset"),
+        &SyntheticDataset {
+            robot: "chain",
+            side: (4, 2 * s_max),
+            images: &images,
+            states: (&states, &["position"]),
+            actions: (&actions, &["push"]),
+            success,
+            episode_tasks: &ep_tasks,
+            lengths: &lengths,
+        },
     )?;
-    let image_col = image_column(&images);
-    write_parquet(
-        &root.join("data/chunk-000/file-000.parquet"),
-        vec![
-            ("observation.image", image_col),
-            ("observation.state", vectors(&states, Some(1))),
-            ("action", vectors(&actions, Some(1))),
-            (
-                "next.success",
-                Arc::new(BooleanArray::from(success.clone())),
-            ),
-            ("timestamp", Arc::new(arrow_array::Float32Array::from(ts))),
-            ("frame_index", ints(&frame_col)),
-            ("episode_index", ints(&ep_col)),
-            ("index", ints(&index_col)),
-            ("task_index", ints(&task_col)),
-        ],
-    )?;
-    write_v3_meta(&root, &ep_tasks, &lengths, &from, &to, &CHAIN_TASKS)?;
     let mut gt_policies = Vec::new();
     for (k, q) in run.quality.iter().enumerate() {
         let name = format!("pi{k}");
         let toward_samples = (q * run.samples as f64).round() as usize;
         let p = toward_samples as f64 / run.samples as f64;
-        let (mut idx, mut smp, mut act) = (vec![], vec![], vec![]);
-        for (i, task) in index_col.iter().zip(&task_col) {
+        let mut rows = Vec::new();
+        for (i, task) in frame_tasks.iter().enumerate() {
             for j in 0..run.samples {
                 let toward = j < toward_samples;
                 let right = toward == (*task == 0);
-                idx.push(*i);
-                smp.push(j as i64);
-                act.push(vec![if right { 1.0f32 } else { -1.0 }]);
+                rows.push((i as i64, j as i64, if right { 1.0f32 } else { -1.0 }));
             }
         }
         let file = format!("policies/{name}.parquet");
-        write_parquet(
-            &dir.join(&file),
-            vec![
-                ("index", ints(&idx)),
-                ("sample", ints(&smp)),
-                ("action", vectors(&act, None)),
-            ],
+        let path = dir.join(&file);
+        let bytes = roboaudit_data::lerobot::policy_actions_parquet(
+            &path,
+            rows.iter()
+                .map(|(i, j, a)| (*i, *j, std::slice::from_ref(a))),
         )?;
+        roboaudit_data::atomic::write_atomic(&path, &bytes)
+            .map_err(roboaudit_data::DataError::from)?;
         let (v, sr) = chain_truth(s_max, p, run.gamma);
         let tasks: Vec<serde_json::Value> = CHAIN_TASKS
             .iter()

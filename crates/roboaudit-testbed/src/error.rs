@@ -45,6 +45,9 @@ pub enum TestbedError {
     /// PNG encoding failed.
     #[error("PNG encoding failed: {0}")]
     Png(String),
+    /// The dataset writer refused its input or could not write a file.
+    #[error(transparent)]
+    Data(#[from] roboaudit_data::DataError),
     /// Encoding a camera as video failed.
     #[error("video encoding failed: {0}")]
     Video(#[from] roboaudit_video::EncodeError),

@@ -38,6 +38,7 @@ mod scan;
 mod table;
 mod video;
 mod video_check;
+pub mod write;
 
 use std::path::{Path, PathBuf};
 

@@ -7,15 +7,13 @@
 //! episode, while one that ignores it is right only at the majority rate.
 
 use std::path::Path;
-use std::sync::Arc;
 
-use arrow_array::{BooleanArray, Float32Array};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
 use crate::FqeError;
-use crate::synthetic::{image_column, ints, vectors, write_parquet, write_v3_info, write_v3_meta};
+use crate::synthetic::{SyntheticDataset, write_dataset};
 
 /// Block side in pixels.
 const BLOCK: usize = 3;
@@ -129,11 +127,9 @@ pub fn write_goal_dataset(dir: &Path, run: &GoalRun) -> Result<Vec<bool>, FqeErr
     let goal_x = side - side / 3;
     let far = side - BLOCK;
     let mut rng = ChaCha8Rng::seed_from_u64(run.seed);
-    let (mut ep_col, mut frame_col, mut index_col, mut ts) = (vec![], vec![], vec![], vec![]);
     let (mut states, mut actions, mut images, mut success) = (vec![], vec![], vec![], vec![]);
-    let (mut lengths, mut from, mut to, mut truth) = (vec![], vec![], vec![], vec![]);
-    let mut index = 0i64;
-    for e in 0..run.episodes {
+    let (mut lengths, mut truth) = (vec![], vec![]);
+    for _ in 0..run.episodes {
         let ok = rng.random::<f64>() < run.success_rate;
         // Success ends wholly inside the zone; failure ends at least two pixels short of it.
         let end_x = if ok {
@@ -145,7 +141,6 @@ pub fn write_goal_dataset(dir: &Path, run: &GoalRun) -> Result<Vec<bool>, FqeErr
         let y = rng.random_range(0..=far);
         let blue = (rng.random_range(0..=far), rng.random_range(0..=far));
         let table: u8 = rng.random_range(60..=140);
-        let start = index;
         let mut prev = start_x as f32;
         for t in 0..run.frames {
             let x = start_x as f64
@@ -166,44 +161,23 @@ pub fn write_goal_dataset(dir: &Path, run: &GoalRun) -> Result<Vec<bool>, FqeErr
             actions.push(vec![x as f32 - prev]);
             prev = x as f32;
             success.push(ok && t + 1 == run.frames);
-            ep_col.push(e as i64);
-            frame_col.push(t as i64);
-            index_col.push(index);
-            ts.push(t as f32 / 10.0);
-            index += 1;
         }
-        lengths.push(index - start);
-        from.push(start);
-        to.push(index);
+        lengths.push(run.frames);
         truth.push(ok);
     }
-    let root = dir.join("dataset");
-    write_v3_info(
-        &root,
-        "goal",
-        (run.episodes, index, 1),
-        serde_json::json!({
-            "observation.image": {"dtype": "image", "shape": [side, side, 3], "names": ["height", "width", "channels"]},
-            "observation.state": {"dtype": "float32", "shape": [2], "names": ["x", "y"]},
-            "action": {"dtype": "float32", "shape": [1], "names": ["dx"]},
-        }),
-    )?;
-    let image_col = image_column(&images);
-    write_parquet(
-        &root.join("data/chunk-000/file-000.parquet"),
-        vec![
-            ("observation.image", image_col),
-            ("observation.state", vectors(&states, Some(2))),
-            ("action", vectors(&actions, Some(1))),
-            ("next.success", Arc::new(BooleanArray::from(success))),
-            ("timestamp", Arc::new(Float32Array::from(ts))),
-            ("frame_index", ints(&frame_col)),
-            ("episode_index", ints(&ep_col)),
-            ("index", ints(&index_col)),
-            ("task_index", ints(&vec![0; index_col.len()])),
-        ],
-    )?;
     let episode_tasks = vec![GOAL_TASK; run.episodes];
-    write_v3_meta(&root, &episode_tasks, &lengths, &from, &to, &[GOAL_TASK])?;
+    write_dataset(
+        &dir.join("dataset"),
+        &SyntheticDataset {
+            robot: "goal",
+            side: (side, side),
+            images: &images,
+            states: (&states, &["x", "y"]),
+            actions: (&actions, &["dx"]),
+            success,
+            episode_tasks: &episode_tasks,
+            lengths: &lengths,
+        },
+    )?;
     Ok(truth)
 }

@@ -1,19 +1,13 @@
-//! LeRobot v3.0 writer: `meta/info.json`, `meta/stats.json`, `meta/tasks.parquet`,
-//! `meta/episodes/chunk-000/file-000.parquet` and `data/chunk-000/file-000.parquet` with images stored
-//! as PNG bytes (`image` dtype: a struct of `bytes` and `path`, as Hugging Face `datasets.Image`),
-//! or, with [`WriteOptions::video`], as MP4 video (`video` dtype) under
+//! Recorded episodes as a LeRobot v3.0 dataset, through the workspace's one writer
+//! ([`roboaudit_data::lerobot::write`]): the testbed's columns and features, cameras stored as
+//! PNG bytes (`image` dtype: a struct of `bytes` and `path`, as Hugging Face `datasets.Image`)
+//! or, with [`WriteOptions::video`], encoded here as MP4 video (`video` dtype) under
 //! `videos/<key>/chunk-000/file-000.mp4`, all episodes back to back, as LeRobot v3.0 stores cameras.
 
 use super::EpisodeRecord;
 use crate::error::{Result, TestbedError};
-use arrow_array::builder::{BinaryBuilder, StringBuilder};
-use arrow_array::{
-    ArrayRef, BooleanArray, FixedSizeListArray, Float32Array, Float64Array, Int64Array,
-    RecordBatch, StringArray, StructArray,
-};
-use arrow_schema::{DataType, Field, Fields, Schema};
-use parquet::arrow::ArrowWriter;
-use std::collections::HashMap;
+use arrow_array::{ArrayRef, BooleanArray, Float32Array, Float64Array, Int64Array, StringArray};
+use roboaudit_data::lerobot::write as w;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -48,36 +42,6 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> TestbedError + '_ {
         source,
         path: path.display().to_string(),
     }
-}
-
-fn pq_err(e: impl std::fmt::Display) -> TestbedError {
-    TestbedError::InvalidParameter(format!("parquet: {e}"))
-}
-
-fn write_parquet(path: &Path, batch: &RecordBatch) -> Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(io(dir))?;
-    }
-    let tmp = tmp_path(path);
-    let file = std::fs::File::create(&tmp).map_err(io(&tmp))?;
-    let mut w = ArrowWriter::try_new(file, batch.schema(), None).map_err(pq_err)?;
-    w.write(batch).map_err(pq_err)?;
-    w.close().map_err(pq_err)?;
-    std::fs::rename(&tmp, path).map_err(io(path))
-}
-
-/// `<path>.tmp`: files are written there and renamed into place, so a reader never sees a
-/// partial file.
-fn tmp_path(path: &Path) -> std::path::PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(".tmp");
-    name.into()
-}
-
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = tmp_path(path);
-    std::fs::write(&tmp, bytes).map_err(io(&tmp))?;
-    std::fs::rename(&tmp, path).map_err(io(path))
 }
 
 /// RGB24 pixels and size of a PNG.
@@ -160,62 +124,6 @@ fn write_camera_video(
     Ok((spans, info))
 }
 
-fn fixed_list(values: Vec<f32>, n: usize) -> Result<ArrayRef> {
-    let n32 = i32::try_from(n).map_err(pq_err)?;
-    let field = Arc::new(Field::new("item", DataType::Float32, true));
-    let arr = FixedSizeListArray::try_new(field, n32, Arc::new(Float32Array::from(values)), None)
-        .map_err(pq_err)?;
-    Ok(Arc::new(arr))
-}
-
-fn image_column(pngs: &[&[u8]]) -> ArrayRef {
-    let mut bytes = BinaryBuilder::new();
-    let mut paths = StringBuilder::new();
-    for p in pngs {
-        bytes.append_value(p);
-        paths.append_null();
-    }
-    let fields = Fields::from(vec![
-        Field::new("bytes", DataType::Binary, true),
-        Field::new("path", DataType::Utf8, true),
-    ]);
-    Arc::new(StructArray::new(
-        fields,
-        vec![Arc::new(bytes.finish()), Arc::new(paths.finish())],
-        None,
-    ))
-}
-
-fn vec_feature(n: usize, names: Option<Vec<String>>) -> serde_json::Value {
-    serde_json::json!({ "dtype": "float32", "shape": [n], "names": names })
-}
-
-fn stats_of(rows: &[&[f32]]) -> serde_json::Value {
-    let d = rows.first().map_or(0, |r| r.len());
-    let n = rows.len().max(1) as f64;
-    let mut mean = vec![0.0f64; d];
-    let mut min = vec![f64::INFINITY; d];
-    let mut max = vec![f64::NEG_INFINITY; d];
-    for r in rows {
-        for (k, &v) in r.iter().enumerate().take(d) {
-            let v = f64::from(v);
-            mean[k] += v / n;
-            min[k] = min[k].min(v);
-            max[k] = max[k].max(v);
-        }
-    }
-    let mut var = vec![0.0f64; d];
-    for r in rows {
-        for (k, &v) in r.iter().enumerate().take(d) {
-            var[k] += (f64::from(v) - mean[k]).powi(2) / n;
-        }
-    }
-    serde_json::json!({
-        "mean": mean, "std": var.iter().map(|v| v.sqrt()).collect::<Vec<_>>(),
-        "min": min, "max": max, "count": [rows.len()],
-    })
-}
-
 /// Writes `episodes` as a LeRobot v3.0 dataset under `root` (created; existing files are overwritten).
 /// Columns of the data file: `observation.images.scene` (and `observation.images.wrist` when every
 /// frame has one), `observation.state` (15), `observation.environment_state` (privileged), `action`
@@ -246,221 +154,40 @@ pub fn write_lerobot_v3_with(
     episodes: &[EpisodeRecord],
     options: &WriteOptions,
 ) -> Result<DatasetSummary> {
-    let frames: Vec<(usize, usize, &super::Frame)> = episodes
-        .iter()
-        .enumerate()
-        .flat_map(|(e, ep)| ep.frames.iter().enumerate().map(move |(i, f)| (e, i, f)))
-        .collect();
-    let Some((_, _, first)) = frames.first() else {
+    let frames: Vec<&super::Frame> = episodes.iter().flat_map(|ep| &ep.frames).collect();
+    let Some(first) = frames.first() else {
         return Err(TestbedError::InvalidParameter("no frames to write".into()));
     };
     let (ds, de, da) = (first.state.len(), first.env_state.len(), first.action.len());
     if frames
         .iter()
-        .any(|(_, _, f)| f.state.len() != ds || f.env_state.len() != de || f.action.len() != da)
+        .any(|f| f.state.len() != ds || f.env_state.len() != de || f.action.len() != da)
     {
         return Err(TestbedError::InvalidParameter(
             "frames differ in state, env_state or action width".into(),
         ));
     }
-    let wrist = frames.iter().all(|(_, _, f)| f.wrist_png.is_some());
-
-    // Tasks in order of first appearance.
-    let mut task_index: HashMap<String, i64> = HashMap::new();
-    let mut tasks: Vec<String> = Vec::new();
-    for ep in episodes {
-        let t = ep.task.instruction();
-        if !task_index.contains_key(&t) {
-            task_index.insert(t.clone(), tasks.len() as i64);
-            tasks.push(t);
-        }
-    }
-    let ep_task: Vec<i64> = episodes
-        .iter()
-        .map(|e| task_index.get(&e.task.instruction()).copied().unwrap_or(0))
-        .collect();
-
-    // Data file.
-    let n = frames.len();
-    let mut cols: Vec<(&str, ArrayRef)> = Vec::new();
-    let scene: Vec<&[u8]> = frames
-        .iter()
-        .map(|(_, _, f)| f.image_png.as_slice())
-        .collect();
-    if !options.video {
-        cols.push(("observation.images.scene", image_column(&scene)));
-    }
-    if wrist && !options.video {
-        let w: Vec<&[u8]> = frames
-            .iter()
-            .map(|(_, _, f)| f.wrist_png.as_deref().unwrap_or(&[]))
-            .collect();
-        cols.push(("observation.images.wrist", image_column(&w)));
-    }
-    let flat = |g: &dyn Fn(&super::Frame) -> &Vec<f32>| {
-        frames
-            .iter()
-            .flat_map(|(_, _, f)| g(f).clone())
-            .collect::<Vec<f32>>()
-    };
-    cols.push(("observation.state", fixed_list(flat(&|f| &f.state), ds)?));
-    cols.push((
-        "observation.environment_state",
-        fixed_list(flat(&|f| &f.env_state), de)?,
-    ));
-    cols.push(("action", fixed_list(flat(&|f| &f.action), da)?));
-    cols.push((
-        "next.reward",
-        Arc::new(Float32Array::from_iter_values(
-            frames.iter().map(|(_, _, f)| f.reward),
-        )),
-    ));
-    cols.push((
-        "next.success",
-        Arc::new(BooleanArray::from(
-            frames.iter().map(|(_, _, f)| f.success).collect::<Vec<_>>(),
-        )),
-    ));
-    cols.push((
-        "next.done",
-        Arc::new(BooleanArray::from(
-            frames.iter().map(|(_, _, f)| f.done).collect::<Vec<_>>(),
-        )),
-    ));
-    cols.push((
-        "timestamp",
-        Arc::new(Float32Array::from_iter_values(
-            frames.iter().map(|(_, i, _)| *i as f32 / FPS as f32),
-        )),
-    ));
-    cols.push((
-        "frame_index",
-        Arc::new(Int64Array::from_iter_values(
-            frames.iter().map(|(_, i, _)| *i as i64),
-        )),
-    ));
-    cols.push((
-        "episode_index",
-        Arc::new(Int64Array::from_iter_values(
-            frames.iter().map(|(e, _, _)| *e as i64),
-        )),
-    ));
-    cols.push(("index", Arc::new(Int64Array::from_iter_values(0..n as i64))));
-    cols.push((
-        "task_index",
-        Arc::new(Int64Array::from_iter_values(
-            frames.iter().map(|(e, _, _)| ep_task[*e]),
-        )),
-    ));
-    let schema = Schema::new(
-        cols.iter()
-            .map(|(name, a)| Field::new(*name, a.data_type().clone(), true))
-            .collect::<Vec<_>>(),
-    );
-    let batch = RecordBatch::try_new(
-        Arc::new(schema),
-        cols.iter().map(|(_, a)| a.clone()).collect(),
-    )
-    .map_err(pq_err)?;
-    write_parquet(&root.join("data/chunk-000/file-000.parquet"), &batch)?;
-
-    // meta/tasks.parquet: pandas reads the `task` column back as the index (LeRobot looks tasks up by it).
-    let pandas_meta = serde_json::json!({
-        "index_columns": ["task"],
-        "column_indexes": [{"name": null, "field_name": null, "pandas_type": "unicode", "numpy_type": "object", "metadata": {"encoding": "UTF-8"}}],
-        "columns": [
-            {"name": "task_index", "field_name": "task_index", "pandas_type": "int64", "numpy_type": "int64", "metadata": null},
-            {"name": "task", "field_name": "task", "pandas_type": "unicode", "numpy_type": "object", "metadata": null}
-        ],
-        "creator": {"library": "pyarrow", "version": "19.0.1"},
-        "pandas_version": "2.2.3"
-    });
-    let tschema = Schema::new(vec![
-        Field::new("task_index", DataType::Int64, true),
-        Field::new("task", DataType::Utf8, true),
-    ])
-    .with_metadata(HashMap::from([(
-        "pandas".to_string(),
-        pandas_meta.to_string(),
-    )]));
-    let tbatch = RecordBatch::try_new(
-        Arc::new(tschema),
-        vec![
-            Arc::new(Int64Array::from_iter_values(0..tasks.len() as i64)),
-            Arc::new(StringArray::from(tasks.clone())),
-        ],
-    )
-    .map_err(pq_err)?;
-    write_parquet(&root.join("meta/tasks.parquet"), &tbatch)?;
-
-    // meta/episodes.
-    let mut from = 0i64;
-    let mut ranges = Vec::new();
-    for ep in episodes {
-        let len = ep.frames.len() as i64;
-        ranges.push((from, from + len));
-        from += len;
-    }
-    let ne = episodes.len() as i64;
-    let mut tl = arrow_array::builder::ListBuilder::new(StringBuilder::new());
-    for ep in episodes {
-        tl.values().append_value(ep.task.instruction());
-        tl.append(true);
-    }
-    let zeros = || Arc::new(Int64Array::from(vec![0i64; episodes.len()])) as ArrayRef;
+    let wrist = frames.iter().all(|f| f.wrist_png.is_some());
     let mut cameras: Vec<&str> = vec!["observation.images.scene"];
     if wrist {
         cameras.push("observation.images.wrist");
     }
-    let mut video_info = HashMap::new();
-    let mut video_cols: Vec<(String, ArrayRef)> = Vec::new();
-    if options.video {
-        for key in &cameras {
-            let png_of: &dyn Fn(&super::Frame) -> &[u8] = if *key == "observation.images.wrist" {
-                &|f| f.wrist_png.as_deref().unwrap_or(&[])
-            } else {
-                &|f| f.image_png.as_slice()
-            };
-            let (spans, info) = write_camera_video(root, key, episodes, png_of)?;
-            video_info.insert(*key, info);
-            video_cols.push((format!("videos/{key}/chunk_index"), zeros()));
-            video_cols.push((format!("videos/{key}/file_index"), zeros()));
-            video_cols.push((
-                format!("videos/{key}/from_timestamp"),
-                Arc::new(Float64Array::from_iter_values(spans.iter().map(|s| s.0))),
-            ));
-            video_cols.push((
-                format!("videos/{key}/to_timestamp"),
-                Arc::new(Float64Array::from_iter_values(spans.iter().map(|s| s.1))),
-            ));
+    let png_of = |key: &str| -> fn(&super::Frame) -> &[u8] {
+        if key == "observation.images.wrist" {
+            |f| f.wrist_png.as_deref().unwrap_or(&[])
+        } else {
+            |f| f.image_png.as_slice()
         }
-    }
-    let mut ecols: Vec<(&str, ArrayRef)> = vec![
+    };
+    let (w, h) = png_side(first.image_png.as_slice()).unwrap_or((128, 128));
+    let image = w::image_feature(h, w);
+
+    let data_file = root.join("data/chunk-000/file-000.parquet");
+    let mut data = Vec::new();
+    let mut video_features = Vec::new();
+    let mut episode_columns: Vec<(String, ArrayRef)> = vec![
         (
-            "episode_index",
-            Arc::new(Int64Array::from_iter_values(0..ne)),
-        ),
-        ("tasks", Arc::new(tl.finish())),
-        (
-            "length",
-            Arc::new(Int64Array::from_iter_values(
-                episodes.iter().map(|e| e.frames.len() as i64),
-            )),
-        ),
-        ("data/chunk_index", zeros()),
-        ("data/file_index", zeros()),
-        (
-            "dataset_from_index",
-            Arc::new(Int64Array::from_iter_values(ranges.iter().map(|r| r.0))),
-        ),
-        (
-            "dataset_to_index",
-            Arc::new(Int64Array::from_iter_values(ranges.iter().map(|r| r.1))),
-        ),
-        ("meta/episodes/chunk_index", zeros()),
-        ("meta/episodes/file_index", zeros()),
-        (
-            "success",
+            "success".into(),
             Arc::new(BooleanArray::from(
                 episodes
                     .iter()
@@ -469,13 +196,13 @@ pub fn write_lerobot_v3_with(
             )),
         ),
         (
-            "seed",
+            "seed".into(),
             Arc::new(Int64Array::from_iter_values(
                 episodes.iter().map(|e| e.seed as i64),
             )),
         ),
         (
-            "scene_id",
+            "scene_id".into(),
             Arc::new(StringArray::from(
                 episodes
                     .iter()
@@ -484,117 +211,116 @@ pub fn write_lerobot_v3_with(
             )),
         ),
     ];
-    ecols.extend(video_cols.iter().map(|(k, a)| (k.as_str(), a.clone())));
-    let eschema = Schema::new(
-        ecols
-            .iter()
-            .map(|(n, a)| Field::new(*n, a.data_type().clone(), true))
-            .collect::<Vec<_>>(),
-    );
-    let ebatch = RecordBatch::try_new(
-        Arc::new(eschema),
-        ecols.iter().map(|(_, a)| a.clone()).collect(),
-    )
-    .map_err(pq_err)?;
-    write_parquet(
-        &root.join("meta/episodes/chunk-000/file-000.parquet"),
-        &ebatch,
-    )?;
-
-    // meta/info.json and meta/stats.json.
-    let img = serde_json::json!({ "dtype": "image", "shape": [128, 128, 3], "names": ["height", "width", "channel"] });
-    let scalar = |dtype: &str| serde_json::json!({ "dtype": dtype, "shape": [1], "names": null });
-    let mut features = serde_json::Map::new();
-    let side = png_side(first.image_png.as_slice());
-    let img = match side {
-        Some((w, h)) => {
-            serde_json::json!({ "dtype": "image", "shape": [h, w, 3], "names": ["height", "width", "channel"] })
-        }
-        None => img,
-    };
     for key in &cameras {
-        let feature = match video_info.get(key) {
-            Some(info) => serde_json::json!({
+        let pixels = png_of(key);
+        if options.video {
+            let (spans, info) = write_camera_video(root, key, episodes, &pixels)?;
+            let zeros = || Arc::new(Int64Array::from(vec![0i64; episodes.len()])) as ArrayRef;
+            episode_columns.push((format!("videos/{key}/chunk_index"), zeros()));
+            episode_columns.push((format!("videos/{key}/file_index"), zeros()));
+            episode_columns.push((
+                format!("videos/{key}/from_timestamp"),
+                Arc::new(Float64Array::from_iter_values(spans.iter().map(|s| s.0))),
+            ));
+            episode_columns.push((
+                format!("videos/{key}/to_timestamp"),
+                Arc::new(Float64Array::from_iter_values(spans.iter().map(|s| s.1))),
+            ));
+            let feature = serde_json::json!({
                 "dtype": "video",
-                "shape": img["shape"],
+                "shape": image["shape"],
                 "names": ["height", "width", "channels"],
                 "info": info,
-            }),
-            None => img.clone(),
-        };
-        features.insert((*key).into(), feature);
+            });
+            video_features.push(((*key).to_owned(), feature));
+        } else {
+            let pngs: Vec<&[u8]> = frames.iter().map(|f| pixels(f)).collect();
+            data.push(w::DataColumn::new(
+                key,
+                w::image_column(&pngs),
+                image.clone(),
+            ));
+        }
     }
+    let flat = |g: fn(&super::Frame) -> &Vec<f32>| -> Vec<f32> {
+        frames.iter().flat_map(|f| g(f).iter().copied()).collect()
+    };
     let joint_names: Vec<String> = (1..=7)
         .map(|j| format!("j{j}"))
         .chain(["x", "y", "z", "qw", "qx", "qy", "qz", "gripper"].map(String::from))
         .collect();
-    features.insert(
-        "observation.state".into(),
-        vec_feature(ds, Some(joint_names)),
-    );
-    features.insert(
-        "observation.environment_state".into(),
-        vec_feature(de, None),
-    );
-    features.insert(
-        "action".into(),
-        vec_feature(
-            da,
-            Some(
-                ["dx", "dy", "dz", "droll", "dpitch", "dyaw", "gripper"]
-                    .map(String::from)
-                    .to_vec(),
-            ),
+    let joint_names: Vec<&str> = joint_names.iter().map(String::as_str).collect();
+    let action_names = ["dx", "dy", "dz", "droll", "dpitch", "dyaw", "gripper"];
+    data.extend([
+        w::DataColumn::new(
+            "observation.state",
+            w::fixed_list_column(&data_file, flat(|f| &f.state), ds)?,
+            w::vector_feature(ds, Some(&joint_names)),
         ),
-    );
-    features.insert("next.reward".into(), scalar("float32"));
-    features.insert("next.success".into(), scalar("bool"));
-    features.insert("next.done".into(), scalar("bool"));
-    features.insert("timestamp".into(), scalar("float32"));
-    for k in ["frame_index", "episode_index", "index", "task_index"] {
-        features.insert(k.into(), scalar("int64"));
-    }
-    let info = serde_json::json!({
-        "codebase_version": "v3.0",
-        "robot_type": "roboaudit_mujoco_arm7",
-        "total_episodes": episodes.len(),
-        "total_frames": n,
-        "total_tasks": tasks.len(),
-        "chunks_size": 1000,
-        "data_files_size_in_mb": 100,
-        "video_files_size_in_mb": 200,
-        "fps": FPS,
-        "splits": { "train": format!("0:{}", episodes.len()) },
-        "data_path": "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet",
-        "video_path": if options.video { serde_json::Value::from(VIDEO_PATH) } else { serde_json::Value::Null },
-        "features": features,
-    });
-    let meta = root.join("meta");
-    std::fs::create_dir_all(&meta).map_err(io(&meta))?;
-    write_atomic(
-        &meta.join("info.json"),
-        serde_json::to_string_pretty(&info)
-            .map_err(pq_err)?
-            .as_bytes(),
-    )?;
-    let rows = |g: &dyn Fn(&super::Frame) -> &[f32]| {
-        frames.iter().map(|(_, _, f)| g(f)).collect::<Vec<_>>()
-    };
+        w::DataColumn::new(
+            "observation.environment_state",
+            w::fixed_list_column(&data_file, flat(|f| &f.env_state), de)?,
+            w::vector_feature(de, None),
+        ),
+        w::DataColumn::new(
+            "action",
+            w::fixed_list_column(&data_file, flat(|f| &f.action), da)?,
+            w::vector_feature(da, Some(&action_names)),
+        ),
+        w::DataColumn::new(
+            "next.reward",
+            Arc::new(Float32Array::from_iter_values(
+                frames.iter().map(|f| f.reward),
+            )),
+            w::scalar_feature("float32"),
+        ),
+        w::DataColumn::new(
+            "next.success",
+            Arc::new(BooleanArray::from(
+                frames.iter().map(|f| f.success).collect::<Vec<_>>(),
+            )),
+            w::scalar_feature("bool"),
+        ),
+        w::DataColumn::new(
+            "next.done",
+            Arc::new(BooleanArray::from(
+                frames.iter().map(|f| f.done).collect::<Vec<_>>(),
+            )),
+            w::scalar_feature("bool"),
+        ),
+    ]);
+    let rows = |g: fn(&super::Frame) -> &[f32]| frames.iter().map(|f| g(f)).collect::<Vec<_>>();
     let stats = serde_json::json!({
-        "observation.state": stats_of(&rows(&|f| &f.state)),
-        "observation.environment_state": stats_of(&rows(&|f| &f.env_state)),
-        "action": stats_of(&rows(&|f| &f.action)),
+        "observation.state": w::vector_stats(&rows(|f| &f.state)),
+        "observation.environment_state": w::vector_stats(&rows(|f| &f.env_state)),
+        "action": w::vector_stats(&rows(|f| &f.action)),
     });
-    write_atomic(
-        &meta.join("stats.json"),
-        serde_json::to_string_pretty(&stats)
-            .map_err(pq_err)?
-            .as_bytes(),
+    let instructions: Vec<String> = episodes.iter().map(|e| e.task.instruction()).collect();
+    let spans: Vec<w::EpisodeSpan<'_>> = episodes
+        .iter()
+        .zip(&instructions)
+        .map(|(e, task)| w::EpisodeSpan {
+            task,
+            length: e.frames.len(),
+        })
+        .collect();
+    let written = w::write_v3(
+        root,
+        &w::DatasetV3 {
+            robot_type: "roboaudit_mujoco_arm7",
+            fps: FPS,
+            episodes: &spans,
+            columns: data,
+            episode_columns,
+            other_features: video_features,
+            video_path: options.video.then_some(VIDEO_PATH),
+            stats: Some(stats),
+        },
     )?;
     Ok(DatasetSummary {
-        episodes: episodes.len(),
-        frames: n,
-        tasks: tasks.len(),
+        episodes: written.episodes,
+        frames: written.frames,
+        tasks: written.tasks,
     })
 }
 
