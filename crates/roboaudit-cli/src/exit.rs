@@ -15,6 +15,7 @@ pub struct InvalidInput(pub String);
 pub fn code_for(err: &anyhow::Error) -> i32 {
     let usage = err.chain().any(|cause| {
         cause.is::<Usage>()
+            || cause.is::<roboaudit_data::outpath::OutputPathError>()
             || cause.is::<roboaudit_testbed::UnknownTask>()
             || matches!(
                 cause.downcast_ref::<roboaudit_testbed::TestbedError>(),

@@ -29,6 +29,7 @@ pub mod lerobot;
 mod loader;
 mod log_writer;
 mod memory_records;
+pub mod outpath;
 mod readers;
 mod rfc3339;
 mod source;

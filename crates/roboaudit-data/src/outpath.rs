@@ -1,0 +1,262 @@
+//! Output-path guards of the command pipelines: paths compared as the file system resolves
+//! them, so that an output spelt another way (`./a.csv`, `dir/../a.csv`, an absolute path, a
+//! symbolic link) is still recognised as the input it would overwrite, or as lying inside a
+//! folder it must not write into; and the checks made before any work that an output path does
+//! not destroy someone's data or result. Every refusal is an [`OutputPathError`]: the wrong
+//! path was named (the CLI's exit code 2).
+
+use std::path::{Component, Path, PathBuf};
+
+/// An output path that must not be written (a file where a folder belongs, another command's
+/// result, a path inside a dataset, a wrong extension). The string is the whole message: it
+/// names the flag, the path and what to do instead.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct OutputPathError(pub String);
+
+/// Where `p` points once `.`/`..`, relative spelling and symbolic links are resolved: its
+/// longest existing prefix canonicalized, followed by the components that do not exist yet
+/// (a `..` among them removing the one before). `p` as given when no prefix resolves (the
+/// working folder is gone).
+pub fn resolved(p: &Path) -> PathBuf {
+    let parts: Vec<Component<'_>> = p.components().collect();
+    for existing in (0..=parts.len()).rev() {
+        let prefix: PathBuf = parts[..existing].iter().collect();
+        let prefix = if prefix.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            prefix
+        };
+        let Ok(mut out) = prefix.canonicalize() else {
+            continue;
+        };
+        for part in &parts[existing..] {
+            match part {
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    out.pop();
+                }
+                other => out.push(other),
+            }
+        }
+        return out;
+    }
+    p.to_path_buf()
+}
+
+/// Whether two paths name the same file however they are spelt.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    resolved(a) == resolved(b)
+}
+
+/// Whether `p` is `dir` or lies inside it, however either is spelt.
+pub fn is_within(p: &Path, dir: &Path) -> bool {
+    resolved(p).starts_with(resolved(dir))
+}
+
+/// Refuses an output path inside the dataset folder (a usage error): writing into a LeRobot
+/// dataset can corrupt it (a stray Parquet file under `data/` is read as data, `meta/` is
+/// metadata), and a later fit on the dataset would read its own results.
+pub fn refuse_inside_dataset(
+    flag: &str,
+    path: &Path,
+    dataset: &Path,
+) -> Result<(), OutputPathError> {
+    if is_within(path, dataset) {
+        return Err(OutputPathError(format!(
+            "{flag} {} is inside the dataset folder: writing there can corrupt the dataset; give a path outside it, in {}",
+            path.display(),
+            dataset.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses an output whose extension is not `ext` (a usage error, before any work): the file is
+/// written in one format, and readers (the labels reader, `report`) pick the format by
+/// extension, so a mismatched name is read back as something else; worse, a name like
+/// `fit/fqe.json` or `fit/summary.md` would silently replace another command's result.
+pub fn require_extension(
+    flag: &str,
+    path: &Path,
+    ext: &str,
+    what: &str,
+) -> Result<(), OutputPathError> {
+    if path.extension().and_then(|e| e.to_str()) != Some(ext) {
+        return Err(OutputPathError(format!(
+            "{flag} {}: {what} is written as {}; give it the extension .{ext}",
+            path.display(),
+            ext.to_uppercase()
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses a `--cache` that exists but is not a folder (a usage error): the cache is one file
+/// per encoder inside a folder.
+pub fn check_cache_folder(cache: &Path) -> Result<(), OutputPathError> {
+    if cache.exists() && !cache.is_dir() {
+        return Err(OutputPathError(format!(
+            "--cache {} is a file: --cache must be a folder (the feature cache keeps one file per encoder in it)",
+            cache.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses an `--out` that exists and is not a folder (a usage error): the user named a file where
+/// a folder of results belongs, and finding out only after the work is done wastes the run.
+pub fn refuse_out_file(out: &Path) -> Result<(), OutputPathError> {
+    if out.exists() && !out.is_dir() {
+        return Err(OutputPathError(format!(
+            "--out {} is a file, not a folder: give a folder for the results (it is created if missing)",
+            out.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses an `--out` folder that already holds a result of another kind (a usage error, before
+/// any work): each `(file, schemas)` names a file this command writes into `out` and the
+/// `schema` tags it may replace, or (with no schemas) another command's result file whose
+/// companions this command would overwrite (an FQE result's `summary.md`). A file that is missing passes; one whose `schema` is another's
+/// (a memory audit where a retrieval audit would go), or whose kind cannot be told (unreadable,
+/// not JSON, no `schema`), is refused, because renaming the new result onto it would silently
+/// destroy someone's audit and leave its companion files (a `summary.md`) stale beside ours.
+pub fn refuse_foreign_results(
+    out: &Path,
+    expected: &[(&str, &[&str])],
+) -> Result<(), OutputPathError> {
+    for &(name, schemas) in expected {
+        let file = out.join(name);
+        if file.is_dir() {
+            // Nothing to lose there; the write itself reports the folder in the way.
+            continue;
+        }
+        let text = match std::fs::read(&file) {
+            Ok(text) => text,
+            // Not there (a path through a file included: the write reports that one).
+            Err(_) if !file.exists() => continue,
+            Err(e) => {
+                return Err(OutputPathError(format!(
+                    "--out {} holds {name}, which cannot be read ({e}), so it cannot be checked before it is replaced; choose another output folder",
+                    out.display()
+                )));
+            }
+        };
+        let found = serde_json::from_slice::<serde_json::Value>(&text)
+            .ok()
+            .and_then(|v| v.get("schema").and_then(|s| s.as_str()).map(str::to_owned));
+        let wanted = schemas
+            .iter()
+            .map(|s| format!("\"{s}\""))
+            .collect::<Vec<_>>()
+            .join(" or ");
+        match found {
+            Some(s) if schemas.contains(&s.as_str()) => {}
+            found if schemas.is_empty() => {
+                let s = found.unwrap_or_default();
+                return Err(OutputPathError(format!(
+                    "--out {} holds another kind of result ({name}, schema \"{s}\"); writing here would replace the files that go with it: choose another output folder",
+                    out.display()
+                )));
+            }
+            Some(s) => {
+                return Err(OutputPathError(format!(
+                    "--out {} holds another kind of result: {name} has schema \"{s}\", this command writes {wanted}; writing here would replace it: choose another output folder",
+                    out.display()
+                )));
+            }
+            None => {
+                return Err(OutputPathError(format!(
+                    "--out {} holds a {name} that is not a roboaudit result of schema {wanted} (not JSON or no `schema` field); writing here would replace it: choose another output folder",
+                    out.display()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Header prefix every labels file starts with (`data labels`: `episode_index,success`;
+/// `data detect` adds `source,probability`).
+const LABELS_HEADER: &str = "episode_index,success";
+
+/// Refuses a labels `--out` (a usage error, before any work) that exists and is not a labels file:
+/// a CSV whose first line does not start with `episode_index,success` is someone's data (an
+/// executions log), and replacing it with labels would destroy it. A labels file is replaced.
+pub fn refuse_foreign_labels(flag: &str, path: &Path) -> Result<(), OutputPathError> {
+    let Ok(file) = std::fs::File::open(path) else {
+        return Ok(());
+    };
+    let mut first = String::new();
+    let read = std::io::BufRead::read_line(&mut std::io::BufReader::new(file), &mut first);
+    if read.is_ok()
+        && first
+            .trim_start_matches('\u{feff}')
+            .starts_with(LABELS_HEADER)
+    {
+        return Ok(());
+    }
+    Err(OutputPathError(format!(
+        "{flag} {} exists and is not a labels file (its first line does not start with \"{LABELS_HEADER}\"); writing labels there would destroy it: choose another file name",
+        path.display()
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spellings_of_one_place_resolve_alike_even_where_nothing_exists_yet() {
+        let root = tempfile::tempdir().unwrap();
+        let ds = root.path().join("dataset");
+        std::fs::create_dir_all(ds.join("meta")).unwrap();
+        let link = root.path().join("link");
+        std::os::unix::fs::symlink(&ds, &link).unwrap();
+        // Two missing levels below a symbolic link, and a `..` among missing components.
+        assert!(is_within(&link.join("res/deeper/labels.csv"), &ds));
+        assert!(is_within(&ds.join("meta/../new/x"), &ds));
+        assert!(!is_within(&ds.join("../elsewhere/x"), &ds));
+        assert!(!is_within(&root.path().join("dataset-copy/x"), &ds));
+        assert!(same_file(&ds.join("meta/../a.csv"), &link.join("a.csv")));
+        assert!(!same_file(&ds.join("a.csv"), &ds.join("b.csv")));
+    }
+
+    /// A result of the kind the command writes may be replaced; another kind, or a file whose
+    /// kind cannot be told, is refused as a usage error and left as it was.
+    #[test]
+    fn foreign_results_in_out_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let expected: &[(&str, &[&str])] = &[("audit.json", &["roboaudit.retrieval.v1"])];
+        refuse_foreign_results(dir.path(), expected).unwrap();
+        let audit = dir.path().join("audit.json");
+        std::fs::write(&audit, br#"{"schema": "roboaudit.retrieval.v1"}"#).unwrap();
+        refuse_foreign_results(dir.path(), expected).unwrap();
+        for (body, needle) in [
+            (
+                &br#"{"schema": "roboaudit.memory.v1"}"#[..],
+                "schema \"roboaudit.memory.v1\"",
+            ),
+            (&b"not json"[..], "not a roboaudit result"),
+            (&br#"{"tasks": []}"#[..], "not a roboaudit result"),
+        ] {
+            std::fs::write(&audit, body).unwrap();
+            let err = refuse_foreign_results(dir.path(), expected).unwrap_err();
+            assert!(err.to_string().contains(needle), "{err}");
+            assert_eq!(std::fs::read(&audit).unwrap(), body);
+        }
+    }
+
+    #[test]
+    fn an_out_file_is_a_usage_error() {
+        let dir = tempfile::tempdir().unwrap();
+        refuse_out_file(dir.path()).unwrap();
+        refuse_out_file(&dir.path().join("missing")).unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, b"x").unwrap();
+        let err = refuse_out_file(&file).unwrap_err();
+        assert!(err.to_string().contains("is a file, not a folder"), "{err}");
+    }
+}
