@@ -173,11 +173,14 @@ fn rollout_path(dir: &Path, task: usize, rollout: usize) -> PathBuf {
     dir.join(format!("rollout-{task}-{rollout:06}.json"))
 }
 
-/// Writes `bytes` to `path` through a temporary sibling and a rename.
+/// Writes `bytes` to `path` atomically ([`roboaudit_data::atomic::write_atomic`]).
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, bytes).map_err(io_err(&tmp))?;
-    std::fs::rename(&tmp, path).map_err(io_err(path))
+    roboaudit_data::atomic::write_atomic(path, bytes).map_err(|e| {
+        let source = e
+            .source
+            .unwrap_or_else(|| std::io::Error::from(std::io::ErrorKind::IsADirectory));
+        io_err(&e.path)(source)
+    })
 }
 
 /// Plays one rollout of `target` (no retry).

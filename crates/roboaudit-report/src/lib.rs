@@ -28,7 +28,6 @@ mod markdown;
 mod model;
 mod plots;
 mod transfer;
-mod write;
 
 pub use error::ReportError;
 pub use frames::THUMBNAIL_HEIGHT;
@@ -72,8 +71,9 @@ pub fn render_html(report: &Report) -> Result<String, ReportError> {
     html::render(report)
 }
 
-/// Writes `report.json`, `report.md` and `index.html` into `out` (created if missing), each
-/// atomically (temporary file in `out`, then rename): a failed render leaves `out` as it was.
+/// Writes `report.json`, `report.md` and `index.html` into `out` (created if missing) as one
+/// set ([`roboaudit_data::atomic::write_all_atomic`]: all three staged before any is renamed),
+/// so a failed render or write leaves `out` as it was.
 ///
 /// # Errors
 /// [`ReportError::Plot`] when a plot cannot be drawn, [`ReportError::Write`] when `out` or a
@@ -85,12 +85,19 @@ pub fn write_report(report: &Report, out: &Path) -> Result<(), ReportError> {
     })?;
     let markdown = markdown::render(report);
     let html = html::render(report)?;
-    std::fs::create_dir_all(out).map_err(|source| ReportError::Write {
-        path: out.to_path_buf(),
-        source,
-    })?;
-    write::atomic(&out.join("report.json"), &json)?;
-    write::atomic(&out.join("report.md"), markdown.as_bytes())?;
-    write::atomic(&out.join("index.html"), html.as_bytes())?;
-    Ok(())
+    let files = [
+        (out.join("report.json"), json),
+        (out.join("report.md"), markdown.into_bytes()),
+        (out.join("index.html"), html.into_bytes()),
+    ];
+    let files: Vec<(&Path, &[u8])> = files
+        .iter()
+        .map(|(p, b)| (p.as_path(), b.as_slice()))
+        .collect();
+    roboaudit_data::atomic::write_all_atomic(&files).map_err(|e| ReportError::Write {
+        path: e.path,
+        source: e
+            .source
+            .unwrap_or_else(|| std::io::Error::from(std::io::ErrorKind::IsADirectory)),
+    })
 }

@@ -71,21 +71,15 @@ pub(super) fn prepare_partial(
     write_atomic(&state_file, &json)
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same folder.
+/// Writes `bytes` to `path` atomically ([`roboaudit_data::atomic::write_atomic`]).
 pub(super) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), PolicyClientError> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .map_err(io("cannot create a temporary file in", dir))?;
-    std::io::Write::write_all(&mut tmp, bytes).map_err(io("cannot write", path))?;
-    tmp.persist(path).map_err(|e| PolicyClientError::Io {
+    roboaudit_data::atomic::write_atomic(path, bytes).map_err(|e| PolicyClientError::Io {
         action: "cannot write",
-        path: path.to_path_buf(),
-        source: e.error,
-    })?;
-    Ok(())
+        path: e.path,
+        source: e
+            .source
+            .unwrap_or_else(|| std::io::Error::from(std::io::ErrorKind::IsADirectory)),
+    })
 }
 
 /// Writes rows `(index, sample, action)` as a policy-actions Parquet file, atomically.
