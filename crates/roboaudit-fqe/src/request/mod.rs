@@ -7,6 +7,7 @@
 mod encoder_spec;
 mod features;
 mod labels;
+mod options;
 mod run_folder;
 
 use std::path::{Path, PathBuf};
@@ -24,6 +25,7 @@ use crate::{
 
 pub use encoder_spec::EncoderSpec;
 pub use features::{auto_skipped_videos, frame_features};
+pub use options::{FitOptions, ParseStepsError, Steps, option_name};
 pub use run_folder::{RunFolderFit, fit_run_folder};
 
 /// Name of the behaviour policy when it is the target (the dataset's own actions).
