@@ -5,6 +5,7 @@
 //! notes go to a [`FitObserver`]; nothing is printed or written here.
 
 mod encoder_spec;
+mod evaluate;
 mod features;
 mod labels;
 mod options;
@@ -24,6 +25,7 @@ use crate::{
 };
 
 pub use encoder_spec::EncoderSpec;
+pub use evaluate::{EvaluateRequest, evaluate_request};
 pub use features::{auto_skipped_videos, frame_features};
 pub use options::{FitOptions, ParseStepsError, Steps, option_name};
 pub use run_folder::{RunFolderFit, fit_run_folder};
