@@ -155,3 +155,33 @@ fn check_policies(
     ));
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(r: Result<FqeReport, RequestError>) -> String {
+        match r {
+            Err(RequestError::Input(m)) => m,
+            other => panic!("not an input error: {other:?}"),
+        }
+    }
+
+    /// A missing or foreign `fqe.json` is bad input, found before any ground truth is read.
+    #[test]
+    fn only_an_fqe_report_is_scored() {
+        let dir = tempfile::tempdir().unwrap();
+        let req = EvaluateRequest {
+            run: None,
+            ground_truth: Some(dir.path().join("missing.json")),
+            out: dir.path().to_path_buf(),
+        };
+        let mut notes = Vec::new();
+        let m = input(evaluate_request(&req, &mut |l| notes.push(l.to_owned())));
+        assert!(m.starts_with("cannot read "), "{m}");
+        std::fs::write(dir.path().join("fqe.json"), br#"{"schema": 1}"#).unwrap();
+        let m = input(evaluate_request(&req, &mut |l| notes.push(l.to_owned())));
+        assert!(m.contains("is not an FQE report"), "{m}");
+        assert!(notes.is_empty());
+    }
+}
