@@ -21,7 +21,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::Instant;
 
 use anyhow::{Context, Result};
 use indicatif::ProgressBar;
@@ -325,14 +324,11 @@ fn fit(args: &FitArgs) -> Result<()> {
     }
 }
 
-/// Progress bars on stderr and the wall time of the neural batch (printed, not reported:
-/// fqe.json keeps the same bytes on every machine).
+/// Progress bars on stderr, and the neural batch's wall time (printed, not reported: fqe.json
+/// keeps the same bytes on every machine).
 struct Progress {
     encoding: ProgressBar,
     fitting: Mutex<Option<ProgressBar>>,
-    neural_fits: Mutex<usize>,
-    /// When the last neural stage and the linear stage began.
-    neural: Mutex<(Option<Instant>, Option<Instant>)>,
 }
 
 impl FitObserver for Progress {
@@ -351,19 +347,11 @@ impl FitObserver for Progress {
         self.encoding.finish_and_clear();
     }
 
-    fn fitting(&self, work: u64, neural_fits: usize) {
+    fn fitting(&self, work: u64, _neural_fits: usize) {
         *lock(&self.fitting) = Some(crate::progress::bar(work, "fitting"));
-        *lock(&self.neural_fits) = neural_fits;
     }
 
-    fn stage(&self, _policy: &str, what: &str) {
-        let mut neural = lock(&self.neural);
-        if what.starts_with("neural") {
-            neural.0 = Some(Instant::now());
-        } else if what == "linear" {
-            neural.1 = Some(Instant::now());
-        }
-    }
+    fn stage(&self, _policy: &str, _what: &str) {}
 
     fn advance(&self, k: u64) {
         if let Some(bar) = lock(&self.fitting).as_ref() {
@@ -375,15 +363,10 @@ impl FitObserver for Progress {
         if let Some(bar) = lock(&self.fitting).take() {
             bar.finish_and_clear();
         }
-        if let (Some(a), Some(b)) = *lock(&self.neural) {
-            let threads = rayon::current_num_threads();
-            eprintln!(
-                "neural FQE: {} fits in {:.2} s on {threads} thread{}",
-                *lock(&self.neural_fits),
-                (b - a).as_secs_f64(),
-                if threads == 1 { "" } else { "s" }
-            );
-        }
+    }
+
+    fn timing(&self, line: &str) {
+        eprintln!("{line}");
     }
 }
 
@@ -397,8 +380,6 @@ fn fit_checked(args: &FitArgs, request: &FitRequest) -> Result<()> {
     let progress = Progress {
         encoding: crate::progress::bar(0, "encoding frames"),
         fitting: Mutex::new(None),
-        neural_fits: Mutex::new(0),
-        neural: Mutex::new((None, None)),
     };
     let report = fit_request(request, &progress).map_err(request_error)?;
     write_outputs(&args.out, &report)
