@@ -24,6 +24,7 @@ pub mod error;
 pub mod latency;
 pub mod msgpack_numpy;
 pub mod server;
+pub mod summary;
 
 pub use client::{
     ACTION_SEED_KEY, CAP_ACTION_SEED, CAP_MEMORY_GET, CAP_MEMORY_SET, CAP_RESET, ClientConfig,

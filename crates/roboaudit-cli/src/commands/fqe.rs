@@ -21,21 +21,19 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::Instant;
 
 use anyhow::{Context, Result};
 use indicatif::ProgressBar;
-use roboaudit_fqe::request::DEFAULT_GAMMA;
+use roboaudit_fqe::request::{FitOptions, Steps, option_name};
 use roboaudit_fqe::{
-    ActionTerms, DEFAULT_COVERAGE_THRESHOLD, FitConfig, FitObserver, FitRequest, FqeError,
-    FqeReport, LinearFqeConfig, LinearSolver, NeuralFqeConfig, QHead, RequestError, Setting,
+    DEFAULT_COVERAGE_THRESHOLD, FitObserver, FitRequest, FqeError, FqeReport, RequestError,
     fit_request,
     summary::{render_markdown, render_table},
 };
 
-use super::fqe_checks::check_options;
 use crate::exit::{InvalidInput, Usage};
 use crate::output::{ensure_dir, write_all_atomic};
+use crate::paths::{check_cache_folder, refuse_inside_dataset};
 
 /// FQE subcommands.
 #[derive(clap::Subcommand, Debug)]
@@ -90,7 +88,7 @@ pub struct FitArgs {
     pub seeds: Vec<u64>,
     /// Neural gradient steps per fit: `auto` (stop each fit once its estimate has settled, after
     /// enough Bellman backups for the median episode; at most --max-steps) or a fixed count N.
-    #[arg(long, default_value = "auto", value_parser = parse_steps)]
+    #[arg(long, default_value = "auto")]
     pub steps: Steps,
     /// The cap of `--steps auto` (the learning rate decays over it).
     #[arg(long, default_value_t = 20_000)]
@@ -171,34 +169,6 @@ pub struct FitArgs {
     pub coverage_threshold: f64,
 }
 
-/// `--steps`: `auto` or a fixed number of gradient steps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Steps {
-    /// Stop each fit when settled, at most `--max-steps`.
-    Auto,
-    /// Exactly this many steps.
-    Fixed(usize),
-}
-
-fn parse_steps(s: &str) -> Result<Steps, String> {
-    if s == "auto" {
-        return Ok(Steps::Auto);
-    }
-    s.parse()
-        .map(Steps::Fixed)
-        .map_err(|_| format!("expected `auto` or a number of steps, got `{s}`"))
-}
-
-impl FitArgs {
-    /// The step count (the cap with `auto`) and whether the fit stops when settled.
-    pub(super) fn step_budget(&self) -> (usize, bool) {
-        match self.steps {
-            Steps::Auto => (self.max_steps, true),
-            Steps::Fixed(n) => (n, false),
-        }
-    }
-}
-
 /// Runs an FQE subcommand.
 pub fn run(cmd: FqeCommand) -> Result<()> {
     match cmd {
@@ -224,34 +194,12 @@ pub(super) fn cause_chain(e: &dyn std::error::Error) -> String {
     text
 }
 
-/// The option that sets `setting` (`--max-steps` is the cap of `--steps auto`).
-fn flag(setting: Setting) -> &'static str {
-    match setting {
-        Setting::Components => "--components",
-        Setting::Gamma => "--gamma",
-        Setting::Seeds => "--seeds",
-        Setting::Steps => "--steps",
-        Setting::MaxSteps => "--max-steps",
-        Setting::Bootstrap => "--bootstrap",
-        Setting::BatchSize => "--batch-size",
-        Setting::TargetUpdate => "--target-update",
-        Setting::TargetTau => "--target-tau",
-        Setting::LearningRate => "--learning-rate",
-        Setting::Ridge => "--ridge",
-        Setting::CoverageThreshold => "--coverage-threshold",
-        Setting::C => "--c",
-        Setting::Holdout => "--holdout",
-        Setting::Folds => "--folds",
-        Setting::Threads => "--threads",
-    }
-}
-
 /// Input errors (a named file missing among them) exit with code 3, out-of-range settings (a usage error, named by their option)
 /// with 2. The message keeps the whole cause chain (a Parquet decoder's reason is the useful
 /// part).
 pub(super) fn classify(e: FqeError) -> anyhow::Error {
     if let FqeError::Setting { setting, message } = &e {
-        return Usage(format!("{} {message}", flag(*setting))).into();
+        return Usage(format!("{} {message}", option_name(*setting))).into();
     }
     let text = cause_chain(&e);
     match e {
@@ -299,84 +247,70 @@ pub(super) fn write_outputs(out: &Path, report: &FqeReport) -> Result<()> {
 }
 
 impl FitArgs {
-    /// The typed request these options name (`dataset` resolved from `--run`/`--dataset`).
-    fn request(&self, dataset: PathBuf) -> Result<FitRequest> {
-        let mut policy_actions = Vec::with_capacity(self.policy_actions.len());
-        for spec in &self.policy_actions {
-            let (name, file) = spec.split_once('=').ok_or_else(|| {
-                Usage(format!("--policy-actions wants NAME=FILE, got \"{spec}\""))
-            })?;
-            policy_actions.push((name.to_owned(), PathBuf::from(file)));
-        }
-        let (steps, auto_steps) = self.step_budget();
-        // The discounts are the resolved γ's once the ground truth is read.
-        let gamma = self.gamma.unwrap_or(DEFAULT_GAMMA);
-        let config = FitConfig {
-            neural: (!self.no_neural).then(|| NeuralFqeConfig {
-                gamma,
-                steps,
-                auto_steps,
-                target_update_every: self.target_update,
-                target_tau: self.target_tau,
-                learning_rate: self.learning_rate,
-                batch_size: self.batch_size,
-                head: if self.head == "linear" {
-                    QHead::Linear
-                } else {
-                    QHead::Sigmoid
-                },
-                ..NeuralFqeConfig::default()
-            }),
-            linear: LinearFqeConfig {
-                gamma,
-                ridge: self.ridge,
-                action_terms: if self.action_terms == "linear" {
-                    ActionTerms::Linear
-                } else {
-                    ActionTerms::Quadratic
-                },
-                solver: if self.linear_solver == "iterated" {
-                    LinearSolver::Iterated
-                } else {
-                    LinearSolver::Lstd
-                },
-                ..LinearFqeConfig::default()
-            },
-            seeds: self.seeds.clone(),
-            bootstrap: self.bootstrap,
-            coverage_threshold: self.coverage_threshold,
-        };
-        Ok(FitRequest {
+    /// The options as the library takes them.
+    fn options(&self) -> FitOptions {
+        FitOptions {
             run: self.run.clone(),
-            dataset,
-            policy_actions,
+            dataset: self.dataset.clone(),
+            policy_actions: self.policy_actions.clone(),
             behaviour: self.behaviour,
             labels: self.labels.clone(),
             ground_truth: self.ground_truth.clone(),
+            out: self.out.clone(),
             gamma: self.gamma,
+            seeds: self.seeds.clone(),
+            steps: self.steps,
+            max_steps: self.max_steps,
+            bootstrap: self.bootstrap,
+            threads: self.threads,
+            target_update: self.target_update,
+            target_tau: self.target_tau,
+            learning_rate: self.learning_rate,
+            batch_size: self.batch_size,
+            head: self.head.clone(),
+            no_neural: self.no_neural,
+            ridge: self.ridge,
+            linear_solver: self.linear_solver.clone(),
+            action_terms: self.action_terms.clone(),
             features: self.features.clone(),
-            state_feature: (self.state_feature != "none").then(|| self.state_feature.clone()),
+            state_feature: self.state_feature.clone(),
             action_feature: self.action_feature.clone(),
             components: self.components,
             encoder: self.encoder.clone(),
-            cache_dir: self
-                .cache
-                .clone()
-                .unwrap_or_else(|| self.out.join("feature-cache")),
-            config,
-        })
+            cache: self.cache.clone(),
+            coverage_threshold: self.coverage_threshold,
+        }
     }
 }
 
+/// Refuses output paths that would destroy something (exit code 2, before any file is read):
+/// an `--out` file, another command's results, a folder inside the dataset, a `--cache` file.
+fn check_out(args: &FitArgs, dataset_dir: &Path) -> Result<()> {
+    crate::output::refuse_out_file(&args.out)?;
+    crate::output::refuse_foreign_results(
+        &args.out,
+        &[
+            ("fqe.json", &[roboaudit_fqe::SCHEMA]),
+            // An audit folder's summary.md would be replaced by ours.
+            ("audit.json", &[]),
+        ],
+    )?;
+    refuse_inside_dataset("--out", &args.out, dataset_dir)?;
+    if let Some(cache) = &args.cache {
+        check_cache_folder(cache)?;
+        refuse_inside_dataset("--cache", cache, dataset_dir)?;
+    }
+    Ok(())
+}
+
 fn fit(args: &FitArgs) -> Result<()> {
-    let dataset_dir = args
-        .dataset
-        .clone()
-        .or_else(|| args.run.as_ref().map(|r| r.join("dataset")))
-        .ok_or_else(|| Usage("pass --run DIR or --dataset DIR".into()))?;
-    let request = args.request(dataset_dir)?;
+    let options = args.options();
+    let request = options.request().map_err(request_error)?;
     request.validate().map_err(request_error)?;
-    check_options(args, &request.dataset)?;
+    check_out(args, &request.dataset)?;
+    options
+        .check_threads_and_paths(&request.dataset)
+        .map_err(request_error)?;
     match args.threads {
         // Every parallel step of the fit (encoding, linear FQE, the neural fits) runs on the
         // current rayon pool, so installing one of N threads bounds the whole fit. Started after
@@ -390,14 +324,11 @@ fn fit(args: &FitArgs) -> Result<()> {
     }
 }
 
-/// Progress bars on stderr and the wall time of the neural batch (printed, not reported:
-/// fqe.json keeps the same bytes on every machine).
+/// Progress bars on stderr, and the neural batch's wall time (printed, not reported: fqe.json
+/// keeps the same bytes on every machine).
 struct Progress {
     encoding: ProgressBar,
     fitting: Mutex<Option<ProgressBar>>,
-    neural_fits: Mutex<usize>,
-    /// When the last neural stage and the linear stage began.
-    neural: Mutex<(Option<Instant>, Option<Instant>)>,
 }
 
 impl FitObserver for Progress {
@@ -416,19 +347,11 @@ impl FitObserver for Progress {
         self.encoding.finish_and_clear();
     }
 
-    fn fitting(&self, work: u64, neural_fits: usize) {
+    fn fitting(&self, work: u64, _neural_fits: usize) {
         *lock(&self.fitting) = Some(crate::progress::bar(work, "fitting"));
-        *lock(&self.neural_fits) = neural_fits;
     }
 
-    fn stage(&self, _policy: &str, what: &str) {
-        let mut neural = lock(&self.neural);
-        if what.starts_with("neural") {
-            neural.0 = Some(Instant::now());
-        } else if what == "linear" {
-            neural.1 = Some(Instant::now());
-        }
-    }
+    fn stage(&self, _policy: &str, _what: &str) {}
 
     fn advance(&self, k: u64) {
         if let Some(bar) = lock(&self.fitting).as_ref() {
@@ -440,15 +363,10 @@ impl FitObserver for Progress {
         if let Some(bar) = lock(&self.fitting).take() {
             bar.finish_and_clear();
         }
-        if let (Some(a), Some(b)) = *lock(&self.neural) {
-            let threads = rayon::current_num_threads();
-            eprintln!(
-                "neural FQE: {} fits in {:.2} s on {threads} thread{}",
-                *lock(&self.neural_fits),
-                (b - a).as_secs_f64(),
-                if threads == 1 { "" } else { "s" }
-            );
-        }
+    }
+
+    fn timing(&self, line: &str) {
+        eprintln!("{line}");
     }
 }
 
@@ -462,8 +380,6 @@ fn fit_checked(args: &FitArgs, request: &FitRequest) -> Result<()> {
     let progress = Progress {
         encoding: crate::progress::bar(0, "encoding frames"),
         fitting: Mutex::new(None),
-        neural_fits: Mutex::new(0),
-        neural: Mutex::new((None, None)),
     };
     let report = fit_request(request, &progress).map_err(request_error)?;
     write_outputs(&args.out, &report)

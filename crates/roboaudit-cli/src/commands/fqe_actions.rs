@@ -3,13 +3,12 @@
 //! `roboaudit_policy_client::dataset_actions`).
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use anyhow::Result;
 use roboaudit_data::lerobot::LeRobotDataset;
 use roboaudit_fqe_collect::request::PolicySpec;
-use roboaudit_policy_client::dataset_actions::{ActionsConfig, collect_actions, manifest_path};
-use roboaudit_policy_client::{ClientConfig, PolicyClient, PolicyClientError};
+use roboaudit_policy_client::dataset_actions::{ActionsConfig, collect_actions};
+use roboaudit_policy_client::{ClientConfig, PolicyClient, PolicyClientError, summary};
 
 use crate::exit::{InvalidInput, Usage};
 use crate::progress;
@@ -52,24 +51,10 @@ pub struct ActionsArgs {
     pub out: PathBuf,
 }
 
-/// Splits `NAME=URL` ([`PolicySpec::parse`]; usage error otherwise).
-fn split_policy(spec: &str) -> Result<(String, String)> {
-    let PolicySpec { name, url } = PolicySpec::parse(spec).map_err(|e| Usage(e.to_string()))?;
-    Ok((name, url))
-}
-
-/// The client settings from `--timeout` and `--allow-remote-policy`.
+/// The client settings from `--timeout` and `--allow-remote-policy`
+/// ([`summary::client_config`]; usage error out of range).
 pub(crate) fn client_config(timeout: f64, allow_remote: bool) -> Result<ClientConfig> {
-    if !(timeout.is_finite() && timeout > 0.0 && timeout <= 86_400.0) {
-        return Err(Usage(format!(
-            "--timeout must be in (0, 86400] seconds, got {timeout}"
-        ))
-        .into());
-    }
-    Ok(ClientConfig {
-        timeout: Duration::from_secs_f64(timeout),
-        allow_remote,
-    })
+    summary::client_config(timeout, allow_remote).map_err(classify)
 }
 
 /// Exit codes of client errors: an unusable address, a missing capability or an interrupted
@@ -91,37 +76,19 @@ pub(crate) fn classify(e: PolicyClientError) -> anyhow::Error {
 
 /// Runs `fqe actions`.
 pub fn run(args: &ActionsArgs) -> Result<()> {
-    let (name, url) = split_policy(&args.policy)?;
-    if args.samples == 0 || args.samples > 10_000 {
-        return Err(Usage(format!(
-            "--samples must be in 1..=10000, got {}",
-            args.samples
-        ))
-        .into());
-    }
+    let PolicySpec { name, url } =
+        PolicySpec::parse(&args.policy).map_err(|e| Usage(e.to_string()))?;
+    summary::check_samples(args.samples).map_err(classify)?;
     crate::paths::refuse_inside_dataset("--out", &args.out, &args.dataset)?;
     crate::paths::require_extension("--out", &args.out, "parquet", "a policy-actions file")?;
-    if args.out.is_dir() {
-        return Err(Usage(format!(
-            "--out {} is a folder; name the file to write",
-            args.out.display()
-        ))
-        .into());
-    }
+    summary::check_out_file(&args.out).map_err(classify)?;
     let config = client_config(args.timeout, args.allow_remote_policy)?;
     let dataset = LeRobotDataset::open(&args.dataset)?;
     let mut client = PolicyClient::connect(&url, config).map_err(classify)?;
-    let caps = client.capabilities();
-    outln!(
-        "policy {name} at {url}: {}",
-        if caps.is_empty() {
-            "a plain openpi server (no roboaudit extensions: no reset between episodes, no action seeds)".to_owned()
-        } else {
-            format!("roboaudit capabilities {}", caps.join(", "))
-        }
-    )?;
+    let caps = summary::describe_capabilities(client.capabilities(), "episodes");
+    outln!("policy {name} at {url}: {caps}")?;
     let cfg = ActionsConfig {
-        name: name.clone(),
+        name,
         samples: args.samples,
         seed: args.seed,
         image_feature: args.image_feature.clone(),
@@ -140,50 +107,9 @@ pub fn run(args: &ActionsArgs) -> Result<()> {
     });
     bar.finish_and_clear();
     let m = result.map_err(|e| {
-        let partial = roboaudit_policy_client::dataset_actions::partial_dir(&args.out);
-        let hint = if partial.exists() {
-            format!(
-                " (finished episodes are kept in {}; rerun the same command to continue)",
-                partial.display()
-            )
-        } else {
-            String::new()
-        };
+        let hint = summary::stopped_hint(&args.out);
         classify(e).context(format!("fqe actions stopped{hint}"))
     })?;
-    let ms = |v: Option<f64>| {
-        v.map_or(roboaudit_types::NO_VALUE.to_owned(), |x| {
-            format!("{x:.2} ms")
-        })
-    };
-    outln!(
-        "{} episodes, {} frames × {} samples (action width {}, chunks of {}){}",
-        m.episodes,
-        m.frames,
-        args.samples,
-        m.action_dim,
-        m.action_horizon,
-        if m.resumed_episodes > 0 {
-            format!(
-                ", {} episodes resumed from an interrupted run",
-                m.resumed_episodes
-            )
-        } else {
-            String::new()
-        }
-    )?;
-    outln!(
-        "latency per query: median {}, p95 {} (server's own inference: median {})",
-        ms(m.latency.median_ms),
-        ms(m.latency.p95_ms),
-        ms(m.latency.server_infer_median_ms)
-    )?;
-    outln!(
-        "wrote {} and {}; use: roboaudit fqe fit --dataset {} --policy-actions {name}={}",
-        args.out.display(),
-        manifest_path(&args.out).display(),
-        args.dataset.display(),
-        args.out.display()
-    )?;
+    out!("{}", summary::actions_summary(&m, &args.dataset, &args.out))?;
     Ok(())
 }

@@ -13,9 +13,11 @@ use crate::commands::fqe_actions::{classify, client_config};
 use crate::commands::memory::collect::ServedArgs;
 use crate::exit::{InvalidInput, Usage};
 use roboaudit_fqe_collect::request::{
-    CollectObserver, CollectRequest, Prepared, RequestError, run_collect,
+    CollectObserver, CollectRequest, Prepared, RequestError, render_summary, resumed_note,
+    run_collect, stage_label, work_note,
 };
 use roboaudit_fqe_collect::{CollectError, Stage, WorkState};
+use roboaudit_policy_client::summary::describe_capabilities;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
@@ -91,17 +93,6 @@ impl CollectArgs {
     }
 }
 
-fn stage_name(s: Stage) -> &'static str {
-    match s {
-        Stage::Dataset => "recording dataset episodes",
-        Stage::Writing => "writing the LeRobot dataset",
-        Stage::Actions => "computing policy-actions files",
-        Stage::GroundTruth => "ground-truth rollouts",
-        Stage::ServedGroundTruth => "served policy rollouts",
-        Stage::ServedActions => "served policy actions at dataset frames: episodes",
-    }
-}
-
 /// A progress bar per stage (rate and ETA, hidden in pipes and CI) whose message starts with
 /// a label, and the work folder's state on stderr.
 pub(crate) struct StageBar {
@@ -136,16 +127,8 @@ impl StageBar {
 
 impl CollectObserver for StageBar {
     fn work(&self, state: WorkState, work: &Path) {
-        match state {
-            WorkState::Fresh => {}
-            WorkState::Resumed => eprintln!(
-                "continuing the interrupted run in {} (same settings and targets)",
-                work.display()
-            ),
-            WorkState::Replaced => eprintln!(
-                "removed {}: an interrupted run cut off before it recorded its settings",
-                work.display()
-            ),
+        if let Some(line) = work_note(state, work) {
+            eprintln!("{line}");
         }
     }
 
@@ -157,7 +140,7 @@ impl CollectObserver for StageBar {
                 bar.set_length(total as u64);
                 bar.set_position(0);
                 bar.reset_eta();
-                bar.set_message(format!("{}: {}", self.label, stage_name(stage)));
+                bar.set_message(format!("{}: {}", self.label, stage_label(stage)));
             }
             if done >= l.1 {
                 l.1 = done;
@@ -207,92 +190,21 @@ pub fn run(args: &CollectArgs) -> anyhow::Result<()> {
         let target = spec
             .connect(client_cfg)
             .map_err(|e| classify(e).context(format!("served policy {}", spec.name)))?;
-        let caps = target.client.capabilities();
-        outln!(
-            "policy {} at {}: {}",
-            spec.name,
-            spec.url,
-            if caps.is_empty() {
-                "a plain openpi server (no roboaudit extensions: no reset between rollouts, no action seeds)".to_owned()
-            } else {
-                format!("roboaudit capabilities {}", caps.join(", "))
-            }
-        )?;
+        let caps = describe_capabilities(target.client.capabilities(), "rollouts");
+        outln!("policy {} at {}: {caps}", spec.name, spec.url)?;
         served.push(target);
     }
     let bar = StageBar::new("fqe collect");
     let run = run_collect(&request, &prepared, &mut served, &bar);
     bar.finish();
     let run = run.map_err(request_error)?;
-    let summary = &run.summary;
-    let r = summary.resumed;
-    if r.dataset || r.builtin_rollouts || r.served_rollouts > 0 {
-        eprintln!(
-            "resumed from the interrupted run: dataset {}, built-in rollouts {}, {} served rollouts",
-            if r.dataset { "kept" } else { "redone" },
-            if r.builtin_rollouts { "kept" } else { "redone" },
-            r.served_rollouts
-        );
+    if let Some(line) = resumed_note(&run) {
+        eprintln!("{line}");
     }
-    let elapsed = run.elapsed_s;
-    let t = &summary.truth;
-    let c = &prepared.config.config;
-    outln!(
-        "dataset: {} episodes, {} frames, 4 push tasks ({}x{} images) in {:.1} s ({:.1} episodes/s incl. rollouts)",
-        t.n_dataset_episodes,
-        t.n_dataset_frames,
-        c.image_size,
-        c.image_size,
-        elapsed,
-        t.n_dataset_episodes as f64 / elapsed.max(1e-9)
+    out!(
+        "{}",
+        render_summary(&run, &prepared.config.config, &request.out)
     )?;
-    outln!(
-        "ground truth: {} rollouts per policy and task, gamma = {}",
-        c.rollouts,
-        c.gamma
-    )?;
-    outln!(
-        "{:<14} {:>6} {:>6}  per task V^pi / SR",
-        "policy",
-        "V^pi",
-        "SR"
-    )?;
-    for p in &t.policies {
-        let per: Vec<String> = p
-            .tasks
-            .iter()
-            .map(|k| format!("{:.2}/{:.2}", k.v_pi, k.success_rate))
-            .collect();
-        outln!(
-            "{:<14} {:>6.3} {:>6.3}  {}",
-            p.policy,
-            p.suite_v_pi,
-            p.suite_success_rate,
-            per.join("  ")
-        )?;
-    }
-    let ms = |v: Option<f64>| {
-        v.map_or(roboaudit_types::NO_VALUE.to_owned(), |x| {
-            format!("{x:.2} ms")
-        })
-    };
-    for p in &t.policies {
-        if let Some(s) = &p.served {
-            outln!(
-                "served policy {} at {}: rollouts {} queries (median {}, p95 {}), dataset frames {} queries (median {}, p95 {}), {} reconnections",
-                p.policy,
-                s.url,
-                s.latency.rollouts.queries,
-                ms(s.latency.rollouts.median_ms),
-                ms(s.latency.rollouts.p95_ms),
-                s.latency.actions.queries,
-                ms(s.latency.actions.median_ms),
-                ms(s.latency.actions.p95_ms),
-                s.latency.reconnections
-            )?;
-        }
-    }
-    outln!("wrote {}", request.out.display())?;
     Ok(())
 }
 

@@ -6,7 +6,6 @@ pub mod detect;
 pub mod embed;
 pub mod fqe;
 pub mod fqe_actions;
-mod fqe_checks;
 pub mod fqe_collect;
 pub mod fqe_evaluate;
 pub mod memory;

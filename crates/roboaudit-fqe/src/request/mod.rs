@@ -5,11 +5,14 @@
 //! notes go to a [`FitObserver`]; nothing is printed or written here.
 
 mod encoder_spec;
+mod evaluate;
 mod features;
 mod labels;
+mod options;
 mod run_folder;
 
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use roboaudit_data::DataError;
 use roboaudit_data::lerobot::{LeRobotDataset, read_policy_actions};
@@ -23,7 +26,9 @@ use crate::{
 };
 
 pub use encoder_spec::EncoderSpec;
+pub use evaluate::{EvaluateRequest, evaluate_request};
 pub use features::{auto_skipped_videos, frame_features};
+pub use options::{FitOptions, ParseStepsError, Steps, option_name};
 pub use run_folder::{RunFolderFit, fit_run_folder};
 
 /// Name of the behaviour policy when it is the target (the dataset's own actions).
@@ -112,6 +117,22 @@ pub trait FitObserver: Sync {
     fn advance(&self, k: u64);
     /// Fitting finished.
     fn fitted(&self);
+    /// After [`Self::fitted`], the neural fits' wall time as a line for the user
+    /// ([`neural_timing`]), when neural and linear FQE both ran. It is not in the report,
+    /// whose bytes are the same on every machine. Ignored by default.
+    fn timing(&self, line: &str) {
+        let _ = line;
+    }
+}
+
+/// The line that says how long `fits` neural fits took: `seconds` from the start of the last
+/// neural stage to the start of the linear stage, on a pool of `threads` threads.
+#[must_use]
+pub fn neural_timing(fits: usize, seconds: f64, threads: usize) -> String {
+    format!(
+        "neural FQE: {fits} fits in {seconds:.2} s on {threads} thread{}",
+        if threads == 1 { "" } else { "s" }
+    )
 }
 
 impl FitRequest {
@@ -308,6 +329,8 @@ pub fn fit_request(req: &FitRequest, obs: &dyn FitObserver) -> Result<FqeReport,
         );
     }
     let neural_fits = targets.len() * (config.seeds.len() + config.bootstrap);
+    // When the last neural stage and the linear stage began: the neural batch's wall time.
+    let (mut neural_started, mut linear_started) = (None, None);
     obs.fitting(fit_work(targets.len(), &config), neural_fits);
     let truth = truth
         .as_ref()
@@ -325,12 +348,44 @@ pub fn fit_request(req: &FitRequest, obs: &dyn FitObserver) -> Result<FqeReport,
             dataset: DatasetIdentity::of(&ds)?,
             truth,
         },
-        &mut |policy, what| obs.stage(policy, what),
+        &mut |policy, what| {
+            if what.starts_with("neural") {
+                neural_started = Some(Instant::now());
+            } else if what == "linear" {
+                linear_started = Some(Instant::now());
+            }
+            obs.stage(policy, what);
+        },
         &|k| obs.advance(k),
     )?;
     obs.fitted();
+    if let (Some(a), Some(b)) = (neural_started, linear_started) {
+        let seconds = (b - a).as_secs_f64();
+        obs.timing(&neural_timing(
+            neural_fits,
+            seconds,
+            rayon::current_num_threads(),
+        ));
+    }
     if let Some(note) = predicted {
         report.notes.push(note);
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::neural_timing;
+
+    #[test]
+    fn the_timing_line_counts_threads_in_words() {
+        assert_eq!(
+            neural_timing(14, 10.104, 2),
+            "neural FQE: 14 fits in 10.10 s on 2 threads"
+        );
+        assert_eq!(
+            neural_timing(1, 0.5, 1),
+            "neural FQE: 1 fits in 0.50 s on 1 thread"
+        );
+    }
 }

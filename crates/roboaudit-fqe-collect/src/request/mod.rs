@@ -6,6 +6,8 @@
 //! to `OUT` at the end, so a failed or killed run leaves no half-written `OUT`. Progress and the
 //! work folder's state go to a [`CollectObserver`]; nothing is printed here.
 
+mod summary;
+
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -17,6 +19,7 @@ use crate::config::{CheckedConfig, CollectConfig};
 use crate::error::CollectError;
 use crate::served::ServedTarget;
 use crate::targets::standard_targets;
+pub use summary::{render_summary, resumed_note, stage_label, work_note};
 
 /// Everything `fqe collect` needs, as typed values; `None` sizes take the preset's
 /// ([`CollectConfig::small`] with `small`, else [`CollectConfig::default`]).
