@@ -184,6 +184,46 @@ fn collect_summary(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::collect::{MANIFEST_SCHEMA, Manifest, PairExclusion};
+    use crate::policy::MemorySpec;
+
+    #[test]
+    fn the_summary_names_policy_counts_exclusions_and_files() {
+        let config = CollectConfig {
+            action_seeds: vec![0, 1, 2],
+            ..CollectConfig::default()
+        };
+        let run = Collection {
+            records: Vec::new(),
+            manifest: Manifest {
+                schema: MANIFEST_SCHEMA.into(),
+                policy: "bank".into(),
+                memory_spec: MemorySpec {
+                    components: Vec::new(),
+                },
+                chunk_len: 12,
+                config: config.clone(),
+                n_pairs: 2,
+                n_excluded: 1,
+                excluded: vec![PairExclusion {
+                    pair_id: "p0001".into(),
+                    reason: "present check failed".into(),
+                }],
+                max_hidden_delta: [0.0, 0.0],
+                world_physics_mismatches: 0,
+            },
+        };
+        let files = (
+            Path::new("out/records.parquet"),
+            Path::new("out/manifest.json"),
+        );
+        assert_eq!(
+            collect_summary(&run, &config, 1.5, None, files),
+            "bank on put_back: 2 pairs × 3 seeds, 1 excluded (never replaced), in 1.5 s\n\
+             \x20 excluded p0001: present check failed\n\
+             wrote out/records.parquet and out/manifest.json\n"
+        );
+    }
 
     #[test]
     fn counts_are_checked_inclusively() {
