@@ -17,6 +17,13 @@ pub enum LearnedError {
         /// What is wrong.
         message: String,
     },
+    /// The output folder already holds a checkpoint (a `config.json`), which training would
+    /// replace.
+    #[error("{path} already holds a checkpoint; choose another --out")]
+    ExistingCheckpoint {
+        /// The folder.
+        path: String,
+    },
     /// Writing a checkpoint file failed.
     #[error("{path}: cannot write: {message}")]
     Write {

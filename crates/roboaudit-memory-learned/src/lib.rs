@@ -38,6 +38,7 @@ pub mod model;
 pub mod policy;
 pub mod qualify;
 pub mod recurrent;
+pub mod request;
 pub mod train;
 
 pub use config::{Family, LearnedConfig, QualifyConfig, TrainConfig};

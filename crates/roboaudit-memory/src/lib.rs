@@ -52,7 +52,7 @@ pub use error::MemoryError;
 pub use guard::{AUDIT_FILE, check_output_plan, check_records_plan};
 pub use pairs::{Choice, Exclusion, branch_choice, check_excluded_pairs};
 pub use plan::{BootstrapPlan, Distance, Eligibility, MAX_RESAMPLES, Plan, PlanSource};
-pub use render::{render_compact_table, render_summary_markdown};
+pub use render::{render_compact_table, render_control_text, render_summary_markdown};
 pub use report::{
     CrossedWorld, DirectionCounts, Estimate, MatchedWorldValue, MemoryAudit, PairReport,
     PositiveRule, Reliability, SCHEMA, SeedCount, Stratified, SubsetSummary,

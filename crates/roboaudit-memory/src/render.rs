@@ -2,8 +2,8 @@
 
 use std::fmt::Write;
 
-use crate::PlanSource;
 use crate::report::{Estimate, MemoryAudit, SubsetSummary};
+use crate::{PlanSource, RouteControl};
 
 fn num(v: Option<f64>) -> String {
     v.map_or_else(
@@ -182,4 +182,120 @@ pub fn render_compact_table(a: &MemoryAudit) -> String {
         let _ = writeln!(out, "  {name:<15} {value}");
     }
     out
+}
+
+/// The irrelevant-history control for the terminal, each line ending in a newline: per route,
+/// its pairs, F with its interval and the positive rule (`passed`, `failed` or `undefined`);
+/// then the nuisance and interaction effects with their interval, level, margin and margin
+/// source, and whether each is equivalent to zero; then `control passed` or `control failed`.
+/// Undefined values read `undefined`.
+pub fn render_control_text(c: &RouteControl) -> String {
+    let mut out = String::new();
+    let interval = |ci: Option<[f64; 2]>| {
+        ci.map_or("undefined".to_owned(), |[lo, hi]| {
+            format!("[{lo:.3}, {hi:.3}]")
+        })
+    };
+    for s in &c.semantic {
+        let _ = writeln!(
+            out,
+            "route {:<6} {} pairs  F {} {}  positive rule {}",
+            s.name,
+            s.n_pairs,
+            s.faithfulness
+                .value
+                .map_or("undefined".to_owned(), |v| format!("{v:.3}")),
+            interval(s.faithfulness.ci),
+            match s.positive_rule.passed {
+                Some(true) => "passed",
+                Some(false) => "failed",
+                None => "undefined",
+            }
+        );
+    }
+    for (name, e) in [("nuisance", &c.nuisance), ("interaction", &c.interaction)] {
+        let _ = writeln!(
+            out,
+            "{name:<12} {:.3} {} ({:.0}%) margin ±{} ({}): {}",
+            e.estimate,
+            interval(e.ci),
+            e.level * 100.0,
+            e.margin,
+            c.margin_source,
+            if e.equivalent {
+                "equivalent to zero"
+            } else {
+                "not shown equivalent"
+            }
+        );
+    }
+    let _ = writeln!(
+        out,
+        "control {}",
+        if c.passed { "passed" } else { "failed" }
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Equivalence;
+    use crate::report::PositiveRule;
+
+    fn equivalence(estimate: f64, ci: Option<[f64; 2]>, equivalent: bool) -> Equivalence {
+        Equivalence {
+            estimate,
+            ci,
+            level: 0.9,
+            margin: 0.1,
+            equivalent,
+            n_pairs: 4,
+            cluster: "pair".into(),
+        }
+    }
+
+    #[test]
+    fn the_control_text_names_routes_effects_and_verdict() {
+        let route = |name: &str, value, passed| SubsetSummary {
+            name: name.into(),
+            n_pairs: 4,
+            correct_choice_rate: 1.0,
+            faithfulness: Estimate {
+                value,
+                ci: value.map(|v| [v - 0.25, v]),
+                level: 0.95,
+                cluster: "pair".into(),
+                resamples: 100,
+                reason: None,
+            },
+            u1: 0.0,
+            positive_rule: PositiveRule {
+                rule: "r".into(),
+                passed,
+                reason: None,
+            },
+        };
+        let c = RouteControl {
+            schema: crate::CONTROL_SCHEMA.into(),
+            routes: ["left".into(), "right".into()],
+            semantic: vec![
+                route("left", Some(1.0), Some(true)),
+                route("right", None, None),
+            ],
+            semantic_passed: false,
+            nuisance: equivalence(0.0, Some([-0.05, 0.05]), true),
+            interaction: equivalence(0.02, None, false),
+            margin_source: "default".into(),
+            passed: false,
+        };
+        assert_eq!(
+            render_control_text(&c),
+            "route left   4 pairs  F 1.000 [0.750, 1.000]  positive rule passed\n\
+             route right  4 pairs  F undefined undefined  positive rule undefined\n\
+             nuisance     0.000 [-0.050, 0.050] (90%) margin ±0.1 (default): equivalent to zero\n\
+             interaction  0.020 undefined (90%) margin ±0.1 (default): not shown equivalent\n\
+             control failed\n"
+        );
+    }
 }

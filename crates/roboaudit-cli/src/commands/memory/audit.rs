@@ -1,10 +1,11 @@
-//! `roboaudit memory audit`: SPEC §2 over records any harness can write, through
-//! [`roboaudit_memory_harness::request::audit_file`].
+//! `roboaudit memory audit` and `memory control`: SPEC §2 and the irrelevant-history control
+//! over records any harness can write, through [`roboaudit_memory_harness::request`]'s
+//! `audit_file` and `control_into`.
 
+use super::collect::request_error;
 use crate::output;
-use anyhow::Result;
-use roboaudit_memory::PlanSource;
-use roboaudit_memory_harness::request::{self, SUMMARY_FILE};
+use anyhow::{Context, Result};
+use roboaudit_memory_harness::request::{self, CONTROL_FILE};
 use std::path::Path;
 
 /// Audits `records_path` under the plan (or the SPEC §2 defaults) into `out`.
@@ -15,23 +16,23 @@ pub fn run(
     seed: Option<u64>,
 ) -> Result<()> {
     let plan = request::load_plan(plan_path, seed)?;
-    let hash = plan.hash();
     output::refuse_out_file(out)?;
     // An FQE result folder's summary.md would be replaced by ours (a foreign audit.json is
     // refused by the plan check of the pipeline, with its own message).
     output::refuse_foreign_results(out, &[("fqe.json", &[])])?;
-    let audit = request::audit_file(records_path, &plan, plan_path, out)
-        .map_err(super::collect::request_error)?;
-    let audit_path = out.join(roboaudit_memory::AUDIT_FILE);
-    let summary_path = out.join(SUMMARY_FILE);
-    outln!("{}", roboaudit_memory::render_compact_table(&audit))?;
-    if audit.plan_source == PlanSource::Defaults {
-        outln!("note: no --plan given; the defaults of docs/methods.md §2 apply (plan {hash})")?;
-    }
-    outln!(
-        "wrote {} and {}",
-        audit_path.display(),
-        summary_path.display()
-    )?;
+    let audit = request::audit_file(records_path, &plan, plan_path, out).map_err(request_error)?;
+    out!("{}", request::audit_text(&audit, &plan.hash(), out))?;
+    Ok(())
+}
+
+/// Runs the control on `records_path` and writes `out/control.json`.
+pub fn control(records_path: &Path, plan_path: Option<&Path>, out: &Path) -> Result<()> {
+    let plan = request::load_plan(plan_path, None)?;
+    let records = request::read_checked(records_path, &plan, plan_path).map_err(request_error)?;
+    let c = request::control_into(&records, &plan, out)
+        .map_err(request_error)
+        .with_context(|| format!("control over {}", records_path.display()))?;
+    out!("{}", roboaudit_memory::render_control_text(&c))?;
+    outln!("wrote {}", out.join(CONTROL_FILE).display())?;
     Ok(())
 }

@@ -5,12 +5,10 @@ use crate::exit::{InvalidInput, Usage};
 use crate::progress;
 use anyhow::Result;
 use roboaudit_memory::Plan;
-use roboaudit_memory_harness::output::RECORDS_FILE;
-use roboaudit_memory_harness::request::{self, CollectRequest, Collected, RequestError};
-use roboaudit_memory_harness::{
-    BuiltinPolicy, CollectConfig, HarnessError, MemoryPolicy, PolicyKind, PolicyParams, Reuse,
-    Route, ServedPolicy, Tolerance, output, resume,
+use roboaudit_memory_harness::request::{
+    self, CollectRequest, Collected, PolicySpec, RequestError, ServedSettings,
 };
+use roboaudit_memory_harness::{CollectConfig, HarnessError, PolicyParams, Reuse, Tolerance};
 use roboaudit_testbed::{ExpertParams, TaskKind};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -52,14 +50,11 @@ pub struct HarnessArgs {
 }
 
 impl HarnessArgs {
-    /// The collect configuration for `pairs` pairs and `seeds`; `pairs` is checked against
-    /// [`super::MAX_UNITS`] (exit 2 naming `--pairs`).
+    /// The collect configuration for `pairs` pairs and `seeds`, checked by
+    /// [`request::check_harness`] (exit 2 naming `--pairs` or `--expert-skill`).
     pub fn config(&self, pairs: usize, seeds: Vec<u64>) -> Result<CollectConfig> {
         let task = TaskKind::parse(&self.task)?;
-        super::check_count("--pairs", pairs, super::MAX_UNITS)?;
-        if !(0.0..=1.0).contains(&self.expert_skill) {
-            return Err(Usage("--expert-skill must be in [0, 1]".into()).into());
-        }
+        request::check_harness(pairs, self.expert_skill).map_err(request_error)?;
         Ok(CollectConfig {
             task,
             pairs,
@@ -82,14 +77,14 @@ impl HarnessArgs {
         })
     }
 
-    /// Built-in policy settings with the bank's `reliability` and `policy_seed`.
-    pub fn params(&self, reliability: Vec<f64>, policy_seed: u64) -> PolicyParams {
+    /// Built-in policy settings `params` with this chunk length and noise and the bank's
+    /// `policy_seed`.
+    pub fn params(&self, params: PolicyParams, policy_seed: u64) -> PolicyParams {
         PolicyParams {
             chunk_len: self.chunk_len,
             noise_std: self.noise_std,
-            reliability,
             seed: policy_seed,
-            ..PolicyParams::default()
+            ..params
         }
     }
 }
@@ -106,65 +101,13 @@ pub struct ServedArgs {
 }
 
 impl ServedArgs {
-    /// Connects to `spec` (`ws://HOST:PORT` or `NAME=ws://HOST:PORT`) as a memory policy with
-    /// `chunk_len` actions per chunk unless the server declares its `action_horizon`. Refusals
-    /// (no `reset`, a bad address) are usage errors (exit 2).
-    pub fn connect(&self, spec: &str, chunk_len: usize) -> Result<ServedPolicy> {
-        let (name, url) = served_spec(spec);
-        let config =
-            crate::commands::fqe_actions::client_config(self.timeout, self.allow_remote_policy)?;
-        let client = roboaudit_policy_client::PolicyClient::connect(&url, config)
-            .map_err(crate::commands::fqe_actions::classify)?;
-        ServedPolicy::new(&name, client, chunk_len).map_err(|e| Usage(e.to_string()).into())
+    /// The settings the harness connects with (checked when a served policy is connected).
+    pub fn settings(&self) -> ServedSettings {
+        ServedSettings {
+            timeout_s: self.timeout,
+            allow_remote: self.allow_remote_policy,
+        }
     }
-}
-
-/// `(name, url)` of a served policy given as `ws://…` (named by its address) or `NAME=ws://…`.
-pub fn served_spec(spec: &str) -> (String, String) {
-    match spec.split_once('=') {
-        Some((n, u)) if !n.is_empty() && u.starts_with("ws://") => (n.to_owned(), u.to_owned()),
-        _ => (spec.to_owned(), spec.to_owned()),
-    }
-}
-
-/// `served policy URL: N queries, latency median …, p95 …`.
-pub fn latency_line(p: &ServedPolicy) -> String {
-    let l = p.client().latency();
-    let ms = |v: Option<f64>| {
-        v.map_or(roboaudit_types::NO_VALUE.to_owned(), |x| {
-            format!("{x:.2} ms")
-        })
-    };
-    format!(
-        "served policy {}: {} queries, latency median {}, p95 {}",
-        p.client().url(),
-        l.queries,
-        ms(l.median_ms),
-        ms(l.p95_ms)
-    )
-}
-
-/// Whether a `--policy` value names a served policy.
-pub fn is_served(spec: &str) -> bool {
-    spec.starts_with("ws://") || served_spec(spec).1 != spec
-}
-
-/// For a served policy, the manifest's `served_policy` field: its address, capabilities,
-/// metadata, reconnections and query latency (median, p95).
-pub fn served_field(served: Option<&ServedPolicy>) -> Option<(&'static str, serde_json::Value)> {
-    served.map(|p| {
-        let c = p.client();
-        (
-            "served_policy",
-            serde_json::json!({
-                "url": c.url(),
-                "capabilities": c.capabilities(),
-                "metadata": c.metadata().to_json(),
-                "reconnections": c.generation().saturating_sub(1),
-                "latency": c.latency(),
-            }),
-        )
-    })
 }
 
 /// Arguments of `memory collect`.
@@ -243,140 +186,48 @@ pub fn request_error(err: RequestError) -> anyhow::Error {
     }
 }
 
-fn seeds(args: &CollectArgs, plan: Option<&Plan>) -> Result<Vec<u64>> {
-    let registered: Vec<i64> = plan.map(|p| p.seeds.clone()).unwrap_or_default();
-    if registered.is_empty() {
-        let n = args.seeds.unwrap_or(3);
-        super::check_count("--seeds", n, super::MAX_SEEDS)?;
-        return Ok((0..n as u64).collect());
-    }
-    if args.seeds.is_some_and(|n| n != registered.len()) {
-        return Err(Usage(format!(
-            "--seeds {} disagrees with the plan's {} registered seeds; drop --seeds",
-            args.seeds.unwrap_or(0),
-            registered.len()
-        ))
-        .into());
-    }
-    registered
-        .iter()
-        .map(|&s| u64::try_from(s).map_err(|_| Usage(format!("plan seed {s} is negative")).into()))
-        .collect()
-}
-
 /// Runs `memory collect`.
 pub fn run(args: &CollectArgs) -> Result<()> {
     crate::output::refuse_out_file(&args.out)?;
     let plan = args.plan.as_deref().map(Plan::load).transpose()?;
-    let mut cfg = args
-        .harness
-        .config(args.pairs, seeds(args, plan.as_ref())?)?;
-    cfg.plan_hash = plan.as_ref().map(Plan::hash);
-    cfg.routes = args
-        .routes
-        .iter()
-        .map(|r| Route::parse(r))
-        .collect::<Result<_, _>>()
-        .map_err(usage_or)?;
-    cfg.validate().map_err(usage_or)?;
-    let records_path = args.out.join(RECORDS_FILE);
-    request::refuse_existing_records(&args.out).map_err(request_error)?;
-    let mut builtin = None;
-    let mut served = None;
-    if is_served(&args.policy) && args.shard.is_some() {
-        return Err(Usage(
-            "--shard takes built-in policies only: a served policy's manifest records its server's latency, which differs per shard, so the merge could not equal an unsharded run; collect it unsharded (it resumes)".into(),
-        )
-        .into());
-    }
-    let reliability = super::bank_reliability(args.reliability.as_deref(), &args.policy)?;
-    let mut learned = super::learned::open(&args.policy, cfg.task)?;
-    if is_served(&args.policy) {
-        served = Some(args.served.connect(&args.policy, args.harness.chunk_len)?);
-    } else if learned.is_none() {
-        let kind = PolicyKind::parse(&args.policy).map_err(usage_or)?;
-        let params = args.harness.params(reliability, args.policy_seed);
-        builtin = Some(BuiltinPolicy::new(kind, params).map_err(usage_or)?);
-    }
-    // What else identifies the policy, beyond its name, spec and chunk length: a resumed
-    // collection must be of the same policy.
-    let identity = match (&learned, &builtin, &served) {
-        (Some((_, id)), _, _) => id.clone(),
-        (None, Some(b), _) => serde_json::json!({ "builtin": b.params() }),
-        (None, None, Some(s)) => serde_json::json!({ "served": s.client().capabilities() }),
-        (None, None, None) => return Err(Usage("no policy".into()).into()),
-    };
-    let policy: &mut dyn MemoryPolicy = match (&mut builtin, &mut served, &mut learned) {
-        (_, _, Some((l, _))) => l,
-        (Some(b), _, _) => b,
-        (None, Some(s), None) => s,
-        (None, None, None) => return Err(Usage("no policy".into()).into()),
-    };
-
+    let seeds = request::action_seeds(args.seeds, plan.as_ref()).map_err(request_error)?;
+    let cfg = args.harness.config(args.pairs, seeds)?;
+    let spec = PolicySpec::parse(&args.policy);
+    let (out, shard) = (args.out.clone(), args.shard);
+    let req = CollectRequest::new(cfg, plan.as_ref(), &args.routes, out, shard, &spec)
+        .map_err(request_error)?;
+    let params = spec
+        .bank_params(args.reliability.as_deref())
+        .map_err(request_error)?;
+    let params = args.harness.params(params, args.policy_seed);
+    let mut opened = super::open(&spec, req.config.task, params, &args.served, false)?;
     crate::output::ensure_dir(&args.out)?;
     let started = Instant::now();
-    let total = cfg.pairs.saturating_mul(cfg.routes.len().max(1));
-    let bar = progress::bar(total as u64, "");
+    let bar = progress::bar(req.total_pairs() as u64, "");
     bar.set_message("crossing histories: pairs");
-    let sharded = args.shard.is_some();
-    let req = CollectRequest {
-        config: cfg,
-        out: args.out.clone(),
-        shard: args.shard,
-    };
-    let run = request::collect_request(&req, policy, &identity, &mut |d, n| {
+    let identity = opened.identity.clone();
+    let run = request::collect_request(&req, opened.as_policy(), &identity, &mut |d, n| {
         // A shard's bar counts the pairs it owns, which only the harness knows.
-        if sharded {
+        if shard.is_some() {
             bar.set_length(n as u64);
         }
         bar.set_position(d as u64);
     });
     bar.finish_and_clear();
-    let cfg = &req.config;
     let (run, resumed) = match run.map_err(request_error)? {
         Collected::Shard { shard, run } => {
-            crate::commands::shard::print_shard_done(
-                shard,
-                (run.owned, cfg.pairs, "pairs"),
-                &args.out,
-                run.resumed,
-                started,
-                None,
-            )?;
+            let counts = (run.owned, req.config.pairs, "pairs");
+            let (out, resumed) = (&args.out, run.resumed);
+            crate::commands::shard::print_shard_done(shard, counts, out, resumed, started, None)?;
             return Ok(());
         }
         Collected::Whole { run, resumed } => (*run, resumed),
     };
     let seconds = started.elapsed().as_secs_f64();
-    if resumed > 0 {
-        outln!(
-            "resumed {resumed} of {} pairs kept in {}",
-            cfg.pairs,
-            args.out.join(resume::PARTIAL_DIR).display()
-        )?;
+    if let Some(line) = req.resumed_line(resumed) {
+        outln!("{line}")?;
     }
-
-    let manifest_path = output::write_collection(&args.out, &run, served_field(served.as_ref()))
-        .map_err(usage_or)?;
-    let m = &run.manifest;
-    outln!(
-        "{} on {}: {} pairs × {} seeds, {} excluded (never replaced), in {seconds:.1} s",
-        m.policy,
-        cfg.task.name(),
-        m.n_pairs,
-        cfg.action_seeds.len(),
-        m.n_excluded
-    )?;
-    for e in &m.excluded {
-        outln!("  excluded {}: {}", e.pair_id, e.reason)?;
-    }
-    if let Some(p) = &served {
-        outln!("{}", latency_line(p))?;
-    }
-    outln!(
-        "wrote {} and {}",
-        records_path.display(),
-        manifest_path.display()
-    )?;
+    let summary = req.write_whole(&run, opened.served(), seconds);
+    out!("{}", summary.map_err(request_error)?)?;
     Ok(())
 }

@@ -1,19 +1,14 @@
-//! `roboaudit memory train` and the `learned:DIR` policy name of `memory collect` and
-//! `memory intervene`: parsing and printing around `roboaudit-memory-learned`.
+//! `roboaudit memory train`, through [`roboaudit_memory_learned::request::TrainRequest`], and
+//! the exit codes of learned-policy errors (also of a `learned:DIR` policy another command
+//! opens).
 
 use crate::exit::{InvalidInput, Usage};
 use crate::progress;
 use anyhow::Result;
-use roboaudit_memory_learned::config::CONFIG_FILE;
-use roboaudit_memory_learned::qualify::{open_for_audit, qualify_dir};
-use roboaudit_memory_learned::train::train;
-use roboaudit_memory_learned::{Family, LearnedError, LearnedPolicy, QualifyConfig, TrainConfig};
+use roboaudit_memory_learned::request::TrainRequest;
+use roboaudit_memory_learned::{LearnedError, QualifyConfig, TrainConfig};
 use roboaudit_testbed::TaskKind;
-use std::path::{Path, PathBuf};
-use std::time::Instant;
-
-/// Prefix of a learned policy's name on the command line: `learned:DIR`.
-pub const PREFIX: &str = "learned:";
+use std::path::PathBuf;
 
 /// Arguments of `memory train`.
 #[derive(clap::Args, Debug)]
@@ -56,7 +51,9 @@ pub struct TrainArgs {
 /// A learned-policy error with its exit code: a setting 2, a checkpoint or qualification 3.
 pub(crate) fn map_err(e: LearnedError) -> anyhow::Error {
     match e {
-        LearnedError::InvalidConfig(_) => Usage(e.to_string()).into(),
+        LearnedError::InvalidConfig(_) | LearnedError::ExistingCheckpoint { .. } => {
+            Usage(e.to_string()).into()
+        }
         e if e.is_invalid_input() => InvalidInput(e.to_string()).into(),
         LearnedError::Harness(h) => super::collect::usage_or(h),
         e => e.into(),
@@ -67,15 +64,7 @@ pub(crate) fn map_err(e: LearnedError) -> anyhow::Error {
 pub fn run_train(args: &TrainArgs) -> Result<()> {
     crate::output::refuse_out_file(&args.out)?;
     let task = TaskKind::parse(&args.task)?;
-    let family = Family::parse(&args.family).map_err(map_err)?;
-    if args.out.join(CONFIG_FILE).exists() {
-        return Err(Usage(format!(
-            "{} already holds a checkpoint; choose another --out",
-            args.out.display()
-        ))
-        .into());
-    }
-    let cfg = TrainConfig {
+    let train = TrainConfig {
         demos: args.demos,
         steps: args.steps,
         seed: args.seed,
@@ -83,85 +72,29 @@ pub fn run_train(args: &TrainArgs) -> Result<()> {
         window: args.window,
         ..TrainConfig::default()
     };
-    let q = QualifyConfig {
+    let qualify = QualifyConfig {
         episodes: args.qualify_episodes,
         threshold: args.qualify_rate,
         seed: 0,
     };
-    let started = Instant::now();
+    let (family, out) = (&args.family, args.out.clone());
+    let req = TrainRequest::new(task, family, (train, qualify), out).map_err(map_err)?;
     let bar = progress::bar(args.demos as u64, "recording demonstrations");
-    let mut steps_started = None;
-    let trained = train(
-        task,
-        family,
-        &cfg,
-        &q,
-        &mut |d, _| bar.set_position(d as u64),
-        &mut |s, loss| {
-            if s == 1 {
-                steps_started = Some(Instant::now());
-                bar.set_length(cfg.steps as u64);
-                bar.set_message("training");
-            }
-            bar.set_position(s as u64);
-            if s % 50 == 0 {
-                bar.println(format!("step {s}: loss {loss:.5}"));
-            }
-        },
-    );
-    bar.finish_and_clear();
-    let trained = trained.map_err(map_err)?;
-    let fit_s = steps_started.map_or(0.0, |t| t.elapsed().as_secs_f64());
-    let total_s = started.elapsed().as_secs_f64();
-    roboaudit_memory_learned::checkpoint::save(&args.out, &trained).map_err(map_err)?;
-    outln!(
-        "trained {} on {}: {} demonstrations used of {}, {} steps, final loss {:.5} ({:.1} s: {:.1} s demonstrations, {:.1} s fitting)",
-        family.name(),
-        task.name(),
-        trained.config.demos_used,
-        cfg.demos,
-        cfg.steps,
-        trained.config.final_loss,
-        total_s,
-        total_s - fit_s,
-        fit_s
-    )?;
-    let spinner = progress::spinner("qualification episodes");
-    let qual = qualify_dir(&args.out, &mut |_, _| {});
-    spinner.finish_and_clear();
-    let qual = qual.map_err(map_err)?;
-    outln!(
-        "native success on {}: {}/{} = {:.3} (registered rate {:.3}: {})",
-        qual.task,
-        qual.successes,
-        qual.episodes,
-        qual.rate,
-        qual.config.threshold,
-        if qual.passed {
-            "qualified"
-        } else {
-            "refused for the audit"
+    let trained = req.train_and_save(&mut |d, _| bar.set_position(d as u64), &mut |s, loss| {
+        if s == 1 {
+            bar.set_length(args.steps as u64);
+            bar.set_message("training");
         }
-    )?;
-    outln!("wrote {}", args.out.display())?;
+        bar.set_position(s as u64);
+        if s % 50 == 0 {
+            bar.println(format!("step {s}: loss {loss:.5}"));
+        }
+    });
+    bar.finish_and_clear();
+    outln!("{}", trained.map_err(map_err)?)?;
+    let spinner = progress::spinner("qualification episodes");
+    let qualified = req.qualify();
+    spinner.finish_and_clear();
+    outln!("{}", qualified.map_err(map_err)?)?;
     Ok(())
-}
-
-/// The learned policy named `policy` (`learned:DIR`), opened for an audit of `task` (loaded,
-/// checked, qualified: exit 3 with its rate when below the registered one), with what identifies
-/// it in a resumable run (the hash of the weights it qualified); `None` for any other name.
-pub fn open(policy: &str, task: TaskKind) -> Result<Option<(LearnedPolicy, serde_json::Value)>> {
-    let Some(dir) = policy.strip_prefix(PREFIX) else {
-        return Ok(None);
-    };
-    let (p, q) = open_for_audit(Path::new(dir), task).map_err(map_err)?;
-    outln!(
-        "learned policy {dir}: native success {}/{} = {:.3} (registered rate {:.3})",
-        q.successes,
-        q.episodes,
-        q.rate,
-        q.config.threshold
-    )?;
-    let identity = serde_json::json!({ "learned": { "weights_fnv": q.weights_fnv } });
-    Ok(Some((p, identity)))
 }

@@ -4,19 +4,20 @@
 mod audit;
 mod calibrate;
 pub(crate) mod collect;
-mod control;
 mod intervene;
 pub(crate) mod learned;
 mod natural;
 
-use crate::exit::Usage;
 use anyhow::Result;
-use roboaudit_memory_harness::HarnessError;
 use roboaudit_memory_harness::intervene_shard::ShardRun;
+use roboaudit_memory_harness::request::PolicySpec;
+use roboaudit_memory_harness::{HarnessError, PolicyParams};
+use roboaudit_memory_learned::request::{OpenError, Opened, open_policy};
+use roboaudit_testbed::TaskKind;
 use std::path::{Path, PathBuf};
 
 use calibrate::CalibrateArgs;
-use collect::CollectArgs;
+use collect::{CollectArgs, ServedArgs};
 use intervene::InterveneArgs;
 use learned::TrainArgs;
 use natural::NaturalArgs;
@@ -81,20 +82,6 @@ pub enum MemoryCommand {
     },
 }
 
-/// Largest `--pairs` and `--episodes`: far beyond any run that finishes (each pair or episode
-/// is several simulated episodes), small enough that the products of the counts cannot overflow.
-pub(crate) const MAX_UNITS: usize = 100_000;
-/// Largest number of action seeds (`--seeds`): every seed multiplies the simulated episodes.
-pub(crate) const MAX_SEEDS: usize = 1_000;
-
-/// Refuses a count outside `1..=max` (exit 2) naming the flag, before any work.
-pub(crate) fn check_count(flag: &str, value: usize, max: usize) -> Result<()> {
-    if !(1..=max).contains(&value) {
-        return Err(Usage(format!("{flag} must be in 1..={max}, got {value}")).into());
-    }
-    Ok(())
-}
-
 /// Runs a memory subcommand.
 pub fn run(cmd: MemoryCommand) -> Result<()> {
     match cmd {
@@ -110,9 +97,28 @@ pub fn run(cmd: MemoryCommand) -> Result<()> {
         MemoryCommand::Natural(args) => natural::run(&args),
         MemoryCommand::Train(args) => learned::run_train(&args),
         MemoryCommand::Control { records, plan, out } => {
-            control::run(&records, plan.as_deref(), &out)
+            audit::control(&records, plan.as_deref(), &out)
         }
     }
+}
+
+/// Opens the policy `spec` ([`open_policy`]) and prints a learned policy's qualification line.
+fn open(
+    spec: &PolicySpec,
+    task: TaskKind,
+    params: PolicyParams,
+    served: &ServedArgs,
+    native: bool,
+) -> Result<Opened> {
+    let opened =
+        open_policy(spec, task, params, &served.settings(), native).map_err(|e| match e {
+            OpenError::Request(e) => collect::request_error(*e),
+            OpenError::Learned(e) => learned::map_err(*e),
+        })?;
+    if let Some(note) = &opened.note {
+        outln!("{note}")?;
+    }
+    Ok(opened)
 }
 
 /// One shard of a memory study (`memory intervene --shard`, `memory natural --shard`): `run`
@@ -138,19 +144,4 @@ fn run_study_shard(
         None,
     )?;
     Ok(())
-}
-
-/// The bank policy's recall probability per tray index: `--reliability` when given, else the
-/// bank's default (0.95, 0.95, 0.3). Given with another policy it is a usage error (exit 2): no
-/// other policy reads it, and a run that silently ignored it would be labelled with a setting it
-/// never used.
-pub(crate) fn bank_reliability(given: Option<&[f64]>, policy: &str) -> Result<Vec<f64>> {
-    match given {
-        None => Ok(roboaudit_memory_harness::PolicyParams::default().reliability),
-        Some(r) if policy == "bank" => Ok(r.to_vec()),
-        Some(_) => Err(crate::exit::Usage(format!(
-            "--reliability sets the bank policy's recall; --policy {policy} does not use it"
-        ))
-        .into()),
-    }
 }

@@ -2,15 +2,13 @@
 //! untreated native episodes, the fraction containing the audited decision type, and the
 //! observational remaining-step and final-success contrasts; writes natural.json and natural.md.
 
-use super::collect::usage_or;
-use crate::exit::Usage;
+use super::collect::request_error;
 use crate::{output, progress};
 use anyhow::Result;
-use roboaudit_memory::natural::text_summary;
-use roboaudit_memory_harness::intervals::BootstrapSettings;
-use roboaudit_memory_harness::natural::{NaturalConfig, natural_study, prepare, write_study};
+use roboaudit_memory_harness::natural::natural_study;
 use roboaudit_memory_harness::natural_shard;
-use roboaudit_memory_harness::{BuiltinPolicy, MemoryPolicy, PolicyKind, PolicyParams};
+use roboaudit_memory_harness::request::study::{self, StudySettings};
+use roboaudit_memory_harness::request::{self, MAX_UNITS, PolicySpec};
 use roboaudit_testbed::TaskKind;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -63,75 +61,45 @@ pub struct NaturalArgs {
 /// Runs `memory natural`.
 pub fn run(args: &NaturalArgs) -> Result<()> {
     let task = TaskKind::parse(&args.task)?;
-    super::check_count("--episodes", args.episodes, super::MAX_UNITS)?;
+    request::check_count("--episodes", args.episodes, MAX_UNITS).map_err(request_error)?;
     output::refuse_out_file(&args.out)?;
-    let params = PolicyParams {
-        reliability: super::bank_reliability(args.reliability.as_deref(), &args.policy)?,
-        ..PolicyParams::default()
-    };
-    let cfg = NaturalConfig {
-        task,
+    let spec = PolicySpec::parse(&args.policy);
+    let params = spec
+        .bank_params(args.reliability.as_deref())
+        .map_err(request_error)?;
+    let settings = StudySettings {
         episodes: args.episodes,
         seed: args.seed,
-        bootstrap: BootstrapSettings {
-            resamples: args.resamples,
-            seed: args.bootstrap_seed,
-            ..BootstrapSettings::default()
-        },
-        ..NaturalConfig::default()
+        resamples: args.resamples,
+        bootstrap_seed: args.bootstrap_seed,
     };
     // Refuse a bad configuration before a learned policy is qualified or a server reached.
-    prepare(&cfg).map_err(usage_or)?;
-    if args.shard.is_some() && super::collect::is_served(&args.policy) {
-        return Err(Usage(
-            "--shard takes built-in and learned policies only: a served policy's answers cannot be shown to be the same in every shard's process; run it unsharded".into(),
-        )
-        .into());
-    }
-    let mut learned = super::learned::open(&args.policy, cfg.task)?;
-    let identity = match &learned {
-        Some((_, id)) => id.clone(),
-        None => serde_json::json!({ "builtin": &params }),
-    };
-    let mut served = None;
-    let mut builtin = None;
-    let policy: &mut dyn MemoryPolicy = if super::collect::is_served(&args.policy) {
-        served.insert(args.served.connect(&args.policy, params.chunk_len)?)
-    } else if let Some((l, _)) = learned.as_mut() {
-        l
-    } else {
-        let kind = PolicyKind::parse(&args.policy).map_err(usage_or)?;
-        builtin.insert(BuiltinPolicy::new(kind, params).map_err(usage_or)?)
-    };
+    let cfg = study::natural_config(task, &settings, &spec, args.shard.is_some())
+        .map_err(request_error)?;
+    let mut opened = super::open(&spec, task, params, &args.served, false)?;
     let started = Instant::now();
     if let Some(shard) = args.shard {
+        let identity = opened.identity.clone();
+        let (policy, out) = (opened.as_policy(), &args.out);
         return super::run_study_shard(
-            &args.out,
+            out,
             shard,
             (cfg.episodes, "episodes", "natural episodes"),
-            |on_episode| {
-                natural_shard::run_shard(&cfg, policy, &identity, &args.out, shard, on_episode)
-            },
+            |on| natural_shard::run_shard(&cfg, policy, &identity, out, shard, on),
         );
     }
-    natural_shard::refuse_shard_folder(&args.out).map_err(usage_or)?;
+    natural_shard::refuse_shard_folder(&args.out).map_err(super::collect::usage_or)?;
     let bar = progress::bar(cfg.episodes as u64, "natural episodes");
-    let study = natural_study(&cfg, policy, &mut |d, _| bar.set_position(d as u64));
+    let result = natural_study(&cfg, opened.as_policy(), &mut |d, _| {
+        bar.set_position(d as u64);
+    });
     bar.finish_and_clear();
-    let study = study.map_err(usage_or)?;
-    if let Some(p) = &served {
-        outln!("{}", super::collect::latency_line(p))?;
-    }
+    let result = result.map_err(super::collect::usage_or)?;
+    let seconds = started.elapsed().as_secs_f64();
+    out!("{}", study::natural_text(&result, seconds, opened.served()))?;
     outln!(
-        "natural study, {} on {}: {} episodes in {:.1} s",
-        study.policy,
-        cfg.task.name(),
-        cfg.episodes,
-        started.elapsed().as_secs_f64()
+        "{}",
+        study::write_natural(&args.out, &result).map_err(request_error)?
     )?;
-    out!("{}", text_summary(&study))?;
-    output::ensure_dir(&args.out)?;
-    let (path, md_path) = write_study(&args.out, &study).map_err(usage_or)?;
-    outln!("wrote {} and {}", path.display(), md_path.display())?;
     Ok(())
 }

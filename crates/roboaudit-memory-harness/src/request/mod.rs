@@ -1,6 +1,8 @@
-//! The `memory collect`, `memory audit` and `memory control` pipelines, shared by those commands
-//! and the demo: a collection into an output folder (whole and resumable, or one shard), and the
-//! SPEC §2 audit and the irrelevant-history control over a records file, written atomically.
+//! The memory commands' pipelines, shared by those commands and the demo: a collection into an
+//! output folder (whole and resumable, or one shard), the SPEC §2 audit and the
+//! irrelevant-history control over a records file, written atomically; the calibration
+//! ([`calibrate`]), the intervention and natural studies ([`study`]) and the policy a command
+//! names ([`policy`]).
 //!
 //! The audit and the control live here rather than in `roboaudit-memory`: that crate is the
 //! analysis over records in memory and knows no file format, while this one already sits on
@@ -16,6 +18,14 @@ use roboaudit_data::{DataError, MemoryRecord};
 use roboaudit_memory::{MemoryAudit, MemoryError, Plan, RouteControl, route_control};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
+
+pub mod calibrate;
+mod collect;
+pub mod policy;
+pub mod study;
+
+pub use collect::{DEFAULT_SEEDS, MAX_SEEDS, MAX_UNITS, action_seeds, check_count, check_harness};
+pub use policy::{PolicySpec, ServedSettings};
 
 /// File name of the audit's Markdown summary inside its output folder (beside
 /// [`roboaudit_memory::AUDIT_FILE`]).
@@ -209,6 +219,25 @@ pub fn audit_into(
         (&out.join(SUMMARY_FILE), summary.as_bytes()),
     ])?;
     Ok(audit)
+}
+
+/// What `memory audit` prints of a finished `audit` written into `out`: the compact table
+/// ([`roboaudit_memory::render_compact_table`]), a note that the SPEC §2 defaults applied when
+/// no plan file was given (with the plan's hash), and the files written; each line ends in a
+/// newline.
+pub fn audit_text(audit: &MemoryAudit, plan_hash: &str, out: &Path) -> String {
+    let mut s = format!("{}\n", roboaudit_memory::render_compact_table(audit));
+    if audit.plan_source == roboaudit_memory::PlanSource::Defaults {
+        s.push_str(&format!(
+            "note: no --plan given; the defaults of docs/methods.md §2 apply (plan {plan_hash})\n"
+        ));
+    }
+    s.push_str(&format!(
+        "wrote {} and {}\n",
+        out.join(roboaudit_memory::AUDIT_FILE).display(),
+        out.join(SUMMARY_FILE).display()
+    ));
+    s
 }
 
 /// Runs the irrelevant-history control over routed `records` and writes `out/control.json`,
