@@ -215,19 +215,12 @@ fn audit(args: AuditArgs) -> Result<()> {
             None => err,
         }
     })?;
-    let report = &outcome.report;
-    outln!("{}", roboaudit_retrieval::render_compact_table(report))?;
-    // A library size the audit could not run is said here too, not only in the files.
-    for skipped in &report.library_interventions {
-        if let Some(reason) = &skipped.reason {
-            eprintln!("note: --library-size {} skipped: {reason}", skipped.size);
-        }
-    }
     outln!(
-        "wrote {} and {}",
-        outcome.audit_file.display(),
-        outcome.summary_file.display()
+        "{}",
+        roboaudit_retrieval::render_compact_table(&outcome.report)
     )?;
+    eprint!("{}", outcome.notes());
+    outln!("{}", outcome.wrote_line())?;
     Ok(())
 }
 
