@@ -22,11 +22,13 @@
 
 mod error;
 mod fqe;
+pub mod headline;
 mod memory;
 mod retrieval;
 pub mod stage;
 
 pub use error::DemoError;
+pub use headline::render_headlines;
 pub use roboaudit_report::demo::{DEMO_SCHEMA, DemoScale as Scale, ReportOutcome};
 
 use roboaudit_retrieval_collect::{CollectConfig, LibraryStats};

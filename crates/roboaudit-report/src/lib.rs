@@ -6,7 +6,7 @@
 //! transfer matrix) — into one serializable [`Report`] that keeps each audit's own report
 //! unchanged. [`write_report`] renders it to `report.json`, `report.md` and one self-contained
 //! `index.html` (inline CSS and SVG plots drawn with plotters, no scripts, no network), each
-//! written atomically.
+//! written atomically. [`Report::summary`] and [`Report::notes_text`] say what was written.
 //!
 //! ```no_run
 //! use std::path::{Path, PathBuf};
@@ -27,6 +27,7 @@ mod html;
 mod markdown;
 mod model;
 mod plots;
+mod summary;
 mod transfer;
 
 pub use error::ReportError;

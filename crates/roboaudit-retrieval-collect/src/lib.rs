@@ -12,6 +12,7 @@
 //!   streamed in atomic parts, resumable.
 //! - [`shard`]: `--shard I/N`: one process writes every N-th part (a Slurm array task), and
 //!   `roboaudit merge` rebuilds the unsharded run folder byte for byte.
+//! - [`CollectOutcome::summary`]: what a run did, in the lines the CLI prints.
 //!
 //! ```no_run
 //! use roboaudit_retrieval_collect::{CollectConfig, RunOptions, collect};
@@ -34,6 +35,7 @@ pub mod reuse;
 pub mod scenes;
 pub mod seeding;
 pub mod shard;
+mod summary;
 
 pub use collect::{
     CollectOutcome, EXECUTIONS_DIR, MANIFEST_FILE, Progress, RunOptions, collect, collect_with,

@@ -13,6 +13,8 @@
 //! - [`policy`]: closed-loop execution.
 //! - [`reuse`]: the `policy` mechanism of `retrieval collect` (training, own-base acceptance,
 //!   execution in every query scene).
+//! - [`request`]: the `retrieval collect` pipeline with its mechanism chosen, and the policies'
+//!   own-base checks as the CLI prints them.
 
 pub mod checkpoint;
 pub mod config;
@@ -20,6 +22,7 @@ pub mod error;
 pub mod frames;
 pub mod model;
 pub mod policy;
+pub mod request;
 pub mod reuse;
 pub mod train;
 

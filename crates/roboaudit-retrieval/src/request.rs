@@ -87,6 +87,35 @@ pub struct AuditOutcome {
     pub summary_file: PathBuf,
 }
 
+impl AuditOutcome {
+    /// Notes for stderr, each ending in a newline: one per `--library-size` the audit could not
+    /// run, with the reason (said here as well as in the files).
+    #[must_use]
+    pub fn notes(&self) -> String {
+        self.report
+            .library_interventions
+            .iter()
+            .filter_map(|s| {
+                let reason = s.reason.as_ref()?;
+                Some(format!(
+                    "note: --library-size {} skipped: {reason}\n",
+                    s.size
+                ))
+            })
+            .collect()
+    }
+
+    /// The line naming the two files written (no newline).
+    #[must_use]
+    pub fn wrote_line(&self) -> String {
+        format!(
+            "wrote {} and {}",
+            self.audit_file.display(),
+            self.summary_file.display()
+        )
+    }
+}
+
 impl AuditRequest {
     /// The input files: the run folder's standard names, overridden by each file given.
     ///

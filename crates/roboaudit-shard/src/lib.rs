@@ -18,6 +18,8 @@
 //!   (assemble its records from the merged job files) before it is renamed into place;
 //!   [`merge_checked`] and [`check_parts`] also let it judge each job file ([`PartCheck`]) in its
 //!   shard folder first.
+//! - [`ShardStatus::line`], [`Check::summary`], [`MergeOutcome::summary`], [`shard_done_line`]:
+//!   the lines printed about shard folders.
 //!
 //! ```no_run
 //! use roboaudit_shard::{merge, status};
@@ -33,6 +35,7 @@ mod atomic;
 pub mod error;
 pub mod manifest;
 pub mod merge;
+mod render;
 pub mod spec;
 
 pub use atomic::{Step, stage, write_atomic};
@@ -42,4 +45,5 @@ pub use merge::{
     Check, Finish, FinishError, MergeOutcome, PartCheck, ShardStatus, check, check_parts, merge,
     merge_checked, merge_with, status,
 };
+pub use render::{shard_done_line, status_lines};
 pub use spec::Shard;

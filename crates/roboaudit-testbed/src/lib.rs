@@ -30,6 +30,7 @@ pub mod record;
 pub mod render;
 pub mod replay;
 pub mod request;
+mod request_summary;
 pub mod scene;
 pub mod world;
 

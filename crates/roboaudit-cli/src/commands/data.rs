@@ -1,16 +1,15 @@
 //! `roboaudit data …`: look at datasets before auditing with them.
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Subcommand;
-use roboaudit_data::lerobot::{
-    Feature, FeatureKind, LeRobotDataset, SuccessSource, render_inspect,
+use roboaudit_data::lerobot::request::{
+    FrameRequest, LabelRule, LabelsRequest, RequestError, frame_request, inspect_request,
+    labels_request,
 };
 
 use crate::exit::{InvalidInput, Usage};
-use crate::output::write_atomic;
 use crate::paths::{refuse_inside_dataset, require_extension};
 
 /// Dataset subcommands.
@@ -97,33 +96,11 @@ pub enum DataCommand {
 pub fn run(cmd: DataCommand) -> Result<()> {
     match cmd {
         DataCommand::Inspect { dir, json, strict } => {
-            let dataset = LeRobotDataset::open(&dir)
-                .with_context(|| format!("cannot open LeRobot dataset {}", dir.display()))?;
-            let report = dataset.inspect()?;
-            let text = if json {
-                serde_json::to_string_pretty(&report)? + "\n"
-            } else {
-                render_inspect(&report)
-            };
-            write_stdout(&text)?;
-            // A problem that stops `fqe fit` is not a warning: the dataset is unusable as is.
-            if report.blocking_problems > 0 {
-                return Err(InvalidInput(format!(
-                    "{} problem(s) make the dataset unusable to `fqe fit` and `data detect` (see the problems above), in {}",
-                    report.blocking_problems,
-                    dir.display()
-                ))
-                .into());
-            }
-            if strict && !report.problems.is_empty() {
-                return Err(InvalidInput(format!(
-                    "{} problem(s) found in {} (--strict)",
-                    report.problems.len(),
-                    dir.display()
-                ))
-                .into());
-            }
-            Ok(())
+            let outcome = inspect_request(&dir, json, strict).map_err(request_error)?;
+            out!("{}", outcome.text)?;
+            outcome
+                .refusal
+                .map_or(Ok(()), |m| Err(InvalidInput(m).into()))
         }
         DataCommand::Labels {
             dir,
@@ -131,7 +108,35 @@ pub fn run(cmd: DataCommand) -> Result<()> {
             rule,
             threshold,
             out,
-        } => labels(&dir, reward, &rule, threshold, &out),
+        } => {
+            let request = LabelsRequest {
+                dataset: dir,
+                reward,
+                rule: if rule == "last" {
+                    LabelRule::Last
+                } else {
+                    LabelRule::Max
+                },
+                threshold,
+                out,
+            };
+            request.validate().map_err(request_error)?;
+            // The labels file is CSV (a name like `fit/fqe.json` would replace another
+            // command's result with it), and never inside the dataset, where it would be read
+            // as data or metadata.
+            check_out(&request.out, "csv", "the labels file", &request.dataset)?;
+            crate::output::refuse_foreign_labels("--out", &request.out)?;
+            let done = labels_request(&request).map_err(request_error)?;
+            outln!(
+                "{} of {} episodes succeed ({rule} {} >= {}); wrote {}",
+                done.successes,
+                done.episodes,
+                request.reward,
+                roboaudit_fqe::number::compact(threshold),
+                request.out.display()
+            )?;
+            Ok(())
+        }
         DataCommand::Detect(args) => super::detect::run(&args),
         DataCommand::Frame {
             dir,
@@ -140,27 +145,28 @@ pub fn run(cmd: DataCommand) -> Result<()> {
             frame,
             tolerance_s,
             out,
-        } => export_frame(&dir, &key, episode, frame, tolerance_s, &out),
+        } => {
+            let request = FrameRequest {
+                dataset: dir,
+                key,
+                episode,
+                frame,
+                tolerance_s,
+                out,
+            };
+            request.validate().map_err(request_error)?;
+            check_out(&request.out, "png", "the frame", &request.dataset)?;
+            let image = frame_request(&request).map_err(request_error)?;
+            out!("{}", request.summary(&image))?;
+            Ok(())
+        }
     }
 }
 
-/// `data frame`: options checked before the dataset is read (exit 2), the frame decoded, then
-/// the PNG written atomically, so a failing decode leaves nothing at `out`.
-fn export_frame(
-    dir: &Path,
-    key: &str,
-    episode: i64,
-    frame: i64,
-    tolerance_s: f64,
-    out: &Path,
-) -> Result<()> {
-    if !(tolerance_s.is_finite() && tolerance_s > 0.0) {
-        return Err(Usage(format!(
-            "--tolerance-s {tolerance_s} must be a positive number"
-        ))
-        .into());
-    }
-    require_extension("--out", out, "png", "the frame")?;
+/// Output checks before the dataset is read (exit code 2): `out` is a file named `*.ext`, not
+/// inside the dataset folder `dataset`.
+fn check_out(out: &Path, ext: &str, what: &str, dataset: &Path) -> Result<()> {
+    require_extension("--out", out, ext, what)?;
     if out.is_dir() {
         return Err(Usage(format!(
             "--out {} is a folder; give a file name",
@@ -168,113 +174,18 @@ fn export_frame(
         ))
         .into());
     }
-    refuse_inside_dataset("--out", out, dir)?;
-    let dataset = LeRobotDataset::open(dir)
-        .with_context(|| format!("cannot open LeRobot dataset {}", dir.display()))?;
-    let image = dataset.read_frame(episode, frame, key, tolerance_s)?;
-    let png = image.to_png().map_err(anyhow::Error::msg)?;
-    write_atomic(out, &png)?;
-    write_stdout(&format!(
-        "episode {episode}, frame {frame} of \"{key}\": {}x{} → {}\n",
-        image.width,
-        image.height,
-        out.display()
-    ))
+    refuse_inside_dataset("--out", out, dataset)
 }
 
-/// `data labels`: one row per episode of the metadata, in episode order.
-fn labels(dir: &Path, reward: String, rule: &str, threshold: f64, out: &Path) -> Result<()> {
-    if !threshold.is_finite() {
-        return Err(Usage(format!(
-            "--threshold {} must be a finite number",
-            roboaudit_fqe::number::compact(threshold)
-        ))
-        .into());
+/// A request's error with its exit code: usage 2; a dataset error keeps its own kind, which
+/// sets the code (3); the rest 1.
+fn request_error(e: RequestError) -> anyhow::Error {
+    match e {
+        RequestError::Usage(m) => Usage(m).into(),
+        RequestError::Open { path, source } => anyhow::Error::from(*source)
+            .context(format!("cannot open LeRobot dataset {}", path.display())),
+        RequestError::Data(d) => d.into(),
+        RequestError::Png(m) => anyhow::Error::msg(m),
+        other => other.into(),
     }
-    // Output checks before the dataset is read (exit 2): the labels file is CSV (a name like
-    // `fit/fqe.json` would replace another command's result with it), and never inside the
-    // dataset, where it would be read as data or metadata.
-    require_extension("--out", out, "csv", "the labels file")?;
-    if out.is_dir() {
-        return Err(Usage(format!(
-            "--out {} is a folder; give a file name",
-            out.display()
-        ))
-        .into());
-    }
-    refuse_inside_dataset("--out", out, dir)?;
-    crate::output::refuse_foreign_labels("--out", out)?;
-    let dataset = LeRobotDataset::open(dir)
-        .with_context(|| format!("cannot open LeRobot dataset {}", dir.display()))?;
-    check_reward_column(&dataset, &reward)?;
-    let source = if rule == "last" {
-        SuccessSource::LastReward {
-            column: reward.clone(),
-            threshold,
-        }
-    } else {
-        SuccessSource::MaxReward {
-            column: reward.clone(),
-            threshold,
-        }
-    };
-    let labels = dataset.success_labels(&source)?;
-    let mut csv = String::from("episode_index,success\n");
-    for l in &labels {
-        let _ = writeln!(csv, "{},{}", l.episode_index, u8::from(l.success));
-    }
-    // A missing parent folder is created by the write, as `fqe fit` and `data detect` create
-    // theirs.
-    write_atomic(out, csv.as_bytes())?;
-    let successes = labels.iter().filter(|l| l.success).count();
-    write_stdout(&format!(
-        "{successes} of {} episodes succeed ({rule} {reward} >= {}); wrote {}\n",
-        labels.len(),
-        roboaudit_fqe::number::compact(threshold),
-        out.display()
-    ))
-}
-
-/// Refuses a `--reward` that is not a declared numeric scalar column (exit code 2): the column
-/// is the user's choice on a readable dataset, so a missing one and one of the wrong width or
-/// kind are the same wrong option (like an undeclared `fqe fit --features` key), not a damaged
-/// dataset. The message lists the columns that would do.
-fn check_reward_column(dataset: &LeRobotDataset, reward: &str) -> Result<()> {
-    let scalar =
-        |f: &Feature| f.kind == FeatureKind::Numeric && f.shape.iter().product::<usize>() == 1;
-    let problem = match dataset.feature(reward) {
-        Some(f) if scalar(f) => return Ok(()),
-        Some(f) if f.kind != FeatureKind::Numeric => format!(
-            "declares column \"{reward}\" with dtype {}; a reward must be a numeric column",
-            f.dtype
-        ),
-        Some(f) => format!(
-            "declares column \"{reward}\" with shape {:?} (width {}); a reward must be a scalar column (shape [1])",
-            f.shape,
-            f.shape.iter().product::<usize>()
-        ),
-        None => format!("declares no column \"{reward}\""),
-    };
-    let usable: Vec<&str> = dataset
-        .features()
-        .iter()
-        .filter(|f| scalar(f))
-        .map(|f| f.name.as_str())
-        .collect();
-    let usable = if usable.is_empty() {
-        "none".to_owned()
-    } else {
-        usable.join(", ")
-    };
-    Err(Usage(format!(
-        "--reward {reward}: {} {problem}; numeric scalar columns usable as a reward: {usable}",
-        dataset.root().join("meta/info.json").display()
-    ))
-    .into())
-}
-
-/// Writes `text` to stdout as it is (no newline added).
-fn write_stdout(text: &str) -> Result<()> {
-    out!("{text}")?;
-    Ok(())
 }

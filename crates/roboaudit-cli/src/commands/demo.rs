@@ -1,13 +1,10 @@
 //! `roboaudit demo`: all three audits end to end on the built-in MuJoCo testbed, then one report,
 //! through [`roboaudit_demo::run_demo`] (the output folder's layout and the reuse of finished
-//! stages are described there). This module shows the progress and prints the headlines.
+//! stages are described there). This module shows the progress and prints the headlines the library renders.
 
 use crate::{output, progress};
 use anyhow::Result;
-use roboaudit_demo::{DEMO_SCHEMA, DemoError, DemoObserver, DemoReport, DemoRequest, DemoTask};
-use roboaudit_memory::Estimate;
-use roboaudit_report::demo::{ControlSummary, PolicySummary};
-use roboaudit_retrieval::RuleFamily;
+use roboaudit_demo::{DEMO_SCHEMA, DemoError, DemoObserver, DemoRequest};
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -61,7 +58,7 @@ pub fn run(args: &DemoArgs) -> Result<()> {
         scale: args.scale.into(),
     };
     let report = roboaudit_demo::run_demo(&req, &Progress { started }).map_err(demo_error)?;
-    print_headlines(&report)?;
+    out!("{}", roboaudit_demo::render_headlines(&report))?;
     let out = &args.out;
     let page = out.join("index.html");
     outln!(
@@ -181,175 +178,4 @@ impl roboaudit_fqe::request::FitObserver for FitSpinner {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-fn print_headlines(report: &DemoReport) -> Result<(), crate::stdout::StdoutError> {
-    outln!("retrieval audit (success rates over query scenes):")?;
-    for t in &report.tasks {
-        print_task(t)?;
-    }
-    outln!("counterfactual memory audit (put_back, pair-bootstrap 95% intervals):")?;
-    for m in &report.memory {
-        print_policy(m)?;
-    }
-    if let Some(c) = &report.memory_control {
-        print_control(c)?;
-    }
-    if let Some(f) = &report.fqe {
-        print_fqe(f)?;
-    }
-    Ok(())
-}
-
-/// Prints the headline of one retrieval task: reference points, then the best deployable rule.
-fn print_task(t: &DemoTask) -> Result<(), crate::stdout::StdoutError> {
-    let a = &t.audit;
-    let r = &a.reference;
-    outln!(
-        "  {:5} {} experiences × {} scenes: random (expected) {:.3}  oracle {:.3}  best-fixed {:.3} ({})  headroom {:.3}",
-        t.task,
-        a.n_experiences,
-        a.n_scenes,
-        r.random,
-        r.oracle,
-        r.best_fixed,
-        r.best_fixed_experience,
-        r.headroom
-    )?;
-    // Rules that need hindsight (oracle, best-fixed) are references, not candidates.
-    let deployable = a
-        .rules
-        .iter()
-        .filter(|x| !matches!(x.family, RuleFamily::Oracle | RuleFamily::BestFixed))
-        .max_by(|x, y| x.success.total_cmp(&y.success));
-    if let Some(b) = deployable {
-        outln!(
-            "        best deployable rule {}: success {:.3}, advantage {}{}, top-pick share {:.2} (concentration {:.2}), shuffle gap {}{}",
-            b.name,
-            b.success,
-            b.advantage.map_or_else(
-                || "undefined".to_owned(),
-                |v| roboaudit_retrieval::fixed(v, 2)
-            ),
-            // As the audit report: a ratio over oracle − random < 0.05 is noise-dominated.
-            if b.advantage_unstable && b.advantage.is_some() {
-                " (unstable)"
-            } else {
-                ""
-            },
-            b.top_pick_share,
-            b.concentration,
-            roboaudit_retrieval::signed(b.gap, 3),
-            if b.gap_significant == Some(true) {
-                " (significant)"
-            } else {
-                ""
-            }
-        )?;
-    }
-    Ok(())
-}
-
-fn fmt_estimate(e: &Estimate) -> String {
-    match (e.value, e.ci) {
-        (Some(v), Some([lo, hi])) => format!("{v:+.3} [{lo:+.3}, {hi:+.3}]"),
-        (Some(v), None) => format!("{v:+.3}"),
-        _ => "undefined".to_owned(),
-    }
-}
-
-/// Prints the summary line of one memory policy.
-fn print_policy(s: &PolicySummary) -> Result<(), crate::stdout::StdoutError> {
-    // The same count as the progress lines (pairs asked for), with the exclusions named.
-    let pairs = if s.n_excluded > 0 {
-        format!(
-            "{} of {} pairs ({} excluded by the present check)",
-            s.n_pairs,
-            s.n_pairs + s.n_excluded,
-            s.n_excluded
-        )
-    } else {
-        format!("{} pairs", s.n_pairs)
-    };
-    outln!(
-        "  {:8} {pairs} × {} seeds: warranted choice {}  F {}  U1 {}  fully reliable {}/{}  F > 0: {}",
-        s.policy,
-        s.seeds,
-        s.correct_choice_rate
-            .map_or_else(|| "undefined".to_owned(), |v| format!("{v:.3}")),
-        fmt_estimate(&s.faithfulness),
-        fmt_estimate(&s.u1),
-        s.reliable_pairs,
-        s.n_pairs,
-        match s.positive_rule {
-            Some(true) => "yes",
-            Some(false) => "no",
-            None => "undefined",
-        }
-    )?;
-    Ok(())
-}
-
-/// Prints the summary line of the irrelevant-history control.
-fn print_control(c: &ControlSummary) -> Result<(), crate::stdout::StdoutError> {
-    let ci = |c: Option<[f64; 2]>| {
-        c.map_or_else(
-            || "undefined".to_owned(),
-            |[lo, hi]| format!("[{lo:+.3}, {hi:+.3}]"),
-        )
-    };
-    outln!(
-        "  route control (bank, {} pairs × 2 routes): nuisance {:+.3} {}, interaction {:+.3} {} (90%, margin ±{}): {}",
-        c.pairs,
-        c.nuisance.0,
-        ci(c.nuisance.1),
-        c.interaction.0,
-        ci(c.interaction.1),
-        c.margin,
-        if c.passed { "passed" } else { "not passed" }
-    )?;
-    Ok(())
-}
-
-/// Prints the lines of the FQE stage.
-fn print_fqe(
-    summary: &roboaudit_fqe::headline::FqeHeadline,
-) -> Result<(), crate::stdout::StdoutError> {
-    let opt = |v: Option<f64>| {
-        v.map_or_else(
-            || roboaudit_types::NO_VALUE.to_owned(),
-            |x| format!("{x:.3}"),
-        )
-    };
-    outln!(
-        "fitted Q evaluation (push suite, {} dataset episodes, {} rollouts per policy and task):",
-        summary.episodes,
-        summary.rollouts
-    )?;
-    let truth: Vec<String> = summary
-        .truth
-        .iter()
-        .map(|(p, v)| format!("{p} {v:.2}"))
-        .collect();
-    outln!("  ground-truth V^pi: {}", truth.join(", "))?;
-    for e in &summary.estimators {
-        // An estimator with a warning is not presented as a bare number.
-        let flag = if roboaudit_fqe::notes::flags_estimator(&summary.notes, &e.estimator) {
-            "  [unreliable: see warning]"
-        } else {
-            ""
-        };
-        outln!(
-            "  {:7} Spearman(V^pi) {:>6}  regret@1 {:>5}  median ARE {:>6}  MMRV {:>5}{flag}",
-            e.estimator,
-            opt(e.spearman_v),
-            opt(e.regret_at_1_v),
-            opt(e.median_are),
-            opt(e.mmrv_v)
-        )?;
-    }
-    for n in &summary.notes {
-        outln!("  warning: {n}")?;
-    }
-    Ok(())
 }

@@ -8,10 +8,9 @@ use std::sync::OnceLock;
 use anyhow::Result;
 use roboaudit_fqe::FqeError;
 use roboaudit_fqe::detector::request::{
-    DetectObserver, DetectRequest, RequestError, check_report_file, detect_request,
+    DetectObserver, DetectRequest, RequestError, check_report_file, detect_request, option_message,
 };
 use roboaudit_fqe::detector::{DetectorError, Validation};
-use roboaudit_fqe::number::compact;
 
 use crate::exit::{InvalidInput, Usage};
 use crate::paths::{check_cache_folder, refuse_inside_dataset, require_extension, same_file};
@@ -138,32 +137,10 @@ fn classify(e: DetectorError) -> anyhow::Error {
     if let DetectorError::Fqe(f @ FqeError::Setting { .. }) = e {
         return super::fqe::classify(f);
     }
-    if let DetectorError::EmptyHoldout {
-        fraction, labelled, ..
-    } = &e
-    {
-        return Usage(format!(
-            "--holdout {} of {labelled} labelled episodes holds out none; need at least 1 (raise --holdout, label more episodes, or use --folds)",
-            compact(*fraction)
-        ))
-        .into();
-    }
-    // Too few labelled episodes for the folds asked for is fixed by a smaller --folds: the
-    // option is wrong for these labels (exit 2, like a --holdout that holds out none), not
-    // the labels file. Too few of one class stays an input problem: no --folds fixes it.
-    if let DetectorError::TooFewExamples {
-        file,
-        class: "episodes",
-        count,
-        needed,
-        ..
-    } = &e
-    {
-        return Usage(format!(
-            "--folds {needed} needs at least {needed} labelled episodes (one per fold), but {} labels {count}: lower --folds (2..={count}), label more episodes, or use --holdout",
-            file.display()
-        ))
-        .into();
+    // A wrong --holdout or --folds for these labels is the option's fault (exit 2); too few
+    // of one class stays an input problem: no option fixes it.
+    if let Some(message) = option_message(&e) {
+        return Usage(message).into();
     }
     let text = super::fqe::cause_chain(&e);
     if e.is_usage() {
@@ -223,23 +200,7 @@ pub fn run(args: &DetectArgs) -> Result<()> {
     if let Some(bar) = progress.0.get() {
         bar.finish_and_clear();
     }
-    let detection = &outcome.detection;
-    out!("{}", detection.report.summary())?;
-    outln!(
-        "wrote {} ({} episodes) and {}",
-        args.out.display(),
-        detection.episodes.len(),
-        outcome.report_path.display()
-    )?;
-    // On stderr, where they are not lost in a redirected summary; the report keeps them too.
-    for w in &detection.report.warnings {
-        eprintln!("warning: {w}");
-    }
-    if detection.encoded + detection.cache_hits > 0 {
-        eprintln!(
-            "note: terminal frames: {} encoded, {} from the feature cache",
-            detection.encoded, detection.cache_hits
-        );
-    }
+    out!("{}", outcome.summary(&args.out))?;
+    eprint!("{}", outcome.notes());
     Ok(())
 }

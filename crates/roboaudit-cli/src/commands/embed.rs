@@ -76,40 +76,16 @@ pub fn run(args: &EmbedArgs) -> Result<()> {
         Kind::Experience => EmbeddingKind::Experience,
         Kind::Scene => EmbeddingKind::Scene,
     });
-    let source = match (&args.images, &args.lerobot) {
-        (Some(dir), _) => EmbedSource::Images {
-            dir: dir.clone(),
-            kind,
-        },
-        (None, Some(dir)) => EmbedSource::LeRobot {
-            dir: dir.clone(),
-            camera: args.camera.clone(),
-            kind: kind.ok_or_else(|| {
-                Usage("--lerobot needs --kind experience|scene: what the episodes are".into())
-            })?,
-        },
-        (None, None) => return Err(Usage("give --images DIR or --lerobot DIR".into()).into()),
-    };
+    let source = EmbedSource::from_options(
+        args.images.clone(),
+        args.lerobot.clone(),
+        args.camera.clone(),
+        kind,
+    )
+    .map_err(|e| Usage(e.to_string()))?;
     let summary = embed(&source, &specs, &args.out)?;
-    outln!(
-        "wrote {}: {} rows ({} experiences, {} scenes)",
-        args.out.display(),
-        summary.rows,
-        summary.experiences,
-        summary.scenes
-    )?;
-    let n = summary.experiences + summary.scenes;
-    for r in &summary.representations {
-        let rate = n as f64 / r.seconds.max(1e-9);
-        outln!(
-            "  {}: {} dimensions, encoder {} (weights {})",
-            r.name,
-            r.dim,
-            r.encoder,
-            r.weights_hash
-        )?;
-        // Timing varies run to run: stderr, so stdout stays the same for the same inputs.
-        eprintln!("  {}: {rate:.1} images/s", r.name);
-    }
+    out!("{}", summary.render(&args.out))?;
+    // Timing varies run to run: stderr, so stdout stays the same for the same inputs.
+    eprint!("{}", summary.rates());
     Ok(())
 }

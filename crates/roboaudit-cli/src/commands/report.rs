@@ -38,29 +38,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     spinner.set_message("drawing plots");
     roboaudit_report::write_report(&report, &args.out)?;
     spinner.finish_and_clear();
-    for note in &report.notes {
-        eprintln!("note: {note}");
-    }
-    let drawn = report.plots.iter().filter(|p| p.available).count();
-    for p in report.plots.iter().filter(|p| !p.available) {
-        eprintln!(
-            "note: plot {} skipped: {}",
-            p.id,
-            p.note.as_deref().unwrap_or("no data")
-        );
-    }
-    outln!(
-        "{} retrieval, {} memory, {} FQE section(s); {drawn} of {} plots drawn",
-        report.retrieval.len(),
-        report.memory.len(),
-        report.fqe.len(),
-        report.plots.len()
-    )?;
-    outln!(
-        "wrote {}, {} and {}",
-        args.out.join("report.json").display(),
-        args.out.join("report.md").display(),
-        args.out.join("index.html").display()
-    )?;
+    eprint!("{}", report.notes_text());
+    out!("{}", report.summary(&args.out))?;
     Ok(())
 }

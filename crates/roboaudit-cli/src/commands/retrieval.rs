@@ -10,13 +10,11 @@ use roboaudit_retrieval::request::{
 use roboaudit_retrieval_collect::Mechanism;
 use roboaudit_retrieval_collect::Progress;
 use roboaudit_retrieval_collect::request::{
-    CollectObserver, CollectRequest, RequestError as CollectRequestError, run_collect,
-    run_collect_with,
+    CollectObserver, CollectRequest, RequestError as CollectRequestError,
 };
-use roboaudit_retrieval_learned::reuse::PolicyManifest;
-use roboaudit_retrieval_learned::{PolicyReuse, TrainConfig};
+use roboaudit_retrieval_learned::request::policy_checks;
 use std::cell::RefCell;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Retrieval-audit subcommands.
 #[derive(Debug, Subcommand)]
@@ -217,19 +215,12 @@ fn audit(args: AuditArgs) -> Result<()> {
             None => err,
         }
     })?;
-    let report = &outcome.report;
-    outln!("{}", roboaudit_retrieval::render_compact_table(report))?;
-    // A library size the audit could not run is said here too, not only in the files.
-    for skipped in &report.library_interventions {
-        if let Some(reason) = &skipped.reason {
-            eprintln!("note: --library-size {} skipped: {reason}", skipped.size);
-        }
-    }
     outln!(
-        "wrote {} and {}",
-        outcome.audit_file.display(),
-        outcome.summary_file.display()
+        "{}",
+        roboaudit_retrieval::render_compact_table(&outcome.report)
     )?;
+    eprint!("{}", outcome.notes());
+    outln!("{}", outcome.wrote_line())?;
     Ok(())
 }
 
@@ -256,55 +247,13 @@ fn collect(args: &CollectArgs) -> Result<()> {
     let request = args.request();
     let config = request.config().map_err(collect_error)?;
     let bar = CollectBar::new(config.task.name());
-    let out = match config.mechanism {
-        Mechanism::Replay => run_collect(&config, &args.out, &request.options(), &bar),
-        Mechanism::Policy => {
-            let reuse = PolicyReuse::new(&args.out, config.seed, TrainConfig::default())
-                .map_err(|e| crate::exit::Usage(e.to_string()))?;
-            run_collect_with(&config, &args.out, &request.options(), &bar, &reuse)
-        }
-    };
+    let out = roboaudit_retrieval_learned::request::collect_request(&config, &request, &bar);
     drop(bar);
     let out = out.map_err(collect_error)?;
     if config.mechanism == Mechanism::Policy {
-        print_policy_checks(&out.dir)?;
+        out!("{}", policy_checks(&out.dir)?)?;
     }
-    if out.resumed_from > 0 {
-        outln!(
-            "resumed after {} of {} executions already in {}",
-            out.resumed_from,
-            out.total,
-            out.dir.display()
-        )?;
-    }
-    outln!(
-        "library: {} experiences accepted of {} recorded ({} rejected in their own base scene)",
-        out.library.pool,
-        out.library.attempts,
-        out.library.rejected
-    )?;
-    if let (Some(shard), true) = (args.shard, out.complete) {
-        outln!(
-            "shard {shard}: wrote its {} executions to {}; when every shard is done: roboaudit merge SHARD_DIR… --out DIR",
-            out.total,
-            out.dir.display()
-        )?;
-    } else if out.complete {
-        outln!(
-            "wrote {} executions to {}; audit with: roboaudit retrieval audit --run {} --structural structural --out {}",
-            out.total,
-            out.dir.display(),
-            out.dir.display(),
-            out.dir.join("audit").display()
-        )?;
-    } else {
-        outln!(
-            "stopped after {} of {} executions in {}; rerun the same command to resume",
-            out.done,
-            out.total,
-            out.dir.display()
-        )?;
-    }
+    out!("{}", out.summary(args.shard))?;
     Ok(())
 }
 
@@ -355,40 +304,4 @@ impl CollectObserver for CollectBar {
             }
         }
     }
-}
-
-/// Prints each trained policy's own-base check from `collect.json` (the `policy` mechanism).
-fn print_policy_checks(dir: &Path) -> Result<()> {
-    let bytes = std::fs::read(dir.join(roboaudit_retrieval_collect::MANIFEST_FILE))?;
-    let manifest: roboaudit_retrieval_collect::Manifest = serde_json::from_slice(&bytes)?;
-    let Some(reuse) = manifest.reuse else {
-        return Ok(());
-    };
-    let m: PolicyManifest = serde_json::from_value(reuse)?;
-    let attempts = manifest.library.attempts;
-    for p in &m.policies {
-        // Candidates are recorded in batches: one past the last the library needed is not used.
-        let verdict = match (p.own_base_success, p.candidate < attempts) {
-            (_, false) => "not needed (beyond the pool)",
-            (true, true) => "reproduced",
-            (false, true) => "FAILED (rejected)",
-        };
-        outln!(
-            "policy {} (candidate {}{}): own base {verdict}, training loss {:.2e} over {} steps, weights sha256 {}",
-            p.dir,
-            p.candidate,
-            p.experience_id
-                .as_ref()
-                .map(|e| format!(", {e}"))
-                .unwrap_or_default(),
-            p.final_loss,
-            p.samples,
-            &p.weights_sha256[..16.min(p.weights_sha256.len())]
-        )?;
-    }
-    outln!(
-        "policy own-base check: {} of {attempts} candidates rejected (recording succeeded, policy failed in its base scene)",
-        m.rejected
-    )?;
-    Ok(())
 }

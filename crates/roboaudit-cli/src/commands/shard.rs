@@ -4,7 +4,7 @@
 use crate::exit::{InvalidInput, Usage};
 use anyhow::Result;
 use clap::Args;
-use roboaudit_shard::{FinishError, ShardError, ShardStatus};
+use roboaudit_shard::{FinishError, ShardError};
 use std::path::{Path, PathBuf};
 
 /// Inputs and output of `roboaudit merge`.
@@ -33,22 +33,12 @@ pub fn merge(args: &MergeArgs) -> Result<()> {
     crate::output::refuse_out_file(&args.out)?;
     let outcome = roboaudit_shard::merge_checked(&args.shards, &args.out, &part, &finish)
         .map_err(exit_error)?;
-    print_status(&outcome.shards)?;
-    if let Some(file) = outcome
+    let assembled = outcome
         .shards
         .first()
         .and_then(|s| finisher(&s.manifest.collection))
-        .map(|f| f.file)
-    {
-        outln!("assembled {}", args.out.join(file).display())?;
-    }
-    outln!(
-        "merged {} shards ({} job files, {} shared files) into {}",
-        outcome.shards.len(),
-        outcome.jobs,
-        outcome.shared,
-        args.out.display()
-    )?;
+        .map(|f| f.file);
+    out!("{}", outcome.summary(assembled))?;
     Ok(())
 }
 
@@ -106,74 +96,29 @@ fn finish(m: &roboaudit_shard::ShardManifest, dir: &Path) -> Result<(), FinishEr
 /// together and, if not, its refusal; exit code 0 either way.
 pub fn status(args: &StatusArgs) -> Result<()> {
     let check = roboaudit_shard::check_parts(&args.shards, &part).map_err(exit_error)?;
-    let statuses = &check.shards;
-    print_status(statuses)?;
-    let done: usize = statuses.iter().map(|s| s.done_units).sum();
-    let total: usize = statuses.iter().map(|s| s.owned_units).sum();
-    let complete = statuses.iter().filter(|s| s.complete()).count();
-    outln!(
-        "{complete} of {} shard folders complete; {done} of {total} units done in the folders given",
-        statuses.len()
-    )?;
-    if check.mergeable() {
-        outln!("ready to merge: roboaudit merge would accept these folders")?;
-    } else {
-        outln!(
-            "not mergeable: roboaudit merge would refuse these folders:{}",
-            check.refusal()
-        )?;
-    }
+    out!("{}", check.summary())?;
     Ok(())
 }
 
-fn print_status(statuses: &[ShardStatus]) -> Result<(), crate::stdout::StdoutError> {
-    for s in statuses {
-        let m = &s.manifest;
-        let mut line = format!(
-            "shard {:>7}  {}: {} of {} jobs, {} of {} {}{}",
-            m.shard.to_string(),
-            s.dir.display(),
-            s.done_jobs.len(),
-            s.owned_jobs,
-            s.done_units,
-            s.owned_units,
-            m.unit,
-            if s.complete() { " (complete)" } else { "" }
-        );
-        if !s.stray_jobs.is_empty() {
-            line.push_str(&format!(
-                "; {} job file(s) of other shards",
-                s.stray_jobs.len()
-            ));
-        }
-        outln!("{line}  [{} {}]", m.collection, short_hash(&m.config_hash))?;
-    }
-    Ok(())
-}
-
-/// What a shard run did, in the words every sharded collection prints: `owned` of `total`
-/// `unit` kept in `out`, `resumed` of them from an earlier run, and the merge to run next
-/// (`merge_note`, e.g. what the merge does besides, appended in parentheses).
+/// What a shard run did, in the words every sharded collection prints
+/// ([`roboaudit_shard::shard_done_line`], timed from `started`).
 pub(crate) fn print_shard_done(
     shard: roboaudit_shard::Shard,
-    (owned, total, unit): (usize, usize, &str),
+    counts: (usize, usize, &str),
     out: &Path,
     resumed: usize,
     started: std::time::Instant,
     merge_note: Option<&str>,
 ) -> Result<(), crate::stdout::StdoutError> {
+    let seconds = started.elapsed().as_secs_f64();
     outln!(
-        "shard {shard}: {owned} of {total} {unit} in {} ({resumed} resumed) in {:.1} s; when every shard is done: roboaudit merge SHARD_DIR… --out DIR{}",
-        out.display(),
-        started.elapsed().as_secs_f64(),
-        merge_note.map_or_else(String::new, |n| format!(" ({n})"))
+        "{}",
+        roboaudit_shard::shard_done_line(shard, counts, out, resumed, seconds, merge_note)
     )
 }
 
-fn short_hash(hash: &str) -> &str {
-    hash.get(..19).unwrap_or(hash)
-}
-
+/// A shard error with its exit code: usage 2 (the folders or the shard asked for are the wrong
+/// ones), input 3 (the folders' contents), I/O 1.
 pub(crate) fn exit_error(e: ShardError) -> anyhow::Error {
     match e {
         ShardError::OutputExists(_)

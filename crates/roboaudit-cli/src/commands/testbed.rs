@@ -184,11 +184,7 @@ pub fn run(cmd: TestbedCommand) -> Result<()> {
                 out,
             };
             let task = render_request(&request).map_err(request_error)?;
-            outln!(
-                "wrote {} ({size}x{size}, {})",
-                request.out.display(),
-                task.name()
-            )?;
+            outln!("{}", request.summary(task))?;
             Ok(())
         }
         TestbedCommand::Rollout {
@@ -221,20 +217,7 @@ pub fn run(cmd: TestbedCommand) -> Result<()> {
                 out,
             };
             let outcome = rollout_request(&request).map_err(request_error)?;
-            if let Some(d) = &outcome.dataset {
-                outln!(
-                    "recorded {} episodes, {} frames (LeRobot v3.0) in {}",
-                    d.episodes,
-                    d.frames,
-                    request.out.display()
-                )?;
-            }
-            outln!(
-                "{}: {}/{episodes} successes; wrote {}",
-                outcome.task.name(),
-                outcome.successes,
-                outcome.episodes_csv.display()
-            )?;
+            out!("{}", request.summary(&outcome))?;
             Ok(())
         }
         TestbedCommand::Scenes {
@@ -266,8 +249,7 @@ pub fn run(cmd: TestbedCommand) -> Result<()> {
                 out,
             };
             let n = scenes_request(&request).map_err(request_error)?;
-            let noun = if n == 1 { "scene" } else { "scenes" };
-            outln!("wrote {n} {noun} to {}", request.out.display())?;
+            outln!("{}", request.summary(n))?;
             Ok(())
         }
     }

@@ -34,6 +34,7 @@ mod meta;
 mod mp4;
 mod policy_actions;
 mod render;
+pub mod request;
 mod scan;
 mod table;
 mod video;

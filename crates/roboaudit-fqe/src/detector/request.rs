@@ -124,6 +124,70 @@ impl DetectRequest {
     }
 }
 
+impl DetectOutcome {
+    /// What `data detect` prints on stdout: the report's summary
+    /// ([`DetectorReport::summary`]), then the files written (`out`, the labels file, with its
+    /// episodes, and the report), ending in a newline.
+    #[must_use]
+    pub fn summary(&self, out: &Path) -> String {
+        format!(
+            "{}wrote {} ({} episodes) and {}\n",
+            self.detection.report.summary(),
+            out.display(),
+            self.detection.episodes.len(),
+            self.report_path.display()
+        )
+    }
+
+    /// What `data detect` prints on stderr, where it is not lost in a redirected summary (the
+    /// report keeps the warnings too): each warning, then how many terminal frames were encoded
+    /// and read from the feature cache (when any were); each line ends in a newline.
+    #[must_use]
+    pub fn notes(&self) -> String {
+        let d = &self.detection;
+        let mut out: String = d
+            .report
+            .warnings
+            .iter()
+            .map(|w| format!("warning: {w}\n"))
+            .collect();
+        if d.encoded + d.cache_hits > 0 {
+            out.push_str(&format!(
+                "note: terminal frames: {} encoded, {} from the feature cache\n",
+                d.encoded, d.cache_hits
+            ));
+        }
+        out
+    }
+}
+
+/// The message naming the option to change for an error that a different `--holdout` or
+/// `--folds` fixes (a command-line usage error, not a problem of the labels file): a holdout
+/// that holds out no labelled episode, or fewer labelled episodes than folds. `None` for any
+/// other error, including too few episodes of one class, which no option fixes.
+#[must_use]
+pub fn option_message(e: &DetectorError) -> Option<String> {
+    match e {
+        DetectorError::EmptyHoldout {
+            fraction, labelled, ..
+        } => Some(format!(
+            "--holdout {} of {labelled} labelled episodes holds out none; need at least 1 (raise --holdout, label more episodes, or use --folds)",
+            crate::number::compact(*fraction)
+        )),
+        DetectorError::TooFewExamples {
+            file,
+            class: "episodes",
+            count,
+            needed,
+            ..
+        } => Some(format!(
+            "--folds {needed} needs at least {needed} labelled episodes (one per fold), but {} labels {count}: lower --folds (2..={count}), label more episodes, or use --holdout",
+            file.display()
+        )),
+        _ => None,
+    }
+}
+
 /// The `schema` field of a JSON result file, whatever else it holds.
 #[derive(serde::Deserialize)]
 struct SchemaTag {
@@ -265,6 +329,31 @@ mod tests {
             components: 32,
             cache: None,
         }
+    }
+
+    #[test]
+    fn only_errors_an_option_fixes_name_the_option() {
+        let holdout = DetectorError::EmptyHoldout {
+            file: PathBuf::from("partial.csv"),
+            fraction: 0.05,
+            labelled: 8,
+        };
+        assert_eq!(
+            option_message(&holdout).unwrap(),
+            "--holdout 0.05 of 8 labelled episodes holds out none; need at least 1 (raise --holdout, label more episodes, or use --folds)"
+        );
+        let few = |class| DetectorError::TooFewExamples {
+            file: PathBuf::from("partial.csv"),
+            class,
+            count: 3,
+            needed: 5,
+            reason: "5-fold cross-validation".into(),
+        };
+        assert_eq!(
+            option_message(&few("episodes")).unwrap(),
+            "--folds 5 needs at least 5 labelled episodes (one per fold), but partial.csv labels 3: lower --folds (2..=3), label more episodes, or use --holdout"
+        );
+        assert_eq!(option_message(&few("successes")), None);
     }
 
     #[test]

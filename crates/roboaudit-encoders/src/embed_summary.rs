@@ -1,0 +1,129 @@
+//! Where `roboaudit embed` reads its images from, resolved from its options, and what it says
+//! after a run (the CLI prints it; nothing is printed here).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use roboaudit_types::EmbeddingKind;
+
+use crate::embed::{EmbedSource, EmbedSummary};
+
+/// Why the options name no usable image source (a command-line usage error).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SourceError {
+    /// Neither an image folder nor a dataset was given.
+    #[error("give --images DIR or --lerobot DIR")]
+    Missing,
+    /// A dataset was given without saying what its episodes are.
+    #[error("--lerobot needs --kind experience|scene: what the episodes are")]
+    LeRobotKind,
+}
+
+impl EmbedSource {
+    /// The source the options name: the image folder `images` (with `kind` for a flat one)
+    /// when given, else the first frames of dataset `lerobot` through `camera` (`kind`
+    /// required).
+    ///
+    /// # Errors
+    /// [`SourceError::Missing`] without either; [`SourceError::LeRobotKind`] for a dataset
+    /// without `kind`.
+    pub fn from_options(
+        images: Option<PathBuf>,
+        lerobot: Option<PathBuf>,
+        camera: Option<String>,
+        kind: Option<EmbeddingKind>,
+    ) -> Result<Self, SourceError> {
+        match (images, lerobot) {
+            (Some(dir), _) => Ok(Self::Images { dir, kind }),
+            (None, Some(dir)) => Ok(Self::LeRobot {
+                dir,
+                camera,
+                kind: kind.ok_or(SourceError::LeRobotKind)?,
+            }),
+            (None, None) => Err(SourceError::Missing),
+        }
+    }
+}
+
+impl EmbedSummary {
+    /// The file written to `out` with its rows, then per representation its dimension, encoder
+    /// and weights hash; each line ends in a newline. The same for the same inputs (no timing).
+    #[must_use]
+    pub fn render(&self, out: &Path) -> String {
+        let mut text = format!(
+            "wrote {}: {} rows ({} experiences, {} scenes)\n",
+            out.display(),
+            self.rows,
+            self.experiences,
+            self.scenes
+        );
+        for r in &self.representations {
+            let _ = writeln!(
+                text,
+                "  {}: {} dimensions, encoder {} (weights {})",
+                r.name, r.dim, r.encoder, r.weights_hash
+            );
+        }
+        text
+    }
+
+    /// Per representation, the images encoded per second of its encoding (wall clock, so it
+    /// varies run to run), one decimal; each line ends in a newline.
+    #[must_use]
+    pub fn rates(&self) -> String {
+        let n = self.experiences + self.scenes;
+        let mut text = String::new();
+        for r in &self.representations {
+            let rate = n as f64 / r.seconds.max(1e-9);
+            let _ = writeln!(text, "  {}: {rate:.1} images/s", r.name);
+        }
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::embed::RepresentationSummary;
+
+    #[test]
+    fn a_summary_lists_each_representation_and_its_rate() {
+        let summary = EmbedSummary {
+            experiences: 3,
+            scenes: 5,
+            representations: vec![RepresentationSummary {
+                name: "pixels32".into(),
+                encoder: "pixels32".into(),
+                weights_hash: "none".into(),
+                dim: 3072,
+                seconds: 0.5,
+            }],
+            rows: 8,
+        };
+        assert_eq!(
+            summary.render(Path::new("emb.parquet")),
+            "wrote emb.parquet: 8 rows (3 experiences, 5 scenes)\n  pixels32: 3072 dimensions, encoder pixels32 (weights none)\n"
+        );
+        assert_eq!(summary.rates(), "  pixels32: 16.0 images/s\n");
+    }
+
+    #[test]
+    fn a_dataset_needs_a_kind_and_an_image_folder_wins() {
+        let scene = Some(EmbeddingKind::Scene);
+        assert_eq!(
+            EmbedSource::from_options(None, Some("ds".into()), None, None),
+            Err(SourceError::LeRobotKind)
+        );
+        assert_eq!(
+            EmbedSource::from_options(Some("img".into()), Some("ds".into()), None, scene),
+            Ok(EmbedSource::Images {
+                dir: "img".into(),
+                kind: scene
+            })
+        );
+        assert_eq!(
+            EmbedSource::from_options(None, None, None, scene),
+            Err(SourceError::Missing)
+        );
+    }
+}
