@@ -174,7 +174,7 @@ fn check_out(out: &Path, ext: &str, what: &str, dataset: &Path) -> Result<()> {
         ))
         .into());
     }
-    refuse_inside_dataset("--out", out, dataset)
+    Ok(refuse_inside_dataset("--out", out, dataset)?)
 }
 
 /// A request's error with its exit code: usage 2; a dataset error keeps its own kind, which
