@@ -710,3 +710,27 @@ fn evaluate_refuses_a_ground_truth_without_the_fits_policies() {
     );
     assert!(r["policies"][1]["tasks"][0]["truth"].is_null(), "{r}");
 }
+
+/// A target policy named like one of the ground truth's but given other actions would have
+/// its estimate scored against that policy's value: refused before any work (exit 2); an
+/// identical copy of the measured file elsewhere passes.
+#[test]
+fn policy_actions_other_than_the_ground_truths_are_refused() {
+    let dir = run_folder();
+    let run = dir.path().join("run");
+    let out = dir.path().join("res");
+    let swapped = format!("pi0={}", run.join("policies/pi2.parquet").display());
+    let o = fit_linear(&run, &out, "4", &["--policy-actions", &swapped]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("\"pi0\" was measured with the actions in"),
+        "{}",
+        text(&o)
+    );
+    assert!(walk(&out).is_empty(), "left {:?}", walk(&out));
+    let copy = dir.path().join("copy.parquet");
+    std::fs::copy(run.join("policies/pi0.parquet"), &copy).unwrap();
+    let same = format!("pi0={}", copy.display());
+    let o = fit_linear(&run, &out, "4", &["--policy-actions", &same]);
+    assert!(o.status.success(), "{}", text(&o));
+}

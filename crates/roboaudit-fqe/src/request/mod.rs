@@ -185,18 +185,46 @@ fn policies(
                 "--policy-actions: the name \"{name}\" is given twice; every target policy needs its own name"
             )));
         }
+        if let (Some(gt), Some(dir)) = (truth, gt_dir)
+            && let Some(p) = gt.policies.iter().find(|p| &p.policy == name)
+        {
+            refuse_other_actions(name, file, &dir.join(ground_truth_actions(p)))?;
+        }
         out.push((name.clone(), file.clone()));
     }
     if let (true, Some(gt), Some(dir)) = (out.is_empty(), truth, gt_dir) {
         for p in &gt.policies {
-            let file = p
-                .actions_file
-                .clone()
-                .unwrap_or_else(|| format!("policies/{}.parquet", p.policy));
-            out.push((p.policy.clone(), dir.join(file)));
+            out.push((p.policy.clone(), dir.join(ground_truth_actions(p))));
         }
     }
     Ok(out)
+}
+
+/// The actions file a ground-truth policy's values were measured with, relative to the ground
+/// truth's folder.
+fn ground_truth_actions(p: &crate::evaluate::TruthPolicy) -> String {
+    p.actions_file
+        .clone()
+        .unwrap_or_else(|| format!("policies/{}.parquet", p.policy))
+}
+
+/// Refuses `--policy-actions NAME=FILE` when the ground truth knows `NAME` and measured its
+/// value with other actions (`truth_file`'s bytes differ from `file`'s): the estimate of one
+/// policy would be scored against another's value. An identical copy elsewhere passes; a file
+/// that cannot be read is left to the reader, which names it.
+fn refuse_other_actions(name: &str, file: &Path, truth_file: &Path) -> Result<(), RequestError> {
+    let (Ok(given), Ok(measured)) = (std::fs::read(file), std::fs::read(truth_file)) else {
+        return Ok(());
+    };
+    if given == measured {
+        return Ok(());
+    }
+    Err(RequestError::Usage(format!(
+        "--policy-actions {name}={}: the ground truth's \"{name}\" was measured with the actions in {}, and this file holds other actions, so its estimate would be scored against another policy's value; give {name}={} or another name",
+        file.display(),
+        truth_file.display(),
+        truth_file.display()
+    )))
 }
 
 /// Runs the fit a request names (methods document §3): reads the encoder's weights and the

@@ -221,9 +221,12 @@ impl FitOptions {
 
 /// Splits a `--policy-actions` spec `NAME=FILE` at the first `=`.
 fn parse_policy_actions(spec: &str) -> Result<(String, PathBuf), RequestError> {
-    let (name, file) = spec.split_once('=').ok_or_else(|| {
-        RequestError::Usage(format!("--policy-actions wants NAME=FILE, got \"{spec}\""))
-    })?;
+    let usage = || RequestError::Usage(format!("--policy-actions wants NAME=FILE, got \"{spec}\""));
+    let (name, file) = spec.split_once('=').ok_or_else(usage)?;
+    // An empty name would label the policy's rows and notes with nothing.
+    if name.trim().is_empty() || file.is_empty() {
+        return Err(usage());
+    }
     Ok((name.to_owned(), PathBuf::from(file)))
 }
 
@@ -384,6 +387,13 @@ mod tests {
             usage(spec.request()),
             "--policy-actions wants NAME=FILE, got \"pi\""
         );
+        for empty in ["=a.parquet", " =a.parquet", "pi="] {
+            let spec = FitOptions {
+                policy_actions: vec![empty.into()],
+                ..options()
+            };
+            assert!(usage(spec.request()).contains(empty), "{empty}");
+        }
         let head = FitOptions {
             head: "tanh".into(),
             ..options()
