@@ -294,3 +294,40 @@ fn report_names_a_missing_schema_field() {
         text(&o)
     );
 }
+
+/// A folder holding an audit keeps the report that describes it: a report of other folders
+/// into it is refused (exit 2, nothing replaced), a report that includes it is re-rendered.
+#[test]
+fn report_into_an_audit_folder_must_include_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let audit = tmp.path().join("fqe");
+    let o = roboaudit(&["report", &fixture("fqe"), "--out", audit.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    std::fs::copy(
+        PathBuf::from(fixture("fqe")).join("fqe.json"),
+        audit.join("fqe.json"),
+    )
+    .unwrap();
+    let before = std::fs::read(audit.join("report.json")).unwrap();
+    let o = roboaudit(&[
+        "report",
+        &fixture("memory"),
+        "--out",
+        audit.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("holds an audit (fqe.json)"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(std::fs::read(audit.join("report.json")).unwrap(), before);
+    let o = roboaudit(&[
+        "report",
+        audit.to_str().unwrap(),
+        &fixture("memory"),
+        "--out",
+        audit.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+}

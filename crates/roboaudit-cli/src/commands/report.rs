@@ -31,8 +31,26 @@ pub fn run(args: &ReportArgs) -> Result<()> {
             .into());
         }
     }
-    // A demo folder holds a report too (same schema), so it may be re-rendered in place.
+    // A demo folder holds a report too (same schema), so it may be re-rendered in place; a
+    // folder holding an audit takes only a report that includes that audit, else the report
+    // beside it would stop describing it.
     output::refuse_foreign_results(&args.out, &[("report.json", &[roboaudit_report::SCHEMA])])?;
+    let audit = ["audit.json", "fqe.json"]
+        .into_iter()
+        .find(|f| args.out.join(f).is_file());
+    if let Some(audit) = audit
+        && !args
+            .dirs
+            .iter()
+            .any(|d| crate::paths::same_file(d, &args.out))
+    {
+        return Err(crate::exit::Usage(format!(
+            "--out {} holds an audit ({audit}) whose report would be replaced by a report of other folders; choose another output folder, or include {} among the inputs to re-render its report",
+            args.out.display(),
+            args.out.display()
+        ))
+        .into());
+    }
     let spinner = progress::spinner("reading audit outputs");
     let report = roboaudit_report::build_report(&args.dirs)?;
     spinner.set_message("drawing plots");

@@ -28,6 +28,7 @@ pub fn run(
 /// Runs the control on `records_path` and writes `out/control.json`.
 pub fn control(records_path: &Path, plan_path: Option<&Path>, out: &Path) -> Result<()> {
     let plan = request::load_plan(plan_path, None)?;
+    output::refuse_out_file(out)?;
     let records = request::read_checked(records_path, &plan, plan_path).map_err(request_error)?;
     let c = request::control_into(&records, &plan, out)
         .map_err(request_error)
