@@ -137,7 +137,19 @@ fn load(out: &Path, index: usize) -> Result<PairPart, HarnessError> {
         )
     })?;
     let records_path = out.join(records_file(index));
-    let records = roboaudit_data::read_memory_records(&records_path)?;
+    // A pair whose records do not read was cut short or damaged: like a damaged description,
+    // it is the input's fault, and the pair can be collected again.
+    let records = roboaudit_data::read_memory_records(&records_path).map_err(|e| {
+        // The reader's message names this file again; its cause says what is wrong.
+        let why = std::error::Error::source(&e).map_or_else(|| e.to_string(), ToString::to_string);
+        HarnessError::foreign(
+            &records_path,
+            format!(
+                "it does not read ({why}); delete it and {} to collect the pair again",
+                meta_path.display()
+            ),
+        )
+    })?;
     Ok(PairPart {
         index,
         records,

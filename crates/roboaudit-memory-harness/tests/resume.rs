@@ -115,3 +115,43 @@ fn a_partial_folder_of_another_configuration_is_refused() {
     .unwrap_err();
     assert!(e.to_string().contains("another configuration"), "{e}");
 }
+
+/// A kept pair whose records were cut short is named with what to delete (the pair's two
+/// files) and refused as input (not a write failure); deleting them collects it again.
+#[test]
+fn a_damaged_pair_is_named_with_its_fix() {
+    let cfg = common::small(TaskKind::PutBack, 2, &[0]);
+    let whole = collect(&cfg, &mut bank(), &mut |_, _| {}).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let identity = serde_json::json!({"test": 2});
+    let mut dying = Dying {
+        inner: bank(),
+        queries: 0,
+        fail_at: 2 + 1,
+    };
+    collect_resumable(&cfg, &mut dying, &identity, tmp.path(), &mut |_, _| {}).unwrap_err();
+    let partial = tmp.path().join(PARTIAL_DIR);
+    let records: Vec<_> = std::fs::read_dir(&partial)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
+        .collect();
+    assert_eq!(records.len(), 1, "{records:?}");
+    let bytes = std::fs::read(&records[0]).unwrap();
+    std::fs::write(&records[0], &bytes[..bytes.len() / 2]).unwrap();
+    let e =
+        collect_resumable(&cfg, &mut bank(), &identity, tmp.path(), &mut |_, _| {}).unwrap_err();
+    assert!(matches!(e, HarnessError::ForeignPartial { .. }), "{e}");
+    let text = e.to_string();
+    assert!(
+        text.contains(&records[0].display().to_string())
+            && text.contains("delete it and")
+            && text.contains(".json to collect the pair again"),
+        "{text}"
+    );
+    std::fs::remove_file(&records[0]).unwrap();
+    std::fs::remove_file(records[0].with_extension("json")).unwrap();
+    let (resumed, _) =
+        collect_resumable(&cfg, &mut bank(), &identity, tmp.path(), &mut |_, _| {}).unwrap();
+    assert_eq!(resumed.records, whole.records);
+}
