@@ -734,3 +734,37 @@ fn policy_actions_other_than_the_ground_truths_are_refused() {
     let o = fit_linear(&run, &out, "4", &["--policy-actions", &same]);
     assert!(o.status.success(), "{}", text(&o));
 }
+
+/// A ground truth with no dataset beside it is still checked against the fit by the episode
+/// count it records: another collection's is refused (exit 3) and the report left as it was.
+#[test]
+fn evaluate_refuses_a_ground_truth_of_another_episode_count() {
+    let dir = run_folder();
+    let run = dir.path().join("run");
+    let out = dir.path().join("res");
+    let o = fit_linear(&run, &out, "4", &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    let mut gt: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run.join("ground_truth.json")).unwrap()).unwrap();
+    gt["n_dataset_episodes"] = serde_json::json!(999);
+    let alone = dir.path().join("alone");
+    std::fs::create_dir(&alone).unwrap();
+    let file = alone.join("ground_truth.json");
+    std::fs::write(&file, serde_json::to_vec_pretty(&gt).unwrap()).unwrap();
+    let before = std::fs::read(out.join("fqe.json")).unwrap();
+    let o = roboaudit(&[
+        "fqe",
+        "evaluate",
+        "--ground-truth",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        text(&o).contains("collected with a dataset of 999 episodes"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(std::fs::read(out.join("fqe.json")).unwrap(), before);
+}

@@ -58,6 +58,11 @@ pub struct GroundTruth {
     pub gamma: f64,
     /// Per policy.
     pub policies: Vec<TruthPolicy>,
+    /// Episodes of the dataset the collection wrote beside it (`fqe collect` records it);
+    /// `None` when not recorded. Lets a fit be checked against a ground truth whose dataset
+    /// is not at hand.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub n_dataset_episodes: Option<usize>,
 }
 
 /// Reads and checks a ground-truth file.

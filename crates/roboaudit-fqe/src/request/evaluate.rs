@@ -62,7 +62,14 @@ pub fn evaluate_request(
     // The very file the fit was scored against needs no dataset check (a fit on another
     // dataset than the run's is scored against the run's ground truth on purpose).
     if report.ground_truth.as_ref() != Some(&fingerprint) {
-        check_same_dataset(&report, &file, req.run.as_deref(), &gt_path, note)?;
+        check_same_dataset(
+            &report,
+            &file,
+            req.run.as_deref(),
+            &gt_path,
+            truth.n_dataset_episodes,
+            note,
+        )?;
     }
     check_policies(&report, &file, &truth, &gt_path, note)?;
     score(&mut report, &truth)?;
@@ -72,13 +79,15 @@ pub fn evaluate_request(
 
 /// Refuses to score `report` (read from `file`) against ground truth that comes with another
 /// dataset than the one it was fitted on: the names would match (pi0, pi1, …) and the numbers
-/// would mean nothing. Without a dataset beside the ground truth, or in a report that does not
-/// record its dataset, there is nothing to compare and a note says so.
+/// would mean nothing. Without a dataset beside the ground truth, the episode count the ground
+/// truth records (`truth_episodes`, when it does) must be the fitted dataset's; with nothing to
+/// compare (no count, or a report that does not record its dataset) a note says so.
 fn check_same_dataset(
     report: &FqeReport,
     file: &Path,
     run: Option<&Path>,
     gt_path: &Path,
+    truth_episodes: Option<usize>,
     note: &mut dyn FnMut(&str),
 ) -> Result<(), RequestError> {
     let Some(fitted) = &report.dataset else {
@@ -93,6 +102,17 @@ fn check_same_dataset(
         .or_else(|| gt_path.parent().map(|p| p.join("dataset")))
         .filter(|d| d.join("meta/info.json").is_file());
     let Some(dir) = beside else {
+        // The episode count the collection recorded still tells two collections apart.
+        if let Some(n) = truth_episodes
+            && n != fitted.episodes
+        {
+            return Err(RequestError::Input(format!(
+                "the fit in {} was made on the dataset {}, but the ground truth {} was collected with a dataset of {n} episodes: its values belong to another run; pass the run (or ground truth) the fit was made on",
+                file.display(),
+                fitted.describe(),
+                gt_path.display()
+            )));
+        }
         note(&format!(
             "note: no dataset beside the ground truth {}: cannot check that it belongs to the fitted dataset {}",
             gt_path.display(),

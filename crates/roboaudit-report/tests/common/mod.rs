@@ -236,6 +236,7 @@ pub fn fqe_fixture(dir: &Path) {
                 tasks: vec![task(0, 0.36), task(1, 0.18)],
             },
         ],
+        n_dataset_episodes: None,
     };
     roboaudit_fqe::score(&mut report, &truth).unwrap();
     write_json(dir, "fqe.json", &report);
