@@ -49,6 +49,17 @@ pub struct TruthPolicy {
     pub tasks: Vec<TruthTask>,
 }
 
+impl TruthPolicy {
+    /// The policy-actions file its values were measured with, relative to the ground truth's
+    /// folder: `actions_file`, else `policies/<policy>.parquet`.
+    #[must_use]
+    pub fn actions_path(&self) -> String {
+        self.actions_file
+            .clone()
+            .unwrap_or_else(|| format!("policies/{}.parquet", self.policy))
+    }
+}
+
 /// `ground_truth.json` (`roboaudit.fqe.ground_truth.v1`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GroundTruth {

@@ -188,24 +188,16 @@ fn policies(
         if let (Some(gt), Some(dir)) = (truth, gt_dir)
             && let Some(p) = gt.policies.iter().find(|p| &p.policy == name)
         {
-            refuse_other_actions(name, file, &dir.join(ground_truth_actions(p)))?;
+            refuse_other_actions(name, file, &dir.join(p.actions_path()))?;
         }
         out.push((name.clone(), file.clone()));
     }
     if let (true, Some(gt), Some(dir)) = (out.is_empty(), truth, gt_dir) {
         for p in &gt.policies {
-            out.push((p.policy.clone(), dir.join(ground_truth_actions(p))));
+            out.push((p.policy.clone(), dir.join(p.actions_path())));
         }
     }
     Ok(out)
-}
-
-/// The actions file a ground-truth policy's values were measured with, relative to the ground
-/// truth's folder.
-fn ground_truth_actions(p: &crate::evaluate::TruthPolicy) -> String {
-    p.actions_file
-        .clone()
-        .unwrap_or_else(|| format!("policies/{}.parquet", p.policy))
 }
 
 /// Refuses `--policy-actions NAME=FILE` when the ground truth knows `NAME` and measured its

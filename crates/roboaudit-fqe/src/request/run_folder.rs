@@ -58,11 +58,7 @@ pub fn fit_run_folder(
     obs.encoded();
     let mut targets = Vec::new();
     for p in &truth.policies {
-        let file = fit.run.join(
-            p.actions_file
-                .clone()
-                .unwrap_or_else(|| format!("policies/{}.parquet", p.policy)),
-        );
+        let file = fit.run.join(p.actions_path());
         let actions = read_policy_actions(&file).map_err(RequestError::Data)?;
         targets.push(TargetPolicy {
             name: p.policy.clone(),
