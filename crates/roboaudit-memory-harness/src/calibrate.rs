@@ -114,6 +114,19 @@ pub struct Calibration {
     pub passed: bool,
 }
 
+impl Calibration {
+    /// The calibration of `results` under the plan whose hash is `plan_hash`: passed when
+    /// every calibrator did.
+    #[must_use]
+    pub fn new(plan_hash: String, results: Vec<CalibratorResult>) -> Self {
+        Self {
+            plan_hash,
+            passed: results.iter().all(|r| r.passed),
+            results,
+        }
+    }
+}
+
 enum Want {
     Exact(f64),
     Above(f64),
@@ -226,9 +239,5 @@ pub fn calibrate(
             on_step,
         )?);
     }
-    Ok(Calibration {
-        plan_hash: plan.hash(),
-        passed: results.iter().all(|r| r.passed),
-        results,
-    })
+    Ok(Calibration::new(plan.hash(), results))
 }

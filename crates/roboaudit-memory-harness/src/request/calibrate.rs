@@ -49,11 +49,7 @@ pub fn calibrate_served(
             on_step,
         )?);
     }
-    Ok(Calibration {
-        plan_hash: plan.hash(),
-        passed: results.iter().all(|r| r.passed),
-        results,
-    })
+    Ok(Calibration::new(plan.hash(), results))
 }
 
 /// Refuses a calibration in which some calibrator had no eligible pair: its metrics are
