@@ -15,6 +15,7 @@ use crate::scenes::push_tasks;
 use crate::served::{
     ServedInfo, ServedKeys, ServedLatency, ServedTarget, served_dir, served_rollouts,
 };
+use crate::stamp::{FileStamp, first_changed, stamp_dirs};
 use roboaudit_policy_client::dataset_actions::{
     ActionsConfig, ActionsManifest, collect_actions, manifest_path,
 };
@@ -221,7 +222,15 @@ struct DatasetStage {
     episodes: usize,
     frames: usize,
     behaviour: Vec<BehaviourSummary>,
+    /// The dataset's and the built-in policy-actions files as the stage wrote them.
+    #[serde(default)]
+    files: Vec<FileStamp>,
 }
+
+/// The collection's LeRobot dataset folder, in the output folder.
+const DATASET_DIR: &str = "dataset";
+/// The collection's policy-actions folder, in the output folder.
+const POLICIES_DIR: &str = "policies";
 
 /// Runs the whole collection into `out` with built-in targets only (see [`collect_with`]).
 ///
@@ -274,10 +283,14 @@ pub fn collect_with(
     let resume = out.join(RESUME_DIR);
     std::fs::create_dir_all(&resume).map_err(io_err(&resume))?;
     let mut resumed = Resumed::default();
-    let ds = out.join("dataset");
-    let pol_dir = out.join("policies");
+    let ds = out.join(DATASET_DIR);
+    let pol_dir = out.join(POLICIES_DIR);
     let stage_file = resume.join("dataset.json");
-    let dataset = if let Some(d) = read_json::<DatasetStage>(&stage_file)? {
+    // A kept stage whose files changed since it finished (truncated, edited, removed) is redone:
+    // its output is deterministic, and a damaged file must not reach the finished collection.
+    let kept = read_json::<DatasetStage>(&stage_file)?
+        .filter(|d| !d.files.is_empty() && first_changed(out, &d.files).is_none());
+    let dataset = if let Some(d) = kept {
         resumed.dataset = true;
         d
     } else {
@@ -302,6 +315,7 @@ pub fn collect_with(
             episodes: summary.episodes,
             frames: summary.frames,
             behaviour: summarize(&plan, &records),
+            files: stamp_dirs(out, &[DATASET_DIR, POLICIES_DIR])?,
         };
         write_json(&stage_file, &d)?;
         d
@@ -336,7 +350,7 @@ pub fn collect_with(
         schema: SCHEMA.into(),
         gamma: c.gamma,
         seed: c.seed,
-        dataset: "dataset".into(),
+        dataset: DATASET_DIR.into(),
         image_key: IMAGE_KEY.into(),
         state_key: "observation.state".into(),
         action_key: "action".into(),

@@ -33,6 +33,7 @@ pub mod request;
 pub mod scenes;
 pub mod served;
 pub mod shard;
+pub mod stamp;
 pub mod targets;
 
 pub use collect::{
