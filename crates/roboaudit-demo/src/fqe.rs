@@ -7,7 +7,8 @@ use crate::{DemoError, DemoObserver, Scale};
 use roboaudit_fqe::headline::FqeHeadline;
 use roboaudit_fqe::request::{RunFolderFit, fit_run_folder};
 use roboaudit_fqe::{
-    FitConfig, FqeReport, FrameFeatures, LinearFqeConfig, NeuralFqeConfig, summary::render_markdown,
+    FitConfig, FqeReport, FrameFeatures, LinearFqeConfig, NeuralFqeConfig, REPORT_FILE,
+    SUMMARY_FILE, write_report,
 };
 use roboaudit_fqe_collect::{CollectConfig, collect_with};
 use std::path::Path;
@@ -61,7 +62,7 @@ fn sizes(scale: Scale) -> Sizes {
 const RUN_OUTPUTS: &[&str] = &["ground_truth.json"];
 
 /// Outputs of the fit whose fingerprints its stamp records.
-const FIT_OUTPUTS: &[&str] = &["fqe.json", "summary.md"];
+const FIT_OUTPUTS: &[&str] = &[REPORT_FILE, SUMMARY_FILE];
 
 /// Collects into `DIR/fqe/run/` unless a finished collection with the same settings is there.
 fn collect_run(
@@ -169,7 +170,7 @@ pub(crate) fn run(
         "components": s.components,
         "bootstrap": s.bootstrap,
     });
-    let fqe_json = fit_dir.join("fqe.json");
+    let fqe_json = fit_dir.join(REPORT_FILE);
     let report = if stage_done(&fit_dir, &settings, FIT_OUTPUTS, &|l| obs.note(l)) {
         let text = std::fs::read_to_string(&fqe_json)
             .map_err(DemoError::io(format!("cannot read {}", fqe_json.display())))?;
@@ -180,15 +181,7 @@ pub(crate) fn run(
     } else {
         stage::clear(&fit_dir);
         let report = fit(&run_dir, &fit_dir, &s, obs)?;
-        let json =
-            serde_json::to_vec_pretty(&report).map_err(DemoError::serialize("FQE report"))?;
-        roboaudit_data::atomic::write_all_atomic(&[
-            (&fqe_json, &json),
-            (
-                &fit_dir.join("summary.md"),
-                render_markdown(&report).as_bytes(),
-            ),
-        ])?;
+        write_report(&fit_dir, &report)?;
         mark_done(&fit_dir, &settings, FIT_OUTPUTS)?;
         report
     };

@@ -54,6 +54,7 @@ pub mod naive;
 pub mod neural;
 pub mod notes;
 pub mod number;
+pub mod output;
 pub mod pca;
 pub mod pipeline;
 pub mod report;
@@ -84,6 +85,7 @@ pub use neural::{
     CurvePoint, NeuralFit, NeuralFqeConfig, PROGRESS_EVERY, QHead, fit_neural,
     fit_neural_replicate, fit_neural_with_progress,
 };
+pub use output::{REPORT_FILE, SUMMARY_FILE, write_report};
 pub use pipeline::{Provenance, Truth, fit_and_score};
 pub use report::{DatasetIdentity, FqeReport, Interval, SCHEMA, fingerprint};
 pub use request::{FitObserver, FitRequest, RequestError, fit_request};
