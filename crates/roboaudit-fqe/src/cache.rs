@@ -2,7 +2,7 @@
 //! 64-bit FNV-1a hash of the frame's encoded image bytes, so the same frame is encoded once
 //! across runs and datasets. Layout: the header `RAFQC1`, the feature width as `u32` LE, then
 //! fixed-size records `key: u64 LE, values: [f32 LE; width]`. A truncated last record (a file
-//! from an older roboaudit that appended in place) is ignored.
+//! appended to in place and cut short) is ignored.
 //!
 //! The cache file is never written in place: the first new record of a run starts a temporary
 //! copy in the same folder (the committed records, then the new ones), and

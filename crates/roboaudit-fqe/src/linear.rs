@@ -48,7 +48,7 @@ pub struct LinearFqeConfig {
     pub ridge: f64,
     /// Action terms of the features.
     pub action_terms: ActionTerms,
-    /// Fixed-point solver (absent in older reports: LSTD).
+    /// Fixed-point solver (LSTD when the field is missing).
     #[serde(default)]
     pub solver: LinearSolver,
     /// Most fixed-point iterations ([`LinearSolver::Iterated`] only).

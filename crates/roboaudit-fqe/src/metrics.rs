@@ -48,8 +48,8 @@ pub struct Metrics {
     pub regret_at_1_v: Option<f64>,
     /// Normalized regret@1 against SR.
     pub regret_at_1_sr: Option<f64>,
-    /// Policies tied at the top estimate (1 when the pick is unique; 0 with no policies). Absent in
-    /// older reports.
+    /// Policies tied at the top estimate (1 when the pick is unique; 0 with no policies or when the
+    /// field is missing).
     #[serde(default)]
     pub top_ties: usize,
     /// MMRV against `V^π` (units of V).

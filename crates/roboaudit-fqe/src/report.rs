@@ -184,7 +184,7 @@ pub struct EstimatorMetrics {
     /// Suite metrics over the policies inside the data's support: those with no task flagged
     /// by the coverage diagnostics (seed 003 App. A.4: FQE cannot evaluate a policy whose actions
     /// the data never took, so a ranking that includes one mixes two questions). `None` when no
-    /// policy is flagged (it would equal `suite`) or when every policy is. Absent in older reports.
+    /// policy is flagged (it would equal `suite`) or when every policy is, or the field is missing.
     #[serde(default)]
     pub suite_in_support: Option<InSupport>,
 }
@@ -282,23 +282,23 @@ pub struct FqeReport {
     /// `(policy, task)` cells flagged out of support.
     pub coverage_flags: Vec<(String, String)>,
     /// Warnings a reader must see beside the numbers (e.g. a neural fit too short to converge, estimates
-    /// outside `[0, 1]`); absent in older reports.
+    /// outside `[0, 1]`); empty when the field is missing.
     #[serde(default)]
     pub notes: Vec<String>,
     /// Length in frames of the dataset's median episode (the upper middle one for an even count),
     /// which bounds how many Bellman backups carry a terminal label to an episode's initial inputs
-    /// ([`crate::notes::reliability_notes`]). Absent in older reports.
+    /// ([`crate::notes::reliability_notes`]). `None` when the field is missing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub median_episode_frames: Option<usize>,
     /// The dataset the estimates were fitted on (set by the caller that opened it; `fqe
-    /// evaluate` refuses ground truth of another run's dataset). Absent in older reports.
+    /// evaluate` refuses ground truth of another run's dataset). `None` when the field is missing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dataset: Option<DatasetIdentity>,
     /// 64-bit FNV-1a (hex, [`fingerprint`]) of the ground-truth file the estimates
     /// were last scored against (by the fit or `fqe evaluate`): `evaluate` accepts that very
     /// file again whatever
     /// dataset lies beside it (a fit on another dataset than the run's, `fit --run RUN
-    /// --dataset OTHER`). Absent when the fit had no ground truth, and in older reports.
+    /// --dataset OTHER`). Absent when the fit had no ground truth.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ground_truth: Option<String>,
 }

@@ -27,7 +27,7 @@ pub(crate) fn strip(report: &FqeReport, fqe_file: &Path) -> Result<FrameStrip, S
     let identity = report
         .dataset
         .as_ref()
-        .ok_or("the fit recorded no dataset (fqe.json written by an older roboaudit)")?;
+        .ok_or("the fit recorded no dataset (its fqe.json has no `dataset` field)")?;
     let (root, dataset) = locate(identity, fqe_file)?;
     let camera = camera(report, &dataset)
         .ok_or_else(|| format!("dataset {} has no image or video feature", root.display()))?;

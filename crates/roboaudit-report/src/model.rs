@@ -131,7 +131,7 @@ pub struct FqeSection {
     /// The report, unchanged (`roboaudit.fqe.v1`).
     pub report: FqeReport,
     /// First and last camera frames per task of the dataset the estimates were fitted on, when
-    /// the dataset was found (see `frames_note`). Absent in older reports.
+    /// the dataset was found (see `frames_note`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frames: Option<FrameStrip>,
     /// Why `frames` is absent.

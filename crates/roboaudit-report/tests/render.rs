@@ -106,7 +106,7 @@ fn every_available_plot_is_drawn_with_its_caption() {
     assert_eq!(
         strips.iter().map(|p| p.note.as_deref()).collect::<Vec<_>>(),
         [Some(
-            "the fit recorded no dataset (fqe.json written by an older roboaudit)"
+            "the fit recorded no dataset (its fqe.json has no `dataset` field)"
         )]
     );
     let html = render_html(&report).unwrap();

@@ -31,7 +31,7 @@ pub struct NeuralFqeConfig {
     pub steps: usize,
     /// Stop each fit when its estimate has settled (see [`super::SETTLE_WINDOW`]: enough Bellman
     /// backups for the median episode and a flat learning curve), at most `steps`. The learning
-    /// rate still decays over `steps`. Absent in older reports: false.
+    /// rate still decays over `steps`. False when the field is missing.
     #[serde(default)]
     pub auto_steps: bool,
     /// Transitions per mini-batch.
@@ -55,15 +55,15 @@ pub struct NeuralFqeConfig {
     /// range are reported in [`crate::FqeReport::notes`] instead.
     pub target_update_every: usize,
     /// Polyak rate `τ ∈ [0, 1]`: when > 0 the target network moves every step,
-    /// `θ̄ ← (1 − τ) θ̄ + τ θ`, instead of being copied every `target_update_every` steps. Absent in
-    /// older reports: 0.
+    /// `θ̄ ← (1 − τ) θ̄ + τ θ`, instead of being copied every `target_update_every` steps. 0 when
+    /// the field is missing.
     #[serde(default)]
     pub target_tau: f64,
     /// Learning-curve point period in steps.
     pub curve_every: usize,
     /// Seed of initialization and mini-batch draws.
     pub seed: u64,
-    /// Output head of the Q network (absent in older reports: [`QHead::Linear`]).
+    /// Output head of the Q network ([`QHead::Linear`] when the field is missing).
     #[serde(default)]
     pub head: QHead,
 }
