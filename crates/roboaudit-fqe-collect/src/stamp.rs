@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use roboaudit_types::seed::fnv1a64;
+use roboaudit_types::seed::fingerprint;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, io_err};
@@ -50,7 +50,7 @@ fn stamp_tree(root: &Path, dir: &Path, out: &mut Vec<FileStamp>) -> Result<()> {
                     .collect::<Vec<_>>()
                     .join("/"),
                 bytes: bytes.len() as u64,
-                fnv1a64: format!("{:016x}", fnv1a64(&bytes)),
+                fnv1a64: fingerprint(&bytes),
             });
         }
     }
@@ -67,7 +67,7 @@ pub fn first_changed(root: &Path, stamps: &[FileStamp]) -> Option<String> {
         .find(|s| {
             let path = root.join(&s.path);
             let intact = std::fs::metadata(&path).is_ok_and(|m| m.len() == s.bytes)
-                && std::fs::read(&path).is_ok_and(|b| format!("{:016x}", fnv1a64(&b)) == s.fnv1a64);
+                && std::fs::read(&path).is_ok_and(|b| fingerprint(&b) == s.fnv1a64);
             !intact
         })
         .map(|s| s.path.clone())

@@ -8,7 +8,6 @@ use roboaudit_data::lerobot::LeRobotDataset;
 use serde::{Deserialize, Serialize};
 
 use crate::FqeError;
-use crate::cache::fnv1a64;
 use crate::coverage::TaskCoverage;
 use crate::linear::LinearFqeConfig;
 use crate::metrics::Metrics;
@@ -303,12 +302,8 @@ pub struct FqeReport {
     pub ground_truth: Option<String>,
 }
 
-/// 64-bit FNV-1a of `bytes` as 16 hex digits: the fingerprint [`FqeReport::ground_truth`] and
-/// [`DatasetIdentity::fingerprint`] record (and the demo's stage stamps): equal bytes give equal
-/// text, a changed file almost surely another.
-pub fn fingerprint(bytes: &[u8]) -> String {
-    format!("{:016x}", fnv1a64(bytes))
-}
+/// The fingerprint [`FqeReport::ground_truth`] and [`DatasetIdentity::fingerprint`] record.
+pub use roboaudit_types::seed::fingerprint;
 
 #[cfg(test)]
 mod tests {

@@ -63,6 +63,15 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
     Fnv1a::new().write(bytes).finish()
 }
 
+/// 64-bit FNV-1a of `bytes` as 16 lowercase hex digits: the fingerprint result files record of
+/// the files they were computed from (a ground truth, a dataset, a stage's outputs). Equal bytes
+/// give equal text; a changed file almost surely gives another (not a defence against anyone
+/// forging a file).
+#[must_use]
+pub fn fingerprint(bytes: &[u8]) -> String {
+    format!("{:016x}", fnv1a64(bytes))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
