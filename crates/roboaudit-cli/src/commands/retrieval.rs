@@ -5,7 +5,7 @@ use crate::{output, progress};
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use roboaudit_retrieval::request::{
-    AuditObserver, AuditRequest, RequestError as AuditRequestError, audit_request,
+    AuditObserver, AuditOptions, RequestError as AuditRequestError, audit_request,
 };
 use roboaudit_retrieval_collect::Mechanism;
 use roboaudit_retrieval_collect::Progress;
@@ -20,7 +20,7 @@ use std::path::PathBuf;
 #[derive(Debug, Subcommand)]
 pub enum RetrievalCommand {
     /// Audit selection rules on a transfer matrix: writes DIR/audit.json and DIR/summary.md.
-    Audit(AuditArgs),
+    Audit(AuditOptions),
     /// Collect a run folder on the built-in testbed: record a library, execute every experience in
     /// every query scene over several seeds (resumable), write what `retrieval audit --run` reads.
     Collect(CollectArgs),
@@ -64,91 +64,11 @@ pub struct CollectArgs {
     shard: Option<roboaudit_retrieval_collect::Shard>,
 }
 
-/// Inputs and settings of `roboaudit retrieval audit`.
-#[derive(Debug, Args)]
-pub struct AuditArgs {
-    /// Folder holding executions.parquet, scenes.csv, experiences.csv, embeddings.parquet
-    /// (and optionally selections.csv); individual file options override its files.
-    #[arg(long, value_name = "DIR")]
-    run: Option<PathBuf>,
-    /// Execution log (CSV, Parquet or JSONL): experience_id, scene_id, seed, success.
-    #[arg(long, value_name = "FILE")]
-    executions: Option<PathBuf>,
-    /// Query scenes: scene_id, perturbation, layout_level, appearance_draw.
-    #[arg(long, value_name = "FILE")]
-    scenes: Option<PathBuf>,
-    /// Library experiences in library order: experience_id [, base_scene_id, recorded_at, own_base_success].
-    #[arg(long, value_name = "FILE")]
-    experiences: Option<PathBuf>,
-    /// Embeddings: representation, kind (experience|scene), id, vector.
-    #[arg(long, value_name = "FILE")]
-    embeddings: Option<PathBuf>,
-    /// Optional user selection log: scene_id, experience_id.
-    #[arg(long, value_name = "FILE")]
-    selections: Option<PathBuf>,
-    /// Name of the representation that holds state features (enables the structural rule).
-    #[arg(long, value_name = "REP")]
-    structural: Option<String>,
-    /// Output folder (created if missing); nothing is written there when the audit fails.
-    #[arg(long, value_name = "DIR")]
-    out: PathBuf,
-    /// Seed of every random draw (shuffles, bootstrap, random rule, track record).
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
-    /// Bootstrap resamples for every interval (100 to 1,000,000; fewer give intervals that mean nothing).
-    #[arg(long, default_value_t = 10_000, value_parser = draws_in(100, 1_000_000))]
-    resamples: usize,
-    /// Permutations of the frequency-matched shuffle (100 to 1,000,000).
-    #[arg(long, default_value_t = 10_000, value_parser = draws_in(100, 1_000_000))]
-    permutations: usize,
-    /// Random K-subsets of the pool for the concentration intervention (1 to 100,000).
-    #[arg(long, default_value_t = 200, value_parser = draws_in(1, 100_000))]
-    subsets: usize,
-    /// Nested library sizes by library order, e.g. `--library-size 3 10 50`.
-    #[arg(long = "library-size", value_name = "K", num_args = 1..)]
-    library_sizes: Vec<usize>,
-    /// Skip re-running each rule without its top pick (the report's `top_pick_deletion` is then
-    /// null with a reason).
-    #[arg(long)]
-    no_top_pick_deletion: bool,
-}
-
-/// A parser for a count of random draws within `[lo, hi]`: the upper bound keeps a typo from
-/// asking for terabytes of resample indices.
-fn draws_in(lo: u64, hi: u64) -> impl clap::builder::TypedValueParser<Value = usize> {
-    clap::builder::RangedU64ValueParser::<usize>::new().range(lo..=hi)
-}
-
 /// Runs a retrieval subcommand.
 pub fn run(cmd: RetrievalCommand) -> Result<()> {
     match cmd {
         RetrievalCommand::Audit(args) => audit(args),
         RetrievalCommand::Collect(args) => collect(&args),
-    }
-}
-
-impl AuditArgs {
-    /// The typed request these options name.
-    fn request(self) -> AuditRequest {
-        AuditRequest {
-            run: self.run,
-            executions: self.executions,
-            scenes: self.scenes,
-            experiences: self.experiences,
-            embeddings: self.embeddings,
-            selections: self.selections,
-            out: self.out,
-            config: roboaudit_retrieval::AuditConfig {
-                seed: self.seed,
-                resamples: self.resamples,
-                permutations: self.permutations,
-                random_subsets: self.subsets,
-                library_sizes: self.library_sizes,
-                structural: self.structural,
-                top_pick_deletion: !self.no_top_pick_deletion,
-                ..roboaudit_retrieval::AuditConfig::default()
-            },
-        }
     }
 }
 
@@ -186,7 +106,7 @@ pub(crate) fn audit_error(e: AuditRequestError) -> anyhow::Error {
     }
 }
 
-fn audit(args: AuditArgs) -> Result<()> {
+fn audit(args: AuditOptions) -> Result<()> {
     // Both are the user's choice of --out, so they are refused before any input is read.
     output::refuse_out_file(&args.out)?;
     output::refuse_foreign_results(
