@@ -3,7 +3,7 @@
 use crate::exit::InvalidInput;
 use crate::{output, progress};
 use anyhow::Result;
-use clap::{Args, Subcommand};
+use clap::Subcommand;
 use roboaudit_retrieval::request::{
     AuditObserver, AuditOptions, RequestError as AuditRequestError, audit_request,
 };
@@ -14,7 +14,6 @@ use roboaudit_retrieval_collect::request::{
 };
 use roboaudit_retrieval_learned::request::policy_checks;
 use std::cell::RefCell;
-use std::path::PathBuf;
 
 /// Retrieval-audit subcommands.
 #[derive(Debug, Subcommand)]
@@ -23,45 +22,7 @@ pub enum RetrievalCommand {
     Audit(AuditOptions),
     /// Collect a run folder on the built-in testbed: record a library, execute every experience in
     /// every query scene over several seeds (resumable), write what `retrieval audit --run` reads.
-    Collect(CollectArgs),
-}
-
-/// Settings of `roboaudit retrieval collect`.
-#[derive(Debug, Args)]
-pub struct CollectArgs {
-    /// Task: stack or door.
-    #[arg(long, default_value = "stack")]
-    task: String,
-    /// Reuse mechanism: replay (open-loop path retargeted to the first manipulated object) or
-    /// policy (a behaviour-cloned closed-loop image policy per experience, trained on its own
-    /// demonstration into DIR/policies/; one that fails in its own base scene is rejected).
-    #[arg(long, default_value = "replay")]
-    mechanism: String,
-    /// Pool size K: accepted experiences (nested libraries are its prefixes), 1 to 500.
-    #[arg(long, default_value_t = 50)]
-    library: usize,
-    /// Query scenes (40 % appearance, 40 % layout, rest fresh), 3 to 400.
-    #[arg(long, default_value_t = 40)]
-    scenes: usize,
-    /// Execution seeds per experience × scene cell, 1 to 100.
-    #[arg(long, default_value_t = 5)]
-    seeds: usize,
-    /// Master seed of scenes, demonstrators and execution noise.
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
-    /// Executions per part file of DIR/executions/ (a killed run loses at most one part's work).
-    #[arg(long, default_value_t = 500)]
-    chunk: usize,
-    /// Stop after writing this many parts (a time-boxed run; rerun the same command to resume).
-    #[arg(long, value_name = "N")]
-    max_chunks: Option<usize>,
-    /// Run folder; an unfinished run with the same settings there is resumed.
-    #[arg(long, value_name = "DIR")]
-    out: PathBuf,
-    /// Write only shard I of N (0-based; part files p with p mod N = I) and a shard.json, e.g. a
-    /// Slurm array task's `--shard $SLURM_ARRAY_TASK_ID/N`; `roboaudit merge` joins the shards.
-    #[arg(long, value_name = "I/N")]
-    shard: Option<roboaudit_retrieval_collect::Shard>,
+    Collect(CollectRequest),
 }
 
 /// Runs a retrieval subcommand.
@@ -144,36 +105,17 @@ fn audit(args: AuditOptions) -> Result<()> {
     Ok(())
 }
 
-impl CollectArgs {
-    /// The typed request these options name.
-    fn request(&self) -> CollectRequest {
-        CollectRequest {
-            task: self.task.clone(),
-            mechanism: self.mechanism.clone(),
-            library: self.library,
-            scenes: self.scenes,
-            seeds: self.seeds,
-            seed: self.seed,
-            chunk: self.chunk,
-            max_chunks: self.max_chunks,
-            shard: self.shard,
-            out: self.out.clone(),
-        }
-    }
-}
-
-fn collect(args: &CollectArgs) -> Result<()> {
-    output::refuse_out_file(&args.out)?;
-    let request = args.request();
+fn collect(request: &CollectRequest) -> Result<()> {
+    output::refuse_out_file(&request.out)?;
     let config = request.config().map_err(collect_error)?;
     let bar = CollectBar::new(config.task.name());
-    let out = roboaudit_retrieval_learned::request::collect_request(&config, &request, &bar);
+    let out = roboaudit_retrieval_learned::request::collect_request(&config, request, &bar);
     drop(bar);
     let out = out.map_err(collect_error)?;
     if config.mechanism == Mechanism::Policy {
         out!("{}", policy_checks(&out.dir)?)?;
     }
-    out!("{}", out.summary(args.shard))?;
+    out!("{}", out.summary(request.shard))?;
     Ok(())
 }
 
