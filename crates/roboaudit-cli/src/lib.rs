@@ -65,7 +65,7 @@ enum Command {
     #[command(subcommand)]
     Fqe(commands::fqe::FqeCommand),
     /// Render any set of audit output folders into one report: JSON, Markdown and self-contained HTML with plots.
-    Report(commands::report::ReportArgs),
+    Report(roboaudit_report::request::ReportOptions),
     /// Run the audits on the built-in testbed and write one report: what a new user runs first.
     Demo(commands::demo::DemoArgs),
     /// Merge the shard folders of a sharded collection (`--shard I/N`) into one run folder.
