@@ -67,7 +67,7 @@ enum Command {
     /// Render any set of audit output folders into one report: JSON, Markdown and self-contained HTML with plots.
     Report(roboaudit_report::request::ReportOptions),
     /// Run the audits on the built-in testbed and write one report: what a new user runs first.
-    Demo(commands::demo::DemoArgs),
+    Demo(roboaudit_demo::DemoRequest),
     /// Merge the shard folders of a sharded collection (`--shard I/N`) into one run folder.
     Merge(commands::shard::MergeArgs),
     /// Jobs done per shard folder of a sharded collection, from the files on disk.
