@@ -65,13 +65,13 @@ enum Command {
     #[command(subcommand)]
     Fqe(commands::fqe::FqeCommand),
     /// Render any set of audit output folders into one report: JSON, Markdown and self-contained HTML with plots.
-    Report(commands::report::ReportArgs),
+    Report(roboaudit_report::request::ReportOptions),
     /// Run the audits on the built-in testbed and write one report: what a new user runs first.
-    Demo(commands::demo::DemoArgs),
+    Demo(roboaudit_demo::DemoRequest),
     /// Merge the shard folders of a sharded collection (`--shard I/N`) into one run folder.
-    Merge(commands::shard::MergeArgs),
+    Merge(roboaudit_shard::request::MergeOptions),
     /// Jobs done per shard folder of a sharded collection, from the files on disk.
-    Status(commands::shard::StatusArgs),
+    Status(roboaudit_shard::request::StatusOptions),
     /// Check one input file with the reader the audits use (exit 3 naming file, row and column).
     Validate(commands::validate::ValidateArgs),
     /// Representations (pixels32, ResNet-18, DINOv2, CLIP from local safetensors files) of a folder of images or a LeRobot dataset's first frames, as a retrieval embeddings file.

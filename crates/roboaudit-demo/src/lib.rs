@@ -43,12 +43,22 @@ pub type DemoReport = roboaudit_report::demo::DemoFile<CollectConfig, LibrarySta
 /// Number of stages announced to the observer.
 pub const STAGES: usize = 10;
 
-/// A demo run.
+/// The output folder of a demo when none is given.
+pub const DEFAULT_OUT: &str = "roboaudit-demo";
+
+/// A demo run. Each field's documentation is its command-line help.
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct DemoRequest {
-    /// The output folder; a rerun into it reuses finished stages.
+    /// Output folder; rerunning into it reuses finished stages.
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "DIR", default_value = DEFAULT_OUT)
+    )]
     pub out: PathBuf,
-    /// `Standard` (a few minutes on 2 cores) or `Small` (about a quarter of the work).
+    /// `standard` (a few minutes on 2 cores) or `small` (about a minute: fewer scenes, pairs,
+    /// episodes and training steps, for a first look or a smoke test; the numbers are noisier).
+    #[cfg_attr(feature = "clap", arg(long, value_enum, default_value_t = Scale::Standard))]
     pub scale: Scale,
 }
 

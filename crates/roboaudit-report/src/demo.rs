@@ -12,8 +12,10 @@ use serde::{Deserialize, Serialize};
 /// Schema tag of the demo's `audit.json` files (top level and `retrieval/`).
 pub const DEMO_SCHEMA: &str = "roboaudit.demo.v1";
 
-/// Size of the demo: `standard` or `small` (about a quarter of the work).
+/// Size of the demo: `standard` or `small` (about a quarter of the work). Each variant's
+/// documentation is its command-line help.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "snake_case")]
 pub enum DemoScale {
     /// The default sizes.

@@ -27,6 +27,7 @@ mod html;
 mod markdown;
 mod model;
 mod plots;
+pub mod request;
 mod summary;
 mod transfer;
 

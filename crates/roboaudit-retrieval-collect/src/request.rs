@@ -15,29 +15,53 @@ use crate::shard::{part_count, part_files};
 use roboaudit_shard::Shard;
 
 /// Everything `retrieval collect` needs, as typed values (the task and mechanism as text, as
-/// they are typed).
+/// they are typed); each field's documentation is its command-line help, whose defaults are
+/// [`CollectConfig::default`]'s. [`CollectRequest::config`] parses the task
+/// ([`AuditTask::parse`]) and the mechanism ([`Mechanism::parse`]) and checks the sizes
+/// ([`CollectConfig::check`]). `max_chunks` `None` runs to the end; `shard` `None` writes every
+/// part.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct CollectRequest {
-    /// Task name: `stack` or `door` ([`AuditTask::parse`]).
+    /// Task: stack or door.
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, default_value_t = CollectConfig::default().task.name().to_owned())
+    )]
     pub task: String,
-    /// Reuse mechanism: `replay` or `policy` ([`Mechanism::parse`]).
+    /// Reuse mechanism: replay (open-loop path retargeted to the first manipulated object) or
+    /// policy (a behaviour-cloned closed-loop image policy per experience, trained on its own
+    /// demonstration into DIR/policies/; one that fails in its own base scene is rejected).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, default_value_t = CollectConfig::default().mechanism.name().to_owned())
+    )]
     pub mechanism: String,
-    /// Pool size K: accepted experiences, 1 to 500.
+    /// Pool size K: accepted experiences (nested libraries are its prefixes), 1 to 500.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = CollectConfig::default().library))]
     pub library: usize,
-    /// Query scenes, 3 to 400.
+    /// Query scenes (40 % appearance, 40 % layout, rest fresh), 3 to 400.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = CollectConfig::default().scenes))]
     pub scenes: usize,
     /// Execution seeds per experience × scene cell, 1 to 100.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = CollectConfig::default().seeds))]
     pub seeds: usize,
     /// Master seed of scenes, demonstrators and execution noise.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = CollectConfig::default().seed))]
     pub seed: u64,
-    /// Executions per part file of `OUT/executions/`.
+    /// Executions per part file of DIR/executions/ (a killed run loses at most one part's work).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = CollectConfig::default().chunk))]
     pub chunk: usize,
-    /// Stop after writing this many parts (`None`: run to the end).
+    /// Stop after writing this many parts (a time-boxed run; rerun the same command to resume).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "N"))]
     pub max_chunks: Option<usize>,
-    /// Write only this shard's parts and a `shard.json` (`None`: every part).
-    pub shard: Option<Shard>,
     /// Run folder; an unfinished run with the same settings there is resumed.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "DIR"))]
     pub out: PathBuf,
+    /// Write only shard I of N (0-based; part files p with p mod N = I) and a shard.json, e.g. a
+    /// Slurm array task's `--shard $SLURM_ARRAY_TASK_ID/N`; `roboaudit merge` joins the shards.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "I/N"))]
+    pub shard: Option<Shard>,
 }
 
 /// Errors of a collect request, each with a whole message.

@@ -36,6 +36,13 @@ pub enum CiMethod {
     Bca,
 }
 
+/// Scene-bootstrap resamples per interval by default (SPEC.md §0).
+pub const DEFAULT_RESAMPLES: usize = 10_000;
+/// Frequency-matched shuffle permutations by default (SPEC.md §1).
+pub const DEFAULT_PERMUTATIONS: usize = 10_000;
+/// Random K-subsets of the pool per library size by default (SPEC.md §1).
+pub const DEFAULT_RANDOM_SUBSETS: usize = 200;
+
 /// Settings of a retrieval audit, as given by a caller. Validate with [`AuditConfig::check`].
 ///
 /// ```
@@ -86,12 +93,12 @@ impl Default for AuditConfig {
     fn default() -> Self {
         Self {
             seed: 0,
-            resamples: 10_000,
-            permutations: 10_000,
+            resamples: DEFAULT_RESAMPLES,
+            permutations: DEFAULT_PERMUTATIONS,
             level: 0.95,
             ci_method: CiMethod::Percentile,
             library_sizes: vec![3, 10],
-            random_subsets: 200,
+            random_subsets: DEFAULT_RANDOM_SUBSETS,
             top_pick_deletion: true,
             csls_k: 10,
             structural: None,

@@ -51,7 +51,10 @@ mod shuffle;
 pub mod synthetic;
 
 pub use audit::{POWER_METHOD, TIE_BREAK, run_audit, run_prepared};
-pub use config::{AuditConfig, CheckedConfig, CiMethod, Metric};
+pub use config::{
+    AuditConfig, CheckedConfig, CiMethod, DEFAULT_PERMUTATIONS, DEFAULT_RANDOM_SUBSETS,
+    DEFAULT_RESAMPLES, Metric,
+};
 pub use error::RetrievalError;
 pub use prepared::PreparedInputs;
 pub use render::{fixed, render_compact_table, render_summary_markdown, signed};

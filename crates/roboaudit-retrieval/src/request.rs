@@ -39,6 +39,108 @@ pub struct AuditRequest {
     pub config: AuditConfig,
 }
 
+/// The options of `retrieval audit` as a user gives them; [`AuditOptions::request`] turns them
+/// into an [`AuditRequest`]. Each field's documentation is its command-line help. The input
+/// files are those of [`AuditRequest`]: the executions may also be a folder of Parquet parts.
+/// The settings are checked by [`AuditConfig::check`] when the request runs; the command line's
+/// parser also bounds the counts of random draws (`resamples` and `permutations` 100 to
+/// 1,000,000, `subsets` 1 to 100,000), so that a typo cannot ask for terabytes of resample
+/// indices. Without `library_sizes` the audit runs no library intervention.
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+pub struct AuditOptions {
+    /// Folder holding executions.parquet, scenes.csv, experiences.csv, embeddings.parquet
+    /// (and optionally selections.csv); individual file options override its files.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "DIR"))]
+    pub run: Option<PathBuf>,
+    /// Execution log (CSV, Parquet or JSONL): experience_id, scene_id, seed, success.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "FILE"))]
+    pub executions: Option<PathBuf>,
+    /// Query scenes: scene_id, perturbation, layout_level, appearance_draw.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "FILE"))]
+    pub scenes: Option<PathBuf>,
+    /// Library experiences in library order: experience_id [, base_scene_id, recorded_at, own_base_success].
+    #[cfg_attr(feature = "clap", arg(long, value_name = "FILE"))]
+    pub experiences: Option<PathBuf>,
+    /// Embeddings: representation, kind (experience|scene), id, vector.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "FILE"))]
+    pub embeddings: Option<PathBuf>,
+    /// Optional user selection log: scene_id, experience_id.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "FILE"))]
+    pub selections: Option<PathBuf>,
+    /// Name of the representation that holds state features (enables the structural rule).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "REP"))]
+    pub structural: Option<String>,
+    /// Output folder (created if missing); nothing is written there when the audit fails.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "DIR"))]
+    pub out: PathBuf,
+    /// Seed of every random draw (shuffles, bootstrap, random rule, track record).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 0))]
+    pub seed: u64,
+    /// Bootstrap resamples for every interval (100 to 1,000,000; fewer give intervals that mean nothing).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, default_value_t = crate::DEFAULT_RESAMPLES, value_parser = draws_in(100, 1_000_000))
+    )]
+    pub resamples: usize,
+    /// Permutations of the frequency-matched shuffle (100 to 1,000,000).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, default_value_t = crate::DEFAULT_PERMUTATIONS, value_parser = draws_in(100, 1_000_000))
+    )]
+    pub permutations: usize,
+    /// Random K-subsets of the pool for the concentration intervention (1 to 100,000).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, default_value_t = crate::DEFAULT_RANDOM_SUBSETS, value_parser = draws_in(1, 100_000))
+    )]
+    pub subsets: usize,
+    /// Nested library sizes by library order, e.g. `--library-size 3 10 50`.
+    #[cfg_attr(
+        feature = "clap",
+        arg(long = "library-size", value_name = "K", num_args = 1..)
+    )]
+    pub library_sizes: Vec<usize>,
+    /// Skip re-running each rule without its top pick (the report's `top_pick_deletion` is then
+    /// null with a reason).
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub no_top_pick_deletion: bool,
+}
+
+/// A parser for a count of random draws within `[lo, hi]`: the upper bound keeps a typo from
+/// asking for terabytes of resample indices.
+#[cfg(feature = "clap")]
+fn draws_in(lo: u64, hi: u64) -> impl clap::builder::TypedValueParser<Value = usize> {
+    clap::builder::RangedU64ValueParser::<usize>::new().range(lo..=hi)
+}
+
+impl AuditOptions {
+    /// The request these options name: the audit's other settings are
+    /// [`AuditConfig::default`]'s.
+    #[must_use]
+    pub fn request(self) -> AuditRequest {
+        AuditRequest {
+            run: self.run,
+            executions: self.executions,
+            scenes: self.scenes,
+            experiences: self.experiences,
+            embeddings: self.embeddings,
+            selections: self.selections,
+            out: self.out,
+            config: AuditConfig {
+                seed: self.seed,
+                resamples: self.resamples,
+                permutations: self.permutations,
+                random_subsets: self.subsets,
+                library_sizes: self.library_sizes,
+                structural: self.structural,
+                top_pick_deletion: !self.no_top_pick_deletion,
+                ..AuditConfig::default()
+            },
+        }
+    }
+}
+
 /// Errors of an audit request. Each message is whole: a request names its settings as the
 /// options a user typed (`--executions`, `--run`).
 #[derive(Debug, thiserror::Error)]

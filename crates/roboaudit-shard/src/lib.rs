@@ -36,6 +36,7 @@ pub mod error;
 pub mod manifest;
 pub mod merge;
 mod render;
+pub mod request;
 pub mod spec;
 
 pub use atomic::{Step, stage, write_atomic};

@@ -32,18 +32,41 @@ pub enum RequestError {
     Serialize(#[from] serde_json::Error),
 }
 
-/// The layout and appearance draws of a single scene (`scene_id` `cli`, perturbation `base`).
+/// The layout and appearance draws of a single scene (`scene_id` `cli`, perturbation `base`);
+/// each field's documentation is its command-line help.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct SceneDraws {
-    /// Layout level 0–3 (0: nominal jitter; 3: large displacement, articulation changes, two
-    /// obstacles).
+    /// Layout level 0–3 (0: nominal jitter; 3: large displacement, articulation changes, two obstacles).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 0))]
     pub layout_level: u8,
     /// Seed of the layout draw.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 0))]
     pub layout_seed: u64,
     /// Appearance draw (0 = canonical).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 0))]
     pub appearance_draw: u32,
     /// Seed of the appearance draws.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 0))]
     pub appearance_seed: u64,
+}
+
+/// Image sides the offscreen renderer accepts: MuJoCo aborts with a raw framebuffer error (and
+/// leaves MUJOCO_LOG.TXT behind) far beyond this.
+#[cfg(feature = "clap")]
+pub(crate) fn image_side() -> impl clap::builder::TypedValueParser<Value = usize> {
+    clap::builder::RangedU64ValueParser::<usize>::new().range(16..=2048)
+}
+
+/// Most scenes of one kind in a scene set on the command line: far beyond any audit (seed 000
+/// uses tens), and small enough that the set fits in memory (a scene spec is about 1 kB).
+#[cfg(feature = "clap")]
+pub(crate) const MAX_SCENES: u64 = 100_000;
+
+/// A count in `0..=max` (a larger one is refused before any allocation).
+#[cfg(feature = "clap")]
+pub(crate) fn count(max: u64) -> impl clap::builder::TypedValueParser<Value = usize> {
+    clap::builder::RangedU64ValueParser::<usize>::new().range(0..=max)
 }
 
 impl SceneDraws {
@@ -64,20 +87,30 @@ impl SceneDraws {
     }
 }
 
-/// One RGB frame of a task's scene, after some expert steps.
+/// One RGB frame of a task's scene, after some expert steps (of the default expert, seed 0);
+/// the task is parsed by [`TaskKind::parse`]. Each field's documentation is its command-line
+/// help.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct RenderRequest {
-    /// Task name ([`TaskKind::parse`]).
+    /// Task name: stack, door, put_back, swap, rearrange, pick_place:<block>:<tray>, push:<block>:<dir>.
+    #[cfg_attr(feature = "clap", arg(long))]
     pub task: String,
+    #[cfg_attr(feature = "clap", command(flatten))]
     /// The scene's draws.
     pub scene: SceneDraws,
-    /// Image side in pixels.
+    /// Image side in pixels (16 to 2048; the offscreen framebuffer of software EGL is bounded).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 128, value_parser = image_side()))]
     pub size: usize,
     /// Render from the wrist camera instead of the scene camera.
+    #[cfg_attr(feature = "clap", arg(long))]
     pub wrist: bool,
-    /// Expert steps (default expert, seed 0) before rendering.
+    /// Expert steps to run before rendering (0 renders the initial state; at most 10,000, past
+    /// every task's step limit).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 0, value_parser = count(10_000)))]
     pub steps: usize,
     /// Output PNG path.
+    #[cfg_attr(feature = "clap", arg(long))]
     pub out: PathBuf,
 }
 
@@ -106,32 +139,49 @@ pub fn render_request(req: &RenderRequest) -> Result<TaskKind, RequestError> {
     Ok(task)
 }
 
-/// Seeded expert rollouts of a task, recorded as a LeRobot v3.0 dataset.
+/// Seeded expert rollouts of a task, recorded as a LeRobot v3.0 dataset; the task is parsed by
+/// [`TaskKind::parse`], episode seeds wrap past `u64::MAX`, and `size` must be even with
+/// `video`. Each field's documentation is its command-line help; the expert's defaults are
+/// [`ExpertParams::default`]'s.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct RolloutRequest {
-    /// Task name ([`TaskKind::parse`]).
+    /// Task name (see `render`).
+    #[cfg_attr(feature = "clap", arg(long))]
     pub task: String,
     /// Policy: only `expert` (the scripted expert) is built in.
+    #[cfg_attr(feature = "clap", arg(long, default_value = "expert"))]
     pub policy: String,
-    /// Episodes; episode `i` uses seed `seed + i` (wrapping).
+    /// Number of episodes; episode `i` uses seed `seed + i`.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 10))]
     pub episodes: u64,
     /// First seed.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 0))]
     pub seed: u64,
+    #[cfg_attr(feature = "clap", command(flatten))]
     /// The scene's draws.
     pub scene: SceneDraws,
-    /// Expert skill in `[0, 1]`.
+    /// Expert skill in [0, 1].
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = ExpertParams::default().skill))]
     pub skill: f64,
-    /// Expert action noise (m), finite and ≥ 0.
+    /// Expert action noise (m, finite and ≥ 0).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = ExpertParams::default().noise))]
     pub noise: f64,
-    /// Image side in pixels (even with `video`).
+    /// Image side in pixels (16 to 2048; the offscreen framebuffer of software EGL is bounded).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 128, value_parser = image_side()))]
     pub size: usize,
     /// Also record the wrist camera.
+    #[cfg_attr(feature = "clap", arg(long))]
     pub wrist: bool,
-    /// Record the episodes as a dataset (else only `episodes.csv` and `summary.json`).
-    pub record: bool,
-    /// Store the cameras as MP4 video instead of PNG bytes.
+    /// Only write episodes.csv and summary.json (no images, no dataset).
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub no_record: bool,
+    /// Store the cameras as MP4 video (LeRobot's settings: AV1 when libsvtav1 is linked,
+    /// else H.264; needs an even --size) instead of PNG bytes in the data file.
+    #[cfg_attr(feature = "clap", arg(long, conflicts_with = "no_record"))]
     pub video: bool,
     /// Output folder (the LeRobot dataset root).
+    #[cfg_attr(feature = "clap", arg(long))]
     pub out: PathBuf,
 }
 
@@ -231,7 +281,7 @@ pub fn rollout_request(req: &RolloutRequest) -> Result<RolloutOutcome, RequestEr
         };
         let mut ep = Episode::new(&compiled, task, &cfg)?;
         let mut expert = Expert::new(task, params, s);
-        if req.record {
+        if !req.no_record {
             let r = match renderer.as_mut() {
                 Some(r) => r,
                 None => renderer.insert(SceneRenderer::new(&ep, req.size)?),
@@ -283,18 +333,27 @@ pub fn rollout_request(req: &RolloutRequest) -> Result<RolloutOutcome, RequestEr
     })
 }
 
-/// A reproducible scene set ([`SceneSet::generate`]) and optionally its initial frames.
+/// A reproducible scene set ([`SceneSet::generate`]) and optionally its initial frames: the
+/// spec's `family` is replaced by the task's, and `images` (if any) is the folder for
+/// `<scene_id>.png` of every scene's initial frame (scene camera). Each field's documentation is
+/// its command-line help.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct ScenesRequest {
-    /// Task name; the set is drawn for its object family.
+    /// Task name (the set is drawn for its object family).
+    #[cfg_attr(feature = "clap", arg(long))]
     pub task: String,
-    /// The set's sizes and seed (its `family` is replaced by the task's).
+    #[cfg_attr(feature = "clap", command(flatten))]
+    /// The set's sizes and seed.
     pub spec: SceneSetSpec,
-    /// Folder for `<scene_id>.png` of every scene's initial frame (scene camera), if any.
+    /// Also render the initial frame of every scene to `<DIR>/<scene_id>.png` (scene camera).
+    #[cfg_attr(feature = "clap", arg(long))]
     pub images: Option<PathBuf>,
-    /// Image side in pixels for `images`.
+    /// Image side in pixels for `--images` (16 to 2048).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 128, value_parser = image_side()))]
     pub size: usize,
     /// Output CSV path (`scenes.csv`).
+    #[cfg_attr(feature = "clap", arg(long))]
     pub out: PathBuf,
 }
 
@@ -354,7 +413,7 @@ mod tests {
             noise: 0.0,
             size: 64,
             wrist: false,
-            record: true,
+            no_record: false,
             video: false,
             out: PathBuf::from("out"),
         }

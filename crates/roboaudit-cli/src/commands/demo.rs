@@ -5,47 +5,16 @@
 use crate::{output, progress};
 use anyhow::Result;
 use roboaudit_demo::{DEMO_SCHEMA, DemoError, DemoObserver, DemoRequest};
-use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Instant;
 
-/// Arguments of `roboaudit demo`.
-#[derive(Debug, clap::Args)]
-pub struct DemoArgs {
-    /// Output folder; rerunning into it reuses finished stages.
-    #[arg(long, value_name = "DIR", default_value = "roboaudit-demo")]
-    pub out: PathBuf,
-    /// `standard` (a few minutes on 2 cores) or `small` (about a minute: fewer scenes, pairs,
-    /// episodes and training steps, for a first look or a smoke test; the numbers are noisier).
-    #[arg(long, value_enum, default_value_t = Scale::Standard)]
-    pub scale: Scale,
-}
-
-/// Size of the demo.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Scale {
-    /// The default sizes.
-    Standard,
-    /// About a quarter of the work.
-    Small,
-}
-
-impl From<Scale> for roboaudit_demo::Scale {
-    fn from(s: Scale) -> Self {
-        match s {
-            Scale::Standard => Self::Standard,
-            Scale::Small => Self::Small,
-        }
-    }
-}
-
 /// Runs the demo.
-pub fn run(args: &DemoArgs) -> Result<()> {
-    output::refuse_out_file(&args.out)?;
+pub fn run(req: &DemoRequest) -> Result<()> {
+    output::refuse_out_file(&req.out)?;
     // A demo rerun replaces its own results; anyone else's audit or report in --out is refused
     // before any stage runs.
     output::refuse_foreign_results(
-        &args.out,
+        &req.out,
         &[
             ("audit.json", &[DEMO_SCHEMA]),
             ("retrieval/audit.json", &[DEMO_SCHEMA]),
@@ -53,13 +22,9 @@ pub fn run(args: &DemoArgs) -> Result<()> {
         ],
     )?;
     let started = Instant::now();
-    let req = DemoRequest {
-        out: args.out.clone(),
-        scale: args.scale.into(),
-    };
-    let report = roboaudit_demo::run_demo(&req, &Progress { started }).map_err(demo_error)?;
+    let report = roboaudit_demo::run_demo(req, &Progress { started }).map_err(demo_error)?;
     out!("{}", roboaudit_demo::render_headlines(&report))?;
-    let out = &args.out;
+    let out = &req.out;
     let page = out.join("index.html");
     outln!(
         "wrote {} (report.md, report.json) and {} in {:.0} s; open {} in a browser",

@@ -2,24 +2,12 @@
 
 use crate::{output, progress};
 use anyhow::Result;
-use std::path::PathBuf;
-
-/// Arguments of `roboaudit report`.
-#[derive(Debug, clap::Args)]
-pub struct ReportArgs {
-    /// Audit output folders (retrieval or demo `audit.json`, memory audit `audit.json`,
-    /// `fqe.json`) and retrieval run folders (for the transfer matrix), any number.
-    #[arg(required = true, value_name = "DIR")]
-    pub dirs: Vec<PathBuf>,
-    /// Output folder for `report.json`, `report.md` and `index.html`.
-    #[arg(long, value_name = "DIR", default_value = "roboaudit-report")]
-    pub out: PathBuf,
-}
+use roboaudit_report::request::ReportOptions;
 
 /// Runs `roboaudit report`: an `--out` that exists and is not a folder exits with code 2 before
 /// anything is read, input errors with 3, write errors with 1. A folder given twice is reported
 /// once, with a note on stderr.
-pub fn run(args: &ReportArgs) -> Result<()> {
+pub fn run(args: &ReportOptions) -> Result<()> {
     output::refuse_out_file(&args.out)?;
     // report.json records every input folder as JSON text, which cannot hold a non-UTF-8 name.
     for dir in args.dirs.iter().chain([&args.out]) {

@@ -3,9 +3,9 @@
 use crate::exit::InvalidInput;
 use crate::{output, progress};
 use anyhow::Result;
-use clap::{Args, Subcommand};
+use clap::Subcommand;
 use roboaudit_retrieval::request::{
-    AuditObserver, AuditRequest, RequestError as AuditRequestError, audit_request,
+    AuditObserver, AuditOptions, RequestError as AuditRequestError, audit_request,
 };
 use roboaudit_retrieval_collect::Mechanism;
 use roboaudit_retrieval_collect::Progress;
@@ -14,109 +14,15 @@ use roboaudit_retrieval_collect::request::{
 };
 use roboaudit_retrieval_learned::request::policy_checks;
 use std::cell::RefCell;
-use std::path::PathBuf;
 
 /// Retrieval-audit subcommands.
 #[derive(Debug, Subcommand)]
 pub enum RetrievalCommand {
     /// Audit selection rules on a transfer matrix: writes DIR/audit.json and DIR/summary.md.
-    Audit(AuditArgs),
+    Audit(AuditOptions),
     /// Collect a run folder on the built-in testbed: record a library, execute every experience in
     /// every query scene over several seeds (resumable), write what `retrieval audit --run` reads.
-    Collect(CollectArgs),
-}
-
-/// Settings of `roboaudit retrieval collect`.
-#[derive(Debug, Args)]
-pub struct CollectArgs {
-    /// Task: stack or door.
-    #[arg(long, default_value = "stack")]
-    task: String,
-    /// Reuse mechanism: replay (open-loop path retargeted to the first manipulated object) or
-    /// policy (a behaviour-cloned closed-loop image policy per experience, trained on its own
-    /// demonstration into DIR/policies/; one that fails in its own base scene is rejected).
-    #[arg(long, default_value = "replay")]
-    mechanism: String,
-    /// Pool size K: accepted experiences (nested libraries are its prefixes), 1 to 500.
-    #[arg(long, default_value_t = 50)]
-    library: usize,
-    /// Query scenes (40 % appearance, 40 % layout, rest fresh), 3 to 400.
-    #[arg(long, default_value_t = 40)]
-    scenes: usize,
-    /// Execution seeds per experience × scene cell, 1 to 100.
-    #[arg(long, default_value_t = 5)]
-    seeds: usize,
-    /// Master seed of scenes, demonstrators and execution noise.
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
-    /// Executions per part file of DIR/executions/ (a killed run loses at most one part's work).
-    #[arg(long, default_value_t = 500)]
-    chunk: usize,
-    /// Stop after writing this many parts (a time-boxed run; rerun the same command to resume).
-    #[arg(long, value_name = "N")]
-    max_chunks: Option<usize>,
-    /// Run folder; an unfinished run with the same settings there is resumed.
-    #[arg(long, value_name = "DIR")]
-    out: PathBuf,
-    /// Write only shard I of N (0-based; part files p with p mod N = I) and a shard.json, e.g. a
-    /// Slurm array task's `--shard $SLURM_ARRAY_TASK_ID/N`; `roboaudit merge` joins the shards.
-    #[arg(long, value_name = "I/N")]
-    shard: Option<roboaudit_retrieval_collect::Shard>,
-}
-
-/// Inputs and settings of `roboaudit retrieval audit`.
-#[derive(Debug, Args)]
-pub struct AuditArgs {
-    /// Folder holding executions.parquet, scenes.csv, experiences.csv, embeddings.parquet
-    /// (and optionally selections.csv); individual file options override its files.
-    #[arg(long, value_name = "DIR")]
-    run: Option<PathBuf>,
-    /// Execution log (CSV, Parquet or JSONL): experience_id, scene_id, seed, success.
-    #[arg(long, value_name = "FILE")]
-    executions: Option<PathBuf>,
-    /// Query scenes: scene_id, perturbation, layout_level, appearance_draw.
-    #[arg(long, value_name = "FILE")]
-    scenes: Option<PathBuf>,
-    /// Library experiences in library order: experience_id [, base_scene_id, recorded_at, own_base_success].
-    #[arg(long, value_name = "FILE")]
-    experiences: Option<PathBuf>,
-    /// Embeddings: representation, kind (experience|scene), id, vector.
-    #[arg(long, value_name = "FILE")]
-    embeddings: Option<PathBuf>,
-    /// Optional user selection log: scene_id, experience_id.
-    #[arg(long, value_name = "FILE")]
-    selections: Option<PathBuf>,
-    /// Name of the representation that holds state features (enables the structural rule).
-    #[arg(long, value_name = "REP")]
-    structural: Option<String>,
-    /// Output folder (created if missing); nothing is written there when the audit fails.
-    #[arg(long, value_name = "DIR")]
-    out: PathBuf,
-    /// Seed of every random draw (shuffles, bootstrap, random rule, track record).
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
-    /// Bootstrap resamples for every interval (100 to 1,000,000; fewer give intervals that mean nothing).
-    #[arg(long, default_value_t = 10_000, value_parser = draws_in(100, 1_000_000))]
-    resamples: usize,
-    /// Permutations of the frequency-matched shuffle (100 to 1,000,000).
-    #[arg(long, default_value_t = 10_000, value_parser = draws_in(100, 1_000_000))]
-    permutations: usize,
-    /// Random K-subsets of the pool for the concentration intervention (1 to 100,000).
-    #[arg(long, default_value_t = 200, value_parser = draws_in(1, 100_000))]
-    subsets: usize,
-    /// Nested library sizes by library order, e.g. `--library-size 3 10 50`.
-    #[arg(long = "library-size", value_name = "K", num_args = 1..)]
-    library_sizes: Vec<usize>,
-    /// Skip re-running each rule without its top pick (the report's `top_pick_deletion` is then
-    /// null with a reason).
-    #[arg(long)]
-    no_top_pick_deletion: bool,
-}
-
-/// A parser for a count of random draws within `[lo, hi]`: the upper bound keeps a typo from
-/// asking for terabytes of resample indices.
-fn draws_in(lo: u64, hi: u64) -> impl clap::builder::TypedValueParser<Value = usize> {
-    clap::builder::RangedU64ValueParser::<usize>::new().range(lo..=hi)
+    Collect(CollectRequest),
 }
 
 /// Runs a retrieval subcommand.
@@ -124,31 +30,6 @@ pub fn run(cmd: RetrievalCommand) -> Result<()> {
     match cmd {
         RetrievalCommand::Audit(args) => audit(args),
         RetrievalCommand::Collect(args) => collect(&args),
-    }
-}
-
-impl AuditArgs {
-    /// The typed request these options name.
-    fn request(self) -> AuditRequest {
-        AuditRequest {
-            run: self.run,
-            executions: self.executions,
-            scenes: self.scenes,
-            experiences: self.experiences,
-            embeddings: self.embeddings,
-            selections: self.selections,
-            out: self.out,
-            config: roboaudit_retrieval::AuditConfig {
-                seed: self.seed,
-                resamples: self.resamples,
-                permutations: self.permutations,
-                random_subsets: self.subsets,
-                library_sizes: self.library_sizes,
-                structural: self.structural,
-                top_pick_deletion: !self.no_top_pick_deletion,
-                ..roboaudit_retrieval::AuditConfig::default()
-            },
-        }
     }
 }
 
@@ -186,7 +67,7 @@ pub(crate) fn audit_error(e: AuditRequestError) -> anyhow::Error {
     }
 }
 
-fn audit(args: AuditArgs) -> Result<()> {
+fn audit(args: AuditOptions) -> Result<()> {
     // Both are the user's choice of --out, so they are refused before any input is read.
     output::refuse_out_file(&args.out)?;
     output::refuse_foreign_results(
@@ -224,36 +105,17 @@ fn audit(args: AuditArgs) -> Result<()> {
     Ok(())
 }
 
-impl CollectArgs {
-    /// The typed request these options name.
-    fn request(&self) -> CollectRequest {
-        CollectRequest {
-            task: self.task.clone(),
-            mechanism: self.mechanism.clone(),
-            library: self.library,
-            scenes: self.scenes,
-            seeds: self.seeds,
-            seed: self.seed,
-            chunk: self.chunk,
-            max_chunks: self.max_chunks,
-            shard: self.shard,
-            out: self.out.clone(),
-        }
-    }
-}
-
-fn collect(args: &CollectArgs) -> Result<()> {
-    output::refuse_out_file(&args.out)?;
-    let request = args.request();
+fn collect(request: &CollectRequest) -> Result<()> {
+    output::refuse_out_file(&request.out)?;
     let config = request.config().map_err(collect_error)?;
     let bar = CollectBar::new(config.task.name());
-    let out = roboaudit_retrieval_learned::request::collect_request(&config, &request, &bar);
+    let out = roboaudit_retrieval_learned::request::collect_request(&config, request, &bar);
     drop(bar);
     let out = out.map_err(collect_error)?;
     if config.mechanism == Mechanism::Policy {
         out!("{}", policy_checks(&out.dir)?)?;
     }
-    out!("{}", out.summary(args.shard))?;
+    out!("{}", out.summary(request.shard))?;
     Ok(())
 }
 

@@ -3,33 +3,13 @@
 
 use crate::exit::{InvalidInput, Usage};
 use anyhow::Result;
-use clap::Args;
+use roboaudit_shard::request::{MergeOptions, StatusOptions};
 use roboaudit_shard::{FinishError, ShardError};
-use std::path::{Path, PathBuf};
-
-/// Inputs and output of `roboaudit merge`.
-#[derive(Debug, Args)]
-pub struct MergeArgs {
-    /// Shard folders (one per shard I of N, each written with `--shard I/N`), in any order.
-    #[arg(value_name = "SHARD_DIR", required = true, num_args = 1..)]
-    shards: Vec<PathBuf>,
-    /// Merged run folder (new or empty): what an unsharded run of the same configuration writes.
-    #[arg(long, value_name = "DIR")]
-    out: PathBuf,
-}
-
-/// Inputs of `roboaudit status`.
-#[derive(Debug, Args)]
-pub struct StatusArgs {
-    /// Shard folders of one sharded collection (folders of several are listed too, and reported
-    /// as not mergeable together).
-    #[arg(value_name = "SHARD_DIR", required = true, num_args = 1..)]
-    shards: Vec<PathBuf>,
-}
+use std::path::Path;
 
 /// Merges shard folders after checking that they form one complete collection whose job files
 /// its library reads; the collection's library finishes the merged folder (see [`finisher`]).
-pub fn merge(args: &MergeArgs) -> Result<()> {
+pub fn merge(args: &MergeOptions) -> Result<()> {
     crate::output::refuse_out_file(&args.out)?;
     let outcome = roboaudit_shard::merge_checked(&args.shards, &args.out, &part, &finish)
         .map_err(exit_error)?;
@@ -94,7 +74,7 @@ fn finish(m: &roboaudit_shard::ShardManifest, dir: &Path) -> Result<(), FinishEr
 
 /// Prints jobs done per shard folder, then whether `roboaudit merge` would accept the folders
 /// together and, if not, its refusal; exit code 0 either way.
-pub fn status(args: &StatusArgs) -> Result<()> {
+pub fn status(args: &StatusOptions) -> Result<()> {
     let check = roboaudit_shard::check_parts(&args.shards, &part).map_err(exit_error)?;
     out!("{}", check.summary())?;
     Ok(())

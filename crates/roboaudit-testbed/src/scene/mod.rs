@@ -105,21 +105,52 @@ impl Scene {
 
 /// How many scenes of each kind to generate. The paper's Stack/Door sets use 40 queries over four layout
 /// levels and five appearance draws (seed 000, §II).
+///
+/// Each base (library) scene is a level-0 layout with the canonical appearance. Appearance-perturbed
+/// queries are base layouts (cycled) with appearance draws 1..=`n_draws`; layout-perturbed queries
+/// are new layouts at levels 1, 2, 3 (cycled) with the canonical appearance; fresh queries are new
+/// layouts at levels 0–3 (cycled) with appearance draws 1..=`n_draws`. `n_draws` counts the
+/// non-canonical draws (the paper uses 4 besides the canonical one). The field documentation is
+/// the command-line help of `testbed scenes`, whose parser bounds each count of scenes; the
+/// command line's `family` is replaced by its task's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct SceneSetSpec {
     /// Object family.
+    #[cfg_attr(feature = "clap", arg(skip = Family::Stack))]
     pub family: Family,
     /// Master seed.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 0))]
     pub seed: u64,
-    /// Number of base (library) scenes, each a level-0 layout with the canonical appearance.
+    /// Base (library) scenes (at most 100,000).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, default_value_t = SceneSetSpec::standard(Family::Stack, 0).n_base, value_parser = crate::request::count(crate::request::MAX_SCENES))
+    )]
     pub n_base: usize,
-    /// Appearance-perturbed queries: base layouts (cycled) with appearance draws 1..=`n_draws`.
+    /// Appearance-perturbed queries (at most 100,000).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, default_value_t = SceneSetSpec::standard(Family::Stack, 0).n_appearance, value_parser = crate::request::count(crate::request::MAX_SCENES))
+    )]
     pub n_appearance: usize,
-    /// Layout-perturbed queries: new layouts at levels 1, 2, 3 (cycled), canonical appearance.
+    /// Layout-perturbed queries (at most 100,000).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, default_value_t = SceneSetSpec::standard(Family::Stack, 0).n_layout, value_parser = crate::request::count(crate::request::MAX_SCENES))
+    )]
     pub n_layout: usize,
-    /// Fresh queries: new layouts at levels 0–3 (cycled) with appearance draws 1..=`n_draws`.
+    /// Fresh queries (at most 100,000).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, default_value_t = SceneSetSpec::standard(Family::Stack, 0).n_fresh, value_parser = crate::request::count(crate::request::MAX_SCENES))
+    )]
     pub n_fresh: usize,
-    /// Number of distinct non-canonical appearance draws (the paper uses 4 besides the canonical one).
+    /// Distinct non-canonical appearance draws.
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, default_value_t = SceneSetSpec::standard(Family::Stack, 0).n_draws)
+    )]
     pub n_draws: u32,
 }
 
