@@ -8,6 +8,7 @@ use roboaudit_data::lerobot::request::{
     FrameRequest, InspectRequest, LabelsRequest, RequestError, frame_request, inspect_request,
     labels_request,
 };
+use roboaudit_fqe::detector::request::DetectOptions;
 
 use crate::exit::{InvalidInput, Usage};
 use crate::paths::{refuse_inside_dataset, require_extension};
@@ -30,7 +31,7 @@ pub enum DataCommand {
     /// Train a success detector on the terminal frames of the episodes a partial labels file
     /// labels, report its accuracy on held-out labelled episodes, and write a full labels file
     /// (given labels kept, the rest predicted) for `fqe fit --labels`.
-    Detect(Box<super::detect::DetectArgs>),
+    Detect(Box<DetectOptions>),
     /// Export one decoded frame of a camera as an 8-bit RGB PNG: a `video` feature's frame
     /// picked for the frame's timestamp as LeRobot's reader picks it, or an `image` feature's
     /// stored PNG decoded and re-encoded (what to look at first when a number looks wrong).
