@@ -73,9 +73,9 @@ enum Command {
     /// Jobs done per shard folder of a sharded collection, from the files on disk.
     Status(roboaudit_shard::request::StatusOptions),
     /// Check one input file with the reader the audits use (exit 3 naming file, row and column).
-    Validate(commands::validate::ValidateArgs),
+    Validate(roboaudit_data::request::ValidateRequest),
     /// Representations (pixels32, ResNet-18, DINOv2, CLIP from local safetensors files) of a folder of images or a LeRobot dataset's first frames, as a retrieval embeddings file.
-    Embed(commands::embed::EmbedArgs),
+    Embed(roboaudit_encoders::EmbedOptions),
 }
 
 /// Gives rayon's global pool the thread count the user asked for (`RAYON_NUM_THREADS`, else one

@@ -31,6 +31,7 @@ mod log_writer;
 mod memory_records;
 pub mod outpath;
 mod readers;
+pub mod request;
 mod rfc3339;
 mod source;
 mod table;

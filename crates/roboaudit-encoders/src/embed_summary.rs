@@ -1,12 +1,106 @@
-//! Where `roboaudit embed` reads its images from, resolved from its options, and what it says
-//! after a run (the CLI prints it; nothing is printed here).
+//! The options of `roboaudit embed`, where it reads its images from, resolved from them, and
+//! what it says after a run (the CLI prints it; nothing is printed here).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use roboaudit_types::EmbeddingKind;
 
+use crate::EncoderError;
 use crate::embed::{EmbedSource, EmbedSummary};
+use crate::spec::RepresentationSpec;
+
+/// The options of `roboaudit embed` as a user gives them: an image folder or a LeRobot dataset
+/// (with its camera), what the images are, the representations as text
+/// ([`RepresentationSpec::parse`]) and the embeddings file to write. [`Self::source`] and
+/// [`Self::specs`] make the typed inputs of [`crate::embed()`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+pub struct EmbedOptions {
+    /// A folder of PNG images: with `experiences/` and `scenes/` subfolders, or flat with
+    /// --kind. Each image's id is its file name without `.png`.
+    #[cfg_attr(
+        feature = "clap",
+        arg(
+            long,
+            value_name = "DIR",
+            conflicts_with = "lerobot",
+            required_unless_present = "lerobot"
+        )
+    )]
+    pub images: Option<PathBuf>,
+    /// A LeRobot dataset (v3.0 or v2.1): the first frame of each episode, id `episode_<index>`
+    /// (with --kind).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "DIR"))]
+    pub lerobot: Option<PathBuf>,
+    /// The camera of --lerobot: an `image` or `video` feature (default: the first image feature
+    /// by name, else the first decodable video feature).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "KEY", requires = "lerobot"))]
+    pub camera: Option<String>,
+    /// What every image is: for a flat --images folder and for --lerobot.
+    #[cfg_attr(feature = "clap", arg(long, value_parser = kind_parser()))]
+    pub kind: Option<EmbeddingKind>,
+    /// A representation (repeatable): pixels32, resnet18:PATH[,side=N],
+    /// dinov2:PATH[,side=N][,heads=N], clip:PATH[,heads=N][,side=N]; each may add ,name=NAME
+    /// (its name in the file; default the kind). Weights are read from local safetensors files:
+    /// torchvision's resnet18 layout, DINOv2's torch-hub layout, transformers' CLIP vision layout.
+    #[cfg_attr(
+        feature = "clap",
+        arg(
+            long = "representation",
+            short = 'r',
+            value_name = "SPEC",
+            required = true
+        )
+    )]
+    pub representations: Vec<String>,
+    /// The embeddings file to write (.parquet, .csv or .jsonl); replaced atomically.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "FILE"))]
+    pub out: PathBuf,
+}
+
+/// Parses `--kind`: `experience` or `scene`, each listed in the help with what it means.
+#[cfg(feature = "clap")]
+fn kind_parser() -> impl clap::builder::TypedValueParser<Value = EmbeddingKind> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser as _};
+    PossibleValuesParser::new([
+        PossibleValue::new("experience").help("Stored experiences (their first images)"),
+        PossibleValue::new("scene").help("Query scenes"),
+    ])
+    .map(|name| {
+        if name == "scene" {
+            EmbeddingKind::Scene
+        } else {
+            EmbeddingKind::Experience
+        }
+    })
+}
+
+impl EmbedOptions {
+    /// The representations, parsed in order.
+    ///
+    /// # Errors
+    /// The first malformed one's [`EncoderError::InvalidConfig`] ([`RepresentationSpec::parse`]).
+    pub fn specs(&self) -> Result<Vec<RepresentationSpec>, EncoderError> {
+        self.representations
+            .iter()
+            .map(|s| RepresentationSpec::parse(s))
+            .collect()
+    }
+
+    /// The image source the options name ([`EmbedSource::from_options`]).
+    ///
+    /// # Errors
+    /// [`SourceError`] as [`EmbedSource::from_options`] returns it.
+    pub fn source(&self) -> Result<EmbedSource, SourceError> {
+        EmbedSource::from_options(
+            self.images.clone(),
+            self.lerobot.clone(),
+            self.camera.clone(),
+            self.kind,
+        )
+    }
+}
 
 /// Why the options name no usable image source (a command-line usage error).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -32,7 +32,7 @@ pub mod weights;
 pub use clip::{ClipEncoder, ClipOptions};
 pub use dinov2::{Dinov2Encoder, Dinov2Options};
 pub use embed::{EmbedSource, EmbedSummary, embed};
-pub use embed_summary::SourceError;
+pub use embed_summary::{EmbedOptions, SourceError};
 pub use error::EncoderError;
 pub use resnet::{Resnet18Encoder, ResnetOptions};
 pub use spec::{ImageEncoder, RepresentationSpec};

@@ -1,13 +1,14 @@
 //! `roboaudit data …`: look at datasets before auditing with them.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Result;
 use clap::Subcommand;
 use roboaudit_data::lerobot::request::{
-    FrameRequest, LabelRule, LabelsRequest, RequestError, frame_request, inspect_request,
+    FrameRequest, InspectRequest, LabelsRequest, RequestError, frame_request, inspect_request,
     labels_request,
 };
+use roboaudit_fqe::detector::request::DetectOptions;
 
 use crate::exit::{InvalidInput, Usage};
 use crate::paths::{refuse_inside_dataset, require_extension};
@@ -21,71 +22,22 @@ pub enum DataCommand {
     /// missing or unreadable, an episode without rows, a missing, malformed, NaN or infinite
     /// value in `action` or `observation.state`, an undecodable first or last frame of an
     /// `image` feature); other problems are listed with exit code 0 unless --strict.
-    Inspect {
-        /// Dataset folder (the one holding meta/info.json).
-        #[arg(value_name = "DIR")]
-        dir: PathBuf,
-        /// Print the report as JSON instead of text.
-        #[arg(long)]
-        json: bool,
-        /// Exit with code 3 when any problem is found.
-        #[arg(long)]
-        strict: bool,
-    },
+    Inspect(InspectRequest),
     /// Derive an episode labels file (`episode_index`, `success` as 0/1, CSV) from a reward
     /// column, for datasets whose success flag is missing or never set (pusht's per-frame
     /// coverage reward): `--rule max` labels an episode a success when its largest reward
     /// reaches the threshold ("ever reached"), `--rule last` when its last frame's does.
-    Labels {
-        /// Dataset folder (the one holding meta/info.json).
-        #[arg(value_name = "DIR")]
-        dir: PathBuf,
-        /// Reward column: a declared numeric scalar column (a missing column, or one of another
-        /// width or kind, is refused as a wrong option, exit code 2, listing the usable ones).
-        #[arg(long, default_value = "next.reward")]
-        reward: String,
-        /// `max` (peak reward over the episode) or `last` (reward of the last frame).
-        #[arg(long, default_value = "max", value_parser = ["max", "last"])]
-        rule: String,
-        /// Smallest reward that counts as success (a finite number).
-        #[arg(long)]
-        threshold: f64,
-        /// Labels file to write (CSV: the name must end in .csv; not inside the dataset folder;
-        /// a missing parent folder is created).
-        #[arg(long, value_name = "FILE")]
-        out: PathBuf,
-    },
+    Labels(LabelsRequest),
     /// Train a success detector on the terminal frames of the episodes a partial labels file
     /// labels, report its accuracy on held-out labelled episodes, and write a full labels file
     /// (given labels kept, the rest predicted) for `fqe fit --labels`.
-    Detect(Box<super::detect::DetectArgs>),
+    Detect(Box<DetectOptions>),
     /// Export one decoded frame of a camera as an 8-bit RGB PNG: a `video` feature's frame
     /// picked for the frame's timestamp as LeRobot's reader picks it, or an `image` feature's
     /// stored PNG decoded and re-encoded (what to look at first when a number looks wrong).
     /// A missing, truncated or undecodable video, or an unknown episode or frame, exits with
     /// code 3 naming file and episode; nothing is written then.
-    Frame {
-        /// Dataset folder (the one holding meta/info.json).
-        #[arg(value_name = "DIR")]
-        dir: PathBuf,
-        /// Camera feature key (`video` or `image` dtype).
-        #[arg(long)]
-        key: String,
-        /// Episode index.
-        #[arg(long)]
-        episode: i64,
-        /// Frame index within the episode.
-        #[arg(long)]
-        frame: i64,
-        /// Largest distance between the frame's timestamp and the decoded frame, seconds
-        /// (LeRobot's `tolerance_s`).
-        #[arg(long, default_value_t = roboaudit_data::lerobot::DEFAULT_TOLERANCE_S)]
-        tolerance_s: f64,
-        /// PNG file to write (must end in .png; not inside the dataset folder; a missing
-        /// parent folder is created).
-        #[arg(long, value_name = "FILE")]
-        out: PathBuf,
-    },
+    Frame(FrameRequest),
 }
 
 /// Runs a `data` subcommand.
@@ -95,31 +47,14 @@ pub enum DataCommand {
 /// serialized, or `--strict` and the report lists problems.
 pub fn run(cmd: DataCommand) -> Result<()> {
     match cmd {
-        DataCommand::Inspect { dir, json, strict } => {
-            let outcome = inspect_request(&dir, json, strict).map_err(request_error)?;
+        DataCommand::Inspect(request) => {
+            let outcome = inspect_request(&request).map_err(request_error)?;
             out!("{}", outcome.text)?;
             outcome
                 .refusal
                 .map_or(Ok(()), |m| Err(InvalidInput(m).into()))
         }
-        DataCommand::Labels {
-            dir,
-            reward,
-            rule,
-            threshold,
-            out,
-        } => {
-            let request = LabelsRequest {
-                dataset: dir,
-                reward,
-                rule: if rule == "last" {
-                    LabelRule::Last
-                } else {
-                    LabelRule::Max
-                },
-                threshold,
-                out,
-            };
+        DataCommand::Labels(request) => {
             request.validate().map_err(request_error)?;
             // The labels file is CSV (a name like `fit/fqe.json` would replace another
             // command's result with it), and never inside the dataset, where it would be read
@@ -128,32 +63,18 @@ pub fn run(cmd: DataCommand) -> Result<()> {
             crate::output::refuse_foreign_labels("--out", &request.out)?;
             let done = labels_request(&request).map_err(request_error)?;
             outln!(
-                "{} of {} episodes succeed ({rule} {} >= {}); wrote {}",
+                "{} of {} episodes succeed ({} {} >= {}); wrote {}",
                 done.successes,
                 done.episodes,
+                request.rule.name(),
                 request.reward,
-                roboaudit_fqe::number::compact(threshold),
+                roboaudit_fqe::number::compact(request.threshold),
                 request.out.display()
             )?;
             Ok(())
         }
-        DataCommand::Detect(args) => super::detect::run(&args),
-        DataCommand::Frame {
-            dir,
-            key,
-            episode,
-            frame,
-            tolerance_s,
-            out,
-        } => {
-            let request = FrameRequest {
-                dataset: dir,
-                key,
-                episode,
-                frame,
-                tolerance_s,
-                out,
-            };
+        DataCommand::Detect(options) => super::detect::run(&options),
+        DataCommand::Frame(request) => {
             request.validate().map_err(request_error)?;
             check_out(&request.out, "png", "the frame", &request.dataset)?;
             let image = frame_request(&request).map_err(request_error)?;

@@ -49,6 +49,22 @@ fn open(dir: &Path) -> Result<LeRobotDataset, RequestError> {
     })
 }
 
+/// A `data inspect` request: the dataset folder (the one holding `meta/info.json`) and how the
+/// report is shown and judged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+pub struct InspectRequest {
+    /// Dataset folder (the one holding meta/info.json).
+    #[cfg_attr(feature = "clap", arg(value_name = "DIR"))]
+    pub dataset: PathBuf,
+    /// Print the report as JSON instead of text.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub json: bool,
+    /// Exit with code 3 when any problem is found.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub strict: bool,
+}
+
 /// What `data inspect` found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InspectOutcome {
@@ -59,19 +75,17 @@ pub struct InspectOutcome {
     pub refusal: Option<String>,
 }
 
-/// `data inspect`: the inspection report of the dataset at `dir` ([`LeRobotDataset::inspect`])
-/// and whether it passes: blocking problems always fail it, other problems only when `strict`.
+/// `data inspect`: the inspection report of the dataset `req.dataset`
+/// ([`LeRobotDataset::inspect`]), as JSON when `req.json`, and whether it passes: blocking
+/// problems always fail it, other problems only when `req.strict`.
 ///
 /// # Errors
 /// [`RequestError::Open`], [`RequestError::Data`] when the dataset cannot be read at all;
 /// [`RequestError::Json`] when the report cannot be serialized.
-pub fn inspect_request(
-    dir: &Path,
-    json: bool,
-    strict: bool,
-) -> Result<InspectOutcome, RequestError> {
+pub fn inspect_request(req: &InspectRequest) -> Result<InspectOutcome, RequestError> {
+    let dir = &req.dataset;
     let report = open(dir)?.inspect()?;
-    let text = if json {
+    let text = if req.json {
         serde_json::to_string_pretty(&report)? + "\n"
     } else {
         render_inspect(&report)
@@ -83,7 +97,7 @@ pub fn inspect_request(
             report.blocking_problems,
             dir.display()
         ))
-    } else if strict && !report.problems.is_empty() {
+    } else if req.strict && !report.problems.is_empty() {
         Some(format!(
             "{} problem(s) found in {} (--strict)",
             report.problems.len(),
@@ -104,18 +118,58 @@ pub enum LabelRule {
     Last,
 }
 
-/// A `data labels` request.
+impl LabelRule {
+    /// The rule's name on the command line and in `data labels`' summary: `max` or `last`.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Max => "max",
+            Self::Last => "last",
+        }
+    }
+
+    /// Parses `--rule`: one of the names of [`Self::name`], listed in the help.
+    #[cfg(feature = "clap")]
+    fn parser() -> impl clap::builder::TypedValueParser<Value = Self> {
+        use clap::builder::TypedValueParser as _;
+        clap::builder::PossibleValuesParser::new([Self::Max.name(), Self::Last.name()]).map(
+            |name| {
+                if name == Self::Last.name() {
+                    Self::Last
+                } else {
+                    Self::Max
+                }
+            },
+        )
+    }
+}
+
+/// A `data labels` request: the dataset folder (the one holding `meta/info.json`), its reward
+/// column (a declared numeric scalar column), which reward of each episode is compared with the
+/// threshold (finite), and the labels file to write (CSV `episode_index,success`, success as
+/// 0/1).
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct LabelsRequest {
-    /// Dataset folder (the one holding `meta/info.json`).
+    /// Dataset folder (the one holding meta/info.json).
+    #[cfg_attr(feature = "clap", arg(value_name = "DIR"))]
     pub dataset: PathBuf,
-    /// Reward column: a declared numeric scalar column.
+    /// Reward column: a declared numeric scalar column (a missing column, or one of another
+    /// width or kind, is refused as a wrong option, exit code 2, listing the usable ones).
+    #[cfg_attr(feature = "clap", arg(long, default_value = "next.reward"))]
     pub reward: String,
-    /// Which reward of the episode is compared with the threshold.
+    /// `max` (peak reward over the episode) or `last` (reward of the last frame).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, default_value = "max", value_parser = LabelRule::parser())
+    )]
     pub rule: LabelRule,
-    /// Smallest reward that counts as success; finite.
+    /// Smallest reward that counts as success (a finite number).
+    #[cfg_attr(feature = "clap", arg(long))]
     pub threshold: f64,
-    /// Labels file to write (CSV `episode_index,success`, success as 0/1).
+    /// Labels file to write (CSV: the name must end in .csv; not inside the dataset folder;
+    /// a missing parent folder is created).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "FILE"))]
     pub out: PathBuf,
 }
 
@@ -210,20 +264,34 @@ fn check_reward_column(dataset: &LeRobotDataset, reward: &str) -> Result<(), Req
     )))
 }
 
-/// A `data frame` request.
+/// A `data frame` request: the dataset folder (the one holding `meta/info.json`), the camera,
+/// episode and frame, the timestamp tolerance in seconds (> 0; default
+/// [`super::DEFAULT_TOLERANCE_S`]), and the PNG file to write.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct FrameRequest {
-    /// Dataset folder (the one holding `meta/info.json`).
+    /// Dataset folder (the one holding meta/info.json).
+    #[cfg_attr(feature = "clap", arg(value_name = "DIR"))]
     pub dataset: PathBuf,
     /// Camera feature key (`video` or `image` dtype).
+    #[cfg_attr(feature = "clap", arg(long))]
     pub key: String,
     /// Episode index.
+    #[cfg_attr(feature = "clap", arg(long))]
     pub episode: i64,
     /// Frame index within the episode.
+    #[cfg_attr(feature = "clap", arg(long))]
     pub frame: i64,
-    /// Largest distance between the frame's timestamp and the decoded frame, seconds; > 0.
+    /// Largest distance between the frame's timestamp and the decoded frame, seconds
+    /// (LeRobot's `tolerance_s`).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, default_value_t = super::DEFAULT_TOLERANCE_S)
+    )]
     pub tolerance_s: f64,
-    /// PNG file to write.
+    /// PNG file to write (must end in .png; not inside the dataset folder; a missing
+    /// parent folder is created).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "FILE"))]
     pub out: PathBuf,
 }
 
@@ -320,7 +388,12 @@ mod tests {
     #[test]
     fn a_missing_dataset_is_named_with_its_cause_kept_apart() {
         let dir = tempfile::tempdir().unwrap();
-        let err = inspect_request(&dir.path().join("none"), false, false).unwrap_err();
+        let err = inspect_request(&InspectRequest {
+            dataset: dir.path().join("none"),
+            json: false,
+            strict: false,
+        })
+        .unwrap_err();
         let RequestError::Open { path, source } = &err else {
             panic!("{err:?}");
         };

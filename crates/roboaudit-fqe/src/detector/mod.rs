@@ -54,6 +54,12 @@ pub const THRESHOLD: f64 = 0.5;
 /// Below this many labelled episodes of a class the report warns: the held-out scores rest on
 /// a handful of examples and the detector has barely seen the class.
 pub const MIN_CLASS_EXAMPLES: usize = 5;
+/// Default principal components of the terminal frames' features.
+pub const DEFAULT_COMPONENTS: usize = 32;
+/// Default inverse regularization strength `C` of the logistic regression.
+pub const DEFAULT_C: f64 = 1.0;
+/// Default seed of the split and of the component fit.
+pub const DEFAULT_SEED: u64 = 0;
 
 /// Settings of [`detect`].
 #[derive(Debug, Clone, PartialEq)]
@@ -82,10 +88,10 @@ impl DetectorConfig {
         Self {
             features,
             encoder: Encoder::raw32(),
-            components: 32,
-            c: 1.0,
+            components: DEFAULT_COMPONENTS,
+            c: DEFAULT_C,
             validation: Validation::DEFAULT,
-            seed: 0,
+            seed: DEFAULT_SEED,
             cache_dir: None,
         }
     }

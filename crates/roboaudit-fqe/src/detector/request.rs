@@ -46,6 +46,89 @@ pub struct DetectRequest {
     pub cache: Option<PathBuf>,
 }
 
+/// The options of `data detect` as a user gives them; [`Self::request`] makes the typed
+/// [`DetectRequest`]. Bounds, checked by [`DetectRequest::validate`]: `holdout` in (0, 1),
+/// `folds` in `2..=`[`crate::bounds_settings::MAX_FOLDS`], `c` finite and > 0, `components`
+/// in `1..=`[`crate::bounds_settings::MAX_COMPONENTS`].
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+pub struct DetectOptions {
+    /// Dataset folder (the one holding meta/info.json).
+    #[cfg_attr(feature = "clap", arg(value_name = "DIR"))]
+    pub dataset: PathBuf,
+    /// Partial labels file (`episode_index`, `success` as 0/1 or true/false; CSV, Parquet or
+    /// JSONL): the episodes the detector learns from. Other columns are ignored.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "FILE"))]
+    pub labels: PathBuf,
+    /// Full labels file to write (CSV: `episode_index,success,source,probability`; `source` is
+    /// `label` for a given label, kept as given, or `detector` for a predicted one); not inside
+    /// the dataset folder.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "FILE"))]
+    pub out: PathBuf,
+    /// JSON report (`roboaudit.detector.v1`: settings, held-out accuracy, counts, warnings);
+    /// default: OUT with the extension `.detector.json`. Must end in .json; an existing file
+    /// there is replaced only if it is a detector report (anything else: exit code 2).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "FILE"))]
+    pub report: Option<PathBuf>,
+    /// Terminal-frame features: `image:KEY` (a camera, `image` or `video` feature, through the
+    /// raw 32×32 pixel encoder; a video is decoded at the terminal frames only), `state:COLUMN`
+    /// (a numeric vector column, standardized), a bare KEY (by its declared kind), or `auto`:
+    /// the first `image` feature by name, else the first decodable `video` feature, else
+    /// `observation.state`.
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, alias = "image-feature", default_value = "auto")
+    )]
+    pub features: String,
+    /// Measure accuracy on one seeded stratified holdout instead: this share of each class of
+    /// the labelled episodes, in (0, 1), is held out (e.g. 0.25); one that holds out no
+    /// labelled episode is refused (exit code 2).
+    #[cfg_attr(feature = "clap", arg(long, conflicts_with = "folds"))]
+    pub holdout: Option<f64>,
+    /// Folds of the seeded stratified cross-validation that measures accuracy (every labelled
+    /// episode held out once), 2..=100; the default unless --holdout is given.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = Validation::DEFAULT_FOLDS))]
+    pub folds: usize,
+    /// Seed of the split and of the component fit.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = super::DEFAULT_SEED))]
+    pub seed: u64,
+    /// Inverse L2 regularization strength C of the logistic regression (scikit-learn's C), > 0.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = super::DEFAULT_C))]
+    pub c: f64,
+    /// Principal components of the terminal frames' features, 1..=1024. The terminal frames of
+    /// N episodes span at most N − 1 directions: more are capped at that before any work, with
+    /// a warning on stderr (and at the feature's width, silently).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = super::DEFAULT_COMPONENTS))]
+    pub components: usize,
+    /// Feature cache folder (default: a temporary one, deleted afterwards); the same cache as
+    /// `fqe fit --cache` can be shared. Must be a folder, not inside the dataset folder.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "DIR"))]
+    pub cache: Option<PathBuf>,
+}
+
+impl DetectOptions {
+    /// The typed request these options name: a `holdout` fraction, when given, replaces the
+    /// k-fold cross-validation over `folds`.
+    #[must_use]
+    pub fn request(&self) -> DetectRequest {
+        DetectRequest {
+            dataset: self.dataset.clone(),
+            labels: self.labels.clone(),
+            out: self.out.clone(),
+            report: self.report.clone(),
+            features: self.features.clone(),
+            validation: match self.holdout {
+                Some(fraction) => Validation::Holdout { fraction },
+                None => Validation::KFold { folds: self.folds },
+            },
+            seed: self.seed,
+            c: self.c,
+            components: self.components,
+            cache: self.cache.clone(),
+        }
+    }
+}
+
 /// Errors of a detect request.
 #[derive(Debug, thiserror::Error)]
 pub enum RequestError {

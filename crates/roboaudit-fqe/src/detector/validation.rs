@@ -39,7 +39,11 @@ impl Validation {
     /// instead of a quarter of them, and trains on 80% instead of 75%: on the push suite with
     /// 150 labelled episodes its accuracy varied 0.86–0.89 over five seeds against 0.76–0.92
     /// for a 25% holdout (true accuracy on the unlabelled episodes: 0.90).
-    pub const DEFAULT: Self = Self::KFold { folds: 5 };
+    pub const DEFAULT: Self = Self::KFold {
+        folds: Self::DEFAULT_FOLDS,
+    };
+    /// The folds of [`Self::DEFAULT`].
+    pub const DEFAULT_FOLDS: usize = 5;
 
     /// Checks the settings.
     ///
