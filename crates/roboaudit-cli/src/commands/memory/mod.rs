@@ -15,11 +15,9 @@ use roboaudit_memory_harness::request::{
     NaturalOptions, PolicySpec, ServedSettings,
 };
 use roboaudit_memory_harness::{HarnessError, PolicyParams};
-use roboaudit_memory_learned::request::{OpenError, Opened, open_policy};
+use roboaudit_memory_learned::request::{OpenError, Opened, TrainOptions, open_policy};
 use roboaudit_testbed::TaskKind;
 use std::path::Path;
-
-use learned::TrainArgs;
 
 /// Memory-audit subcommands.
 #[derive(clap::Subcommand, Debug)]
@@ -48,7 +46,7 @@ pub enum MemoryCommand {
     /// Train a learned memory policy by behaviour cloning on testbed demonstrations, save it
     /// (DIR/model.safetensors, DIR/config.json) and run its qualification episodes; audit it
     /// with `--policy learned:DIR`.
-    Train(TrainArgs),
+    Train(TrainOptions),
     /// Irrelevant-history control on records collected with `--routes left,right`: semantic
     /// effect per route (positive rule), nuisance and interaction equivalence (90% interval inside
     /// the plan's `margins.nuisance` / `margins.interaction`); writes DIR/control.json.
