@@ -4,8 +4,7 @@ use super::collect::request_error;
 use crate::{output, progress};
 use anyhow::Result;
 use roboaudit_memory_harness::intervene_shard;
-use roboaudit_memory_harness::request::InterveneOptions;
-use roboaudit_memory_harness::request::study;
+use roboaudit_memory_harness::request::{InterveneOptions, study};
 
 /// Runs `memory intervene`.
 pub fn run(args: &InterveneOptions) -> Result<()> {

@@ -1,7 +1,6 @@
 //! `roboaudit memory train`, through [`roboaudit_memory_learned::request::TrainRequest`] (from
-//! `TrainOptions::request`), and
-//! the exit codes of learned-policy errors (also of a `learned:DIR` policy another command
-//! opens).
+//! `TrainOptions::request`), and the exit codes of learned-policy errors (also of a
+//! `learned:DIR` policy another command opens).
 
 use crate::exit::{InvalidInput, Usage};
 use crate::progress;
