@@ -60,6 +60,9 @@ pub enum LearnedError {
     /// The harness or the simulator failed.
     #[error(transparent)]
     Harness(#[from] HarnessError),
+    /// An unknown task name (kept whole: its kind decides the caller's exit code).
+    #[error(transparent)]
+    Task(#[from] roboaudit_testbed::UnknownTask),
 }
 
 impl LearnedError {

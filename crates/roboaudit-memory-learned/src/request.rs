@@ -1,6 +1,7 @@
 //! The memory commands' side of the learned policies: opening the policy a command names
 //! (`--policy`: built-in, `learned:DIR` or served; here because only this crate can open all
-//! three) and the `memory train` pipeline (train, save, qualify) with the lines it reports.
+//! three) and the `memory train` pipeline (train, save, qualify) with the lines it reports,
+//! built from what the command is given (`TrainOptions`).
 
 use crate::checkpoint;
 use crate::config::{CONFIG_FILE, Family, QualifyConfig, TrainConfig};
@@ -138,6 +139,80 @@ pub fn open_policy(
             }
         }
     })
+}
+
+/// What `memory train` is given: the task, the family (`recurrent` or `anchor-window`), the
+/// training settings ([`TrainConfig`], whose other fields keep their defaults; demonstrations
+/// and steps at least 1, memory width 1 to 1024, window 1 to 256), the qualification settings
+/// ([`QualifyConfig`]: episodes 1 to 100,000, registered rate in [0, 1]) and the checkpoint
+/// folder.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+pub struct TrainOptions {
+    /// Memory task: put_back, swap or rearrange.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub task: String,
+    /// Policy family: recurrent (a GRU; memory = its hidden state) or anchor-window (Mem-0
+    /// style: a protected anchor embedding of the first observation and a window of recent
+    /// observation embeddings, attended by the present; memory = `anchor` and `window`).
+    #[cfg_attr(feature = "clap", arg(long, default_value = "recurrent"))]
+    pub family: String,
+    /// Expert demonstrations to record.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = TrainConfig::default().demos))]
+    pub demos: usize,
+    /// Optimizer steps (full batch).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = TrainConfig::default().steps))]
+    pub steps: usize,
+    /// Seed of the demonstrations and the initialization (same seed: same weights bytes).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = TrainConfig::default().seed))]
+    pub seed: u64,
+    /// Memory width: the GRU's hidden size (recurrent) or the observation embedding's width
+    /// (anchor-window).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = TrainConfig::default().hidden))]
+    pub hidden: usize,
+    /// Anchor-window: observation embeddings the window keeps (1 to 256).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = TrainConfig::default().window))]
+    pub window: usize,
+    /// Qualification episodes run after training (their scenes are never used elsewhere).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, default_value_t = QualifyConfig::default().episodes)
+    )]
+    pub qualify_episodes: usize,
+    /// Registered native success rate below which the checkpoint is refused for the audit.
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, default_value_t = QualifyConfig::default().threshold)
+    )]
+    pub qualify_rate: f64,
+    /// Checkpoint folder: model.safetensors, config.json, qualification.json.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "DIR"))]
+    pub out: PathBuf,
+}
+
+impl TrainOptions {
+    /// The request ([`TrainRequest::new`]) for the task named, with these training and
+    /// qualification settings (qualification seed 0).
+    ///
+    /// # Errors
+    /// [`LearnedError::Task`] for an unknown task; as [`TrainRequest::new`].
+    pub fn request(&self) -> Result<TrainRequest, LearnedError> {
+        let task = TaskKind::parse(&self.task)?;
+        let train = TrainConfig {
+            demos: self.demos,
+            steps: self.steps,
+            seed: self.seed,
+            hidden: self.hidden,
+            window: self.window,
+            ..TrainConfig::default()
+        };
+        let qualify = QualifyConfig {
+            episodes: self.qualify_episodes,
+            threshold: self.qualify_rate,
+            seed: 0,
+        };
+        TrainRequest::new(task, &self.family, (train, qualify), self.out.clone())
+    }
 }
 
 /// A `memory train` run: train `family` on `task` with `train`, save the checkpoint into `out`

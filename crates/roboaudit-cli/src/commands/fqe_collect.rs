@@ -10,13 +10,13 @@
 //! (`roboaudit_fqe_collect::shard`; `roboaudit merge` completes the run).
 
 use crate::commands::fqe_actions::{classify, client_config};
-use crate::commands::memory::collect::ServedArgs;
 use crate::exit::{InvalidInput, Usage};
 use roboaudit_fqe_collect::request::{
     CollectObserver, CollectRequest, Prepared, RequestError, render_summary, resumed_note,
     run_collect, stage_label, work_note,
 };
 use roboaudit_fqe_collect::{CollectError, Stage, WorkState};
+use roboaudit_memory_harness::request::ServedSettings;
 use roboaudit_policy_client::summary::describe_capabilities;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -63,7 +63,7 @@ pub struct CollectArgs {
     pub served_only: bool,
     /// Served-policy settings.
     #[command(flatten)]
-    pub served: ServedArgs,
+    pub served: ServedSettings,
     /// Run only shard I of N (0-based) of the built-in targets' ground-truth rollouts into
     /// --out with a shard.json, resumably (jobs: target × task blocks, j mod N = I), e.g. a
     /// Slurm array task's `--shard $SLURM_ARRAY_TASK_ID/N`; `roboaudit merge` joins the shards
@@ -184,7 +184,7 @@ pub fn run(args: &CollectArgs) -> anyhow::Result<()> {
     }
     crate::output::refuse_out_file(&args.out)?;
     request.check_out().map_err(request_error)?;
-    let client_cfg = client_config(args.served.timeout, args.served.allow_remote_policy)?;
+    let client_cfg = client_config(args.served.timeout_s, args.served.allow_remote)?;
     let mut served = Vec::with_capacity(prepared.served.len());
     for spec in &prepared.served {
         let target = spec

@@ -2,7 +2,8 @@
 //! output folder (whole and resumable, or one shard), the SPEC §2 audit and the
 //! irrelevant-history control over a records file, written atomically; the calibration
 //! ([`calibrate`]), the intervention and natural studies ([`study`]) and the policy a command
-//! names ([`policy`]).
+//! names ([`policy`]); the options each command is given (`CollectOptions`, …), from which its
+//! request is built.
 //!
 //! The audit and the control live here rather than in `roboaudit-memory`: that crate is the
 //! analysis over records in memory and knows no file format, while this one already sits on
@@ -21,10 +22,15 @@ use std::path::{Path, PathBuf};
 
 pub mod calibrate;
 mod collect;
+mod options;
 pub mod policy;
 pub mod study;
 
 pub use collect::{DEFAULT_SEEDS, MAX_SEEDS, MAX_UNITS, action_seeds, check_count, check_harness};
+pub use options::{
+    AuditOptions, CalibrateOptions, CollectOptions, ControlOptions, HarnessOptions,
+    InterveneOptions, NaturalOptions,
+};
 pub use policy::{PolicySpec, ServedSettings};
 
 /// File name of the audit's Markdown summary inside its output folder (beside
@@ -41,6 +47,9 @@ pub enum RequestError {
     /// A wrong option, found before any work (an existing records file in `--out`).
     #[error("{0}")]
     Usage(String),
+    /// An unknown `--task` name (kept whole: its kind decides the caller's exit code).
+    #[error(transparent)]
+    Task(#[from] roboaudit_testbed::UnknownTask),
     /// The collection failed (configuration, simulator, policy, partial folder, shard, served).
     #[error(transparent)]
     Harness(#[from] HarnessError),

@@ -93,12 +93,20 @@ impl PolicySpec {
     }
 }
 
-/// How to reach a served policy.
+/// How to reach a served policy: the longest wait for one answer, in seconds, in
+/// (0, [`MAX_TIMEOUT_S`]] (checked by [`ServedSettings::client_config`]), and whether a server
+/// that is not on this machine's loopback is allowed.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct ServedSettings {
-    /// Longest wait for one answer, in seconds: in (0, [`MAX_TIMEOUT_S`]].
+    /// Served policies: longest wait for one answer, in seconds.
+    #[cfg_attr(
+        feature = "clap",
+        arg(long = "timeout", value_name = "TIMEOUT", default_value_t = 30.0)
+    )]
     pub timeout_s: f64,
-    /// Allow a server that is not on this machine's loopback.
+    /// Served policies: allow a server that is not on this machine's loopback.
+    #[cfg_attr(feature = "clap", arg(long = "allow-remote-policy"))]
     pub allow_remote: bool,
 }
 

@@ -5,17 +5,12 @@
 use super::collect::request_error;
 use crate::output;
 use anyhow::{Context, Result};
-use roboaudit_memory_harness::request::{self, CONTROL_FILE};
-use std::path::Path;
+use roboaudit_memory_harness::request::{self, AuditOptions, CONTROL_FILE, ControlOptions};
 
-/// Audits `records_path` under the plan (or the SPEC §2 defaults) into `out`.
-pub fn run(
-    records_path: &Path,
-    plan_path: Option<&Path>,
-    out: &Path,
-    seed: Option<u64>,
-) -> Result<()> {
-    let plan = request::load_plan(plan_path, seed)?;
+/// Audits the records under the plan (or the SPEC §2 defaults) into the output folder.
+pub fn run(args: &AuditOptions) -> Result<()> {
+    let (records_path, plan_path, out) = (&args.records, args.plan.as_deref(), &args.out);
+    let plan = request::load_plan(plan_path, args.seed)?;
     output::refuse_out_file(out)?;
     // An FQE result folder's summary.md would be replaced by ours (a foreign audit.json is
     // refused by the plan check of the pipeline, with its own message).
@@ -25,8 +20,9 @@ pub fn run(
     Ok(())
 }
 
-/// Runs the control on `records_path` and writes `out/control.json`.
-pub fn control(records_path: &Path, plan_path: Option<&Path>, out: &Path) -> Result<()> {
+/// Runs the control on the routed records and writes `OUT/control.json`.
+pub fn control(args: &ControlOptions) -> Result<()> {
+    let (records_path, plan_path, out) = (&args.records, args.plan.as_deref(), &args.out);
     let plan = request::load_plan(plan_path, None)?;
     output::refuse_out_file(out)?;
     let records = request::read_checked(records_path, &plan, plan_path).map_err(request_error)?;

@@ -10,17 +10,14 @@ mod natural;
 
 use anyhow::Result;
 use roboaudit_memory_harness::intervene_shard::ShardRun;
-use roboaudit_memory_harness::request::PolicySpec;
+use roboaudit_memory_harness::request::{
+    AuditOptions, CalibrateOptions, CollectOptions, ControlOptions, InterveneOptions,
+    NaturalOptions, PolicySpec, ServedSettings,
+};
 use roboaudit_memory_harness::{HarnessError, PolicyParams};
-use roboaudit_memory_learned::request::{OpenError, Opened, open_policy};
+use roboaudit_memory_learned::request::{OpenError, Opened, TrainOptions, open_policy};
 use roboaudit_testbed::TaskKind;
-use std::path::{Path, PathBuf};
-
-use calibrate::CalibrateArgs;
-use collect::{CollectArgs, ServedArgs};
-use intervene::InterveneArgs;
-use learned::TrainArgs;
-use natural::NaturalArgs;
+use std::path::Path;
 
 /// Memory-audit subcommands.
 #[derive(clap::Subcommand, Debug)]
@@ -29,76 +26,43 @@ pub enum MemoryCommand {
     ///
     /// Refuses to write into a folder whose audit.json was produced under a different plan, and
     /// records whose plan_hash column names a different plan.
-    Audit {
-        /// Records (CSV, Parquet or JSONL), one row per (pair, memory, action seed, world): pair_id,
-        /// memory (A|B), action_seed, world (A|B), progress_warranted, progress_other, value,
-        /// action, present_equal [, route, stratum, plan_hash].
-        #[arg(long, value_name = "FILE")]
-        records: PathBuf,
-        /// Preregistered plan (TOML: delta, seeds, distance, margins, eligibility, bootstrap).
-        /// Without it the defaults of SPEC §2 apply, and the output says so.
-        #[arg(long, value_name = "FILE")]
-        plan: Option<PathBuf>,
-        /// Output folder (created if missing); nothing is written there when the audit fails.
-        #[arg(long, value_name = "DIR")]
-        out: PathBuf,
-        /// Bootstrap seed, overriding the plan's `bootstrap.seed` (it is part of the plan hash).
-        #[arg(long)]
-        seed: Option<u64>,
-    },
+    Audit(AuditOptions),
     /// Cross histories on the testbed with a built-in policy: writes DIR/records.parquet (input of
     /// `memory audit`) and DIR/manifest.json (configuration, exclusions and why).
-    Collect(CollectArgs),
+    Collect(CollectOptions),
     /// Run every calibrator (faithful, blind, anti, reused, random) through collect and audit;
     /// exits non-zero naming each calibrator whose known answer was not recovered.
-    Calibrate(CalibrateArgs),
+    Calibrate(CalibrateOptions),
     /// Native-rollout interventions at the lift event: history replacement (own, donor same
     /// target, donor opposite target, clear) or restoration after an injected fault (none, anchor,
     /// full rebuild); writes DIR/interventions.json.
-    Intervene(InterveneArgs),
+    Intervene(InterveneOptions),
     /// Natural-occurrence analysis: untreated native episodes, the fraction containing the
     /// audited decision type (registered, outcome-blind rule), and the remaining-step and
     /// final-success contrasts of a first direction toward the warranted tray, with episode
     /// bootstrap intervals within layout strata; observational, never pooled with the
     /// constructed pairs. Writes DIR/natural.json and DIR/natural.md.
-    Natural(NaturalArgs),
+    Natural(NaturalOptions),
     /// Train a learned memory policy by behaviour cloning on testbed demonstrations, save it
     /// (DIR/model.safetensors, DIR/config.json) and run its qualification episodes; audit it
     /// with `--policy learned:DIR`.
-    Train(TrainArgs),
+    Train(TrainOptions),
     /// Irrelevant-history control on records collected with `--routes left,right`: semantic
     /// effect per route (positive rule), nuisance and interaction equivalence (90% interval inside
     /// the plan's `margins.nuisance` / `margins.interaction`); writes DIR/control.json.
-    Control {
-        /// Routed records (from `memory collect --routes left,right`).
-        #[arg(long, value_name = "FILE")]
-        records: PathBuf,
-        /// Preregistered plan (δ, margins, bootstrap); default: SPEC §2 defaults, margin 0.1.
-        #[arg(long, value_name = "FILE")]
-        plan: Option<PathBuf>,
-        /// Output folder.
-        #[arg(long, value_name = "DIR")]
-        out: PathBuf,
-    },
+    Control(ControlOptions),
 }
 
 /// Runs a memory subcommand.
 pub fn run(cmd: MemoryCommand) -> Result<()> {
     match cmd {
-        MemoryCommand::Audit {
-            records,
-            plan,
-            out,
-            seed,
-        } => audit::run(&records, plan.as_deref(), &out, seed),
+        MemoryCommand::Audit(args) => audit::run(&args),
         MemoryCommand::Collect(args) => collect::run(&args),
         MemoryCommand::Calibrate(args) => calibrate::run(&args),
         MemoryCommand::Intervene(args) => intervene::run(&args),
         MemoryCommand::Natural(args) => natural::run(&args),
         MemoryCommand::Train(args) => learned::run_train(&args),
-        MemoryCommand::Control { records, plan, out } => {
-            audit::control(&records, plan.as_deref(), &out)
-        }
+        MemoryCommand::Control(args) => audit::control(&args),
     }
 }
 
@@ -107,14 +71,13 @@ fn open(
     spec: &PolicySpec,
     task: TaskKind,
     params: PolicyParams,
-    served: &ServedArgs,
+    served: &ServedSettings,
     native: bool,
 ) -> Result<Opened> {
-    let opened =
-        open_policy(spec, task, params, &served.settings(), native).map_err(|e| match e {
-            OpenError::Request(e) => collect::request_error(*e),
-            OpenError::Learned(e) => learned::map_err(*e),
-        })?;
+    let opened = open_policy(spec, task, params, served, native).map_err(|e| match e {
+        OpenError::Request(e) => collect::request_error(*e),
+        OpenError::Learned(e) => learned::map_err(*e),
+    })?;
     if let Some(note) = &opened.note {
         outln!("{note}")?;
     }
