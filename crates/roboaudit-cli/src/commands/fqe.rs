@@ -24,7 +24,7 @@ use std::sync::Mutex;
 
 use anyhow::{Context, Result};
 use indicatif::ProgressBar;
-use roboaudit_fqe::request::{FitOptions, option_name};
+use roboaudit_fqe::request::{EvaluateRequest, FitOptions, evaluate_request, option_name};
 use roboaudit_fqe::{
     FitObserver, FitRequest, FqeError, FqeReport, RequestError, fit_request,
     summary::{render_markdown, render_table},
@@ -43,7 +43,7 @@ pub enum FqeCommand {
     /// too when ground truth is known.
     Fit(Box<FitOptions>),
     /// Score the estimates of an existing fit (`OUT/fqe.json`) against ground truth.
-    Evaluate(super::fqe_evaluate::EvaluateArgs),
+    Evaluate(EvaluateRequest),
     /// Query a served policy (openpi's websocket protocol) at every frame of a LeRobot dataset,
     /// episode by episode, and write the policy-actions file `fit` reads (resumable).
     Actions(super::fqe_actions::ActionsArgs),
@@ -54,7 +54,7 @@ pub fn run(cmd: FqeCommand) -> Result<()> {
     match cmd {
         FqeCommand::Collect(args) => super::fqe_collect::run(&args),
         FqeCommand::Fit(args) => fit(&args),
-        FqeCommand::Evaluate(args) => super::fqe_evaluate::evaluate(&args),
+        FqeCommand::Evaluate(request) => evaluate(&request),
         FqeCommand::Actions(args) => super::fqe_actions::run(&args),
     }
 }
@@ -112,7 +112,7 @@ pub(crate) fn request_error(e: RequestError) -> anyhow::Error {
     }
 }
 
-pub(super) fn write_outputs(out: &Path, report: &FqeReport) -> Result<()> {
+fn write_outputs(out: &Path, report: &FqeReport) -> Result<()> {
     ensure_dir(out)?;
     let json = serde_json::to_vec_pretty(report).context("cannot serialize the report")?;
     write_all_atomic(&[
@@ -124,6 +124,15 @@ pub(super) fn write_outputs(out: &Path, report: &FqeReport) -> Result<()> {
         outln!("warning: {n}")?;
     }
     Ok(())
+}
+
+/// `roboaudit fqe evaluate`: (re)scores `OUT/fqe.json` against ground truth without refitting,
+/// after checking that the ground truth belongs to the fitted dataset ([`evaluate_request`]),
+/// and rewrites its outputs.
+fn evaluate(request: &EvaluateRequest) -> Result<()> {
+    let report =
+        evaluate_request(request, &mut |line| eprintln!("{line}")).map_err(request_error)?;
+    write_outputs(&request.out, &report)
 }
 
 /// Refuses output paths that would destroy something (exit code 2, before any file is read):
