@@ -46,7 +46,7 @@ pub enum FqeCommand {
     Evaluate(EvaluateRequest),
     /// Query a served policy (openpi's websocket protocol) at every frame of a LeRobot dataset,
     /// episode by episode, and write the policy-actions file `fit` reads (resumable).
-    Actions(super::fqe_actions::ActionsArgs),
+    Actions(roboaudit_policy_client::ActionsOptions),
 }
 
 /// Runs an FQE subcommand.
