@@ -33,4 +33,4 @@ pub use client::{
 };
 pub use error::PolicyClientError;
 pub use msgpack_numpy::{Field, NdArray};
-pub use options::ActionsOptions;
+pub use options::{ActionsOptions, ServedOptions};

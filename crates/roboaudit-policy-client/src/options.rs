@@ -1,6 +1,7 @@
-//! The options of the commands that reach a served policy, as a user types them: every option
-//! of `fqe actions` ([`ActionsOptions`]). With the `clap` feature they derive `clap::Args`, and
-//! each field's doc is its `--help` text.
+//! The options of the commands that reach a served policy, as a user types them: how long to
+//! wait and whether a remote server is allowed ([`ServedOptions`], the served targets of
+//! `fqe collect`) and every option of `fqe actions` ([`ActionsOptions`]). With the `clap`
+//! feature they derive `clap::Args`, and each field's doc is its `--help` text.
 
 use std::path::PathBuf;
 
@@ -8,6 +9,43 @@ use crate::client::ClientConfig;
 use crate::dataset_actions::ActionsConfig;
 use crate::error::PolicyClientError;
 use crate::summary::client_config;
+
+/// How a command reaches its served policies: `timeout` in seconds, in
+/// `(0, `[`crate::summary::MAX_TIMEOUT_S`]`]`, checked by [`ServedOptions::client_config`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+pub struct ServedOptions {
+    /// Served policies: longest wait for one answer, in seconds.
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, default_value_t = ClientConfig::default().timeout.as_secs_f64())
+    )]
+    pub timeout: f64,
+    /// Served policies: allow a server that is not on this machine's loopback.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub allow_remote_policy: bool,
+}
+
+impl Default for ServedOptions {
+    /// [`ClientConfig::default`]'s: 30 s, loopback only.
+    fn default() -> Self {
+        let c = ClientConfig::default();
+        ServedOptions {
+            timeout: c.timeout.as_secs_f64(),
+            allow_remote_policy: c.allow_remote,
+        }
+    }
+}
+
+impl ServedOptions {
+    /// The connection settings ([`client_config`]).
+    ///
+    /// # Errors
+    /// [`PolicyClientError::Invalid`] naming `--timeout` for a timeout out of range.
+    pub fn client_config(&self) -> Result<ClientConfig, PolicyClientError> {
+        client_config(self.timeout, self.allow_remote_policy)
+    }
+}
 
 /// Every option of `fqe actions`, as typed. `policy` is `NAME=URL` (the caller splits it);
 /// `samples` is `1..=`[`crate::summary::MAX_SAMPLES`] ([`crate::summary::check_samples`]);

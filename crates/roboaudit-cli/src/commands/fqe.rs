@@ -38,7 +38,7 @@ use crate::paths::{check_cache_folder, refuse_inside_dataset};
 #[derive(clap::Subcommand, Debug)]
 pub enum FqeCommand {
     /// Collect a push-suite dataset on the testbed with ground-truth target-policy values.
-    Collect(super::fqe_collect::CollectArgs),
+    Collect(roboaudit_fqe_collect::request::CollectRequest),
     /// Fit neural FQE, linear FQE and the naive estimate for every target policy; scores them
     /// too when ground truth is known.
     Fit(Box<FitOptions>),

@@ -6,18 +6,10 @@ use anyhow::Result;
 use roboaudit_data::lerobot::LeRobotDataset;
 use roboaudit_fqe_collect::request::PolicySpec;
 use roboaudit_policy_client::dataset_actions::collect_actions;
-use roboaudit_policy_client::{
-    ActionsOptions, ClientConfig, PolicyClient, PolicyClientError, summary,
-};
+use roboaudit_policy_client::{ActionsOptions, PolicyClient, PolicyClientError, summary};
 
 use crate::exit::{InvalidInput, Usage};
 use crate::progress;
-
-/// The client settings from `--timeout` and `--allow-remote-policy`
-/// ([`summary::client_config`]; usage error out of range).
-pub(crate) fn client_config(timeout: f64, allow_remote: bool) -> Result<ClientConfig> {
-    summary::client_config(timeout, allow_remote).map_err(classify)
-}
 
 /// Exit codes of client errors: an unusable address, a missing capability or an interrupted
 /// run with other settings is a usage error (2); a malformed answer or unusable actions is
