@@ -23,6 +23,7 @@ pub mod dataset_actions;
 pub mod error;
 pub mod latency;
 pub mod msgpack_numpy;
+pub mod options;
 pub mod server;
 pub mod summary;
 
@@ -32,3 +33,4 @@ pub use client::{
 };
 pub use error::PolicyClientError;
 pub use msgpack_numpy::{Field, NdArray};
+pub use options::{ActionsOptions, ServedOptions};

@@ -19,15 +19,14 @@
 //! file is read; a missing or invalid weights file is invalid input (exit 3) naming the file,
 //! found before the dataset is read.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 
 use anyhow::{Context, Result};
 use indicatif::ProgressBar;
-use roboaudit_fqe::request::{FitOptions, Steps, option_name};
+use roboaudit_fqe::request::{EvaluateRequest, FitOptions, evaluate_request, option_name};
 use roboaudit_fqe::{
-    DEFAULT_COVERAGE_THRESHOLD, FitObserver, FitRequest, FqeError, FqeReport, RequestError,
-    fit_request,
+    FitObserver, FitRequest, FqeError, FqeReport, RequestError, fit_request,
     summary::{render_markdown, render_table},
 };
 
@@ -39,134 +38,15 @@ use crate::paths::{check_cache_folder, refuse_inside_dataset};
 #[derive(clap::Subcommand, Debug)]
 pub enum FqeCommand {
     /// Collect a push-suite dataset on the testbed with ground-truth target-policy values.
-    Collect(super::fqe_collect::CollectArgs),
+    Collect(roboaudit_fqe_collect::request::CollectRequest),
     /// Fit neural FQE, linear FQE and the naive estimate for every target policy; scores them
     /// too when ground truth is known.
-    Fit(Box<FitArgs>),
+    Fit(Box<FitOptions>),
     /// Score the estimates of an existing fit (`OUT/fqe.json`) against ground truth.
-    Evaluate(super::fqe_evaluate::EvaluateArgs),
+    Evaluate(EvaluateRequest),
     /// Query a served policy (openpi's websocket protocol) at every frame of a LeRobot dataset,
     /// episode by episode, and write the policy-actions file `fit` reads (resumable).
-    Actions(super::fqe_actions::ActionsArgs),
-}
-
-/// Arguments of `roboaudit fqe fit`.
-#[derive(clap::Args, Debug)]
-pub struct FitArgs {
-    /// A folder written by `roboaudit fqe collect` (dataset/, policies/, ground_truth.json).
-    #[arg(long, value_name = "DIR")]
-    pub run: Option<PathBuf>,
-    /// A LeRobot dataset (instead of, or overriding, RUN/dataset).
-    #[arg(long, value_name = "DIR")]
-    pub dataset: Option<PathBuf>,
-    /// A target policy as NAME=FILE (policy-actions file: `index`, `sample`, `action`);
-    /// repeatable. Without any (and no run folder), the target is the behaviour policy: the
-    /// dataset's own actions (on-policy evaluation).
-    #[arg(long = "policy-actions", value_name = "NAME=FILE")]
-    pub policy_actions: Vec<String>,
-    /// Also evaluate the behaviour policy (the dataset's own actions, on-policy) beside the
-    /// --policy-actions files; always on without them.
-    #[arg(long)]
-    pub behaviour: bool,
-    /// Labels file (`episode_index`, `success`; `roboaudit data labels` derives one from a dense
-    /// reward); default: the dataset's `next.success` column, else the last `next.reward`
-    /// (success when ≥ 0.5).
-    #[arg(long, value_name = "FILE")]
-    pub labels: Option<PathBuf>,
-    /// Ground-truth file (`roboaudit.fqe.ground_truth.v1`); default RUN/ground_truth.json.
-    #[arg(long, value_name = "FILE")]
-    pub ground_truth: Option<PathBuf>,
-    /// Output folder (not inside the dataset folder).
-    #[arg(long, value_name = "DIR")]
-    pub out: PathBuf,
-    /// Discount γ; default: the ground truth's, else 0.99. With ground truth it must be the
-    /// ground truth's (exit code 2 otherwise): values at two discounts are not comparable.
-    #[arg(long)]
-    pub gamma: Option<f64>,
-    /// Neural training seeds, comma-separated, each once.
-    #[arg(long, value_delimiter = ',', default_value = "0,1,2")]
-    pub seeds: Vec<u64>,
-    /// Neural gradient steps per fit: `auto` (stop each fit once its estimate has settled, after
-    /// enough Bellman backups for the median episode; at most --max-steps) or a fixed count N.
-    #[arg(long, default_value = "auto")]
-    pub steps: Steps,
-    /// The cap of `--steps auto` (the learning rate decays over it).
-    #[arg(long, default_value_t = 20_000)]
-    pub max_steps: usize,
-    /// Episode-bootstrap refits per policy (0: none): each trains neural FQE on the episodes of
-    /// one resample (per task, drawn with replacement) and the 2.5–97.5% quantiles of their
-    /// estimates are reported per policy and task. Costs B more neural fits per policy.
-    #[arg(long, default_value_t = 0)]
-    pub bootstrap: usize,
-    /// Threads for the whole fit (neural fits run one per thread); default: RAYON_NUM_THREADS,
-    /// else one per core.
-    #[arg(long)]
-    pub threads: Option<usize>,
-    /// Target network copy period N.
-    #[arg(long, default_value_t = 100)]
-    pub target_update: usize,
-    /// Polyak rate τ of the target network (> 0 replaces the copy every N steps by
-    /// θ̄ ← (1 − τ) θ̄ + τ θ each step).
-    #[arg(long, default_value_t = 0.0)]
-    pub target_tau: f64,
-    /// Neural AdamW learning rate at step 0 (decayed linearly to 5% of it).
-    #[arg(long, default_value_t = 1e-3)]
-    pub learning_rate: f64,
-    /// Neural mini-batch size.
-    #[arg(long, default_value_t = 256)]
-    pub batch_size: usize,
-    /// Output head of the neural Q network: `sigmoid` (values in (0, 1), where every true value
-    /// of a terminal success lies) or `linear` (unbounded).
-    #[arg(long, default_value = "sigmoid", value_parser = ["sigmoid", "linear"])]
-    pub head: String,
-    /// Skip neural FQE (linear and naive only).
-    #[arg(long)]
-    pub no_neural: bool,
-    /// Linear FQE ridge λ (per transition).
-    #[arg(long, default_value_t = 1e-3)]
-    pub ridge: f64,
-    /// Linear FQE solver: `lstd` (closed-form projected fixed point) or `iterated` (fitted Q
-    /// iteration, may diverge).
-    #[arg(long, default_value = "lstd", value_parser = ["lstd", "iterated"])]
-    pub linear_solver: String,
-    /// Linear FQE action terms: `linear` ([1, z(a)]) or `quadratic` ([1, z(a), z(a)²]).
-    #[arg(long, default_value = "quadratic", value_parser = ["linear", "quadratic"])]
-    pub action_terms: String,
-    /// Frame features: `image:KEY` (a camera, `image` or `video` feature, encoded and reduced to
-    /// components), `state:COLUMN` (a numeric vector column, standardized and reduced to
-    /// components), a bare KEY (by its declared kind), `none`, or `auto`: the first `image`
-    /// feature by name, else the first `video` feature whose MP4 files are all present and
-    /// open, else `state:` the --state-feature column.
-    #[arg(long, alias = "image-feature", default_value = "auto")]
-    pub features: String,
-    /// Proprioception feature, added raw beside the frame features unless they are this same
-    /// column; "none" for none.
-    #[arg(long, default_value = "observation.state")]
-    pub state_feature: String,
-    /// Action feature.
-    #[arg(long, default_value = "action")]
-    pub action_feature: String,
-    /// Principal components kept of the frame features (the encoder's output — 3,072 raw
-    /// pixels, or the DINOv2 width, 384 for ViT-S/14 — or the standardized vector column; at
-    /// most its width), 1..=1024. N frames (at most 20,000, evenly spaced, are fitted) span at
-    /// most N − 1 directions: more are capped at that before any work, with a warning.
-    #[arg(long, default_value_t = 64)]
-    pub components: usize,
-    /// Frozen image encoder for `image` features: `raw32` (raw pixels 32×32, area-resampled) or
-    /// `dinov2:PATH[,side=N][,heads=N]`: a DINOv2 ViT/14 checkpoint from a local safetensors
-    /// file in the torch-hub layout (e.g. dinov2_vits14 converted; PATH without commas), whose
-    /// final-norm class token is the feature; side = input pixels, a multiple of 14 in 14..=518
-    /// (default 224); heads = attention heads (default width / 64). Features are cached under
-    /// --cache, keyed by encoder, weights hash and frame.
-    #[arg(long, default_value = "raw32", value_name = "ENCODER")]
-    pub encoder: String,
-    /// Feature cache folder (default OUT/feature-cache); must be a folder, not inside the
-    /// dataset folder.
-    #[arg(long, value_name = "DIR")]
-    pub cache: Option<PathBuf>,
-    /// Coverage threshold on the standardized action distance.
-    #[arg(long, default_value_t = DEFAULT_COVERAGE_THRESHOLD)]
-    pub coverage_threshold: f64,
+    Actions(roboaudit_policy_client::ActionsOptions),
 }
 
 /// Runs an FQE subcommand.
@@ -174,7 +54,7 @@ pub fn run(cmd: FqeCommand) -> Result<()> {
     match cmd {
         FqeCommand::Collect(args) => super::fqe_collect::run(&args),
         FqeCommand::Fit(args) => fit(&args),
-        FqeCommand::Evaluate(args) => super::fqe_evaluate::evaluate(&args),
+        FqeCommand::Evaluate(request) => evaluate(&request),
         FqeCommand::Actions(args) => super::fqe_actions::run(&args),
     }
 }
@@ -232,7 +112,7 @@ pub(crate) fn request_error(e: RequestError) -> anyhow::Error {
     }
 }
 
-pub(super) fn write_outputs(out: &Path, report: &FqeReport) -> Result<()> {
+fn write_outputs(out: &Path, report: &FqeReport) -> Result<()> {
     ensure_dir(out)?;
     let json = serde_json::to_vec_pretty(report).context("cannot serialize the report")?;
     write_all_atomic(&[
@@ -246,46 +126,18 @@ pub(super) fn write_outputs(out: &Path, report: &FqeReport) -> Result<()> {
     Ok(())
 }
 
-impl FitArgs {
-    /// The options as the library takes them.
-    fn options(&self) -> FitOptions {
-        FitOptions {
-            run: self.run.clone(),
-            dataset: self.dataset.clone(),
-            policy_actions: self.policy_actions.clone(),
-            behaviour: self.behaviour,
-            labels: self.labels.clone(),
-            ground_truth: self.ground_truth.clone(),
-            out: self.out.clone(),
-            gamma: self.gamma,
-            seeds: self.seeds.clone(),
-            steps: self.steps,
-            max_steps: self.max_steps,
-            bootstrap: self.bootstrap,
-            threads: self.threads,
-            target_update: self.target_update,
-            target_tau: self.target_tau,
-            learning_rate: self.learning_rate,
-            batch_size: self.batch_size,
-            head: self.head.clone(),
-            no_neural: self.no_neural,
-            ridge: self.ridge,
-            linear_solver: self.linear_solver.clone(),
-            action_terms: self.action_terms.clone(),
-            features: self.features.clone(),
-            state_feature: self.state_feature.clone(),
-            action_feature: self.action_feature.clone(),
-            components: self.components,
-            encoder: self.encoder.clone(),
-            cache: self.cache.clone(),
-            coverage_threshold: self.coverage_threshold,
-        }
-    }
+/// `roboaudit fqe evaluate`: (re)scores `OUT/fqe.json` against ground truth without refitting,
+/// after checking that the ground truth belongs to the fitted dataset ([`evaluate_request`]),
+/// and rewrites its outputs.
+fn evaluate(request: &EvaluateRequest) -> Result<()> {
+    let report =
+        evaluate_request(request, &mut |line| eprintln!("{line}")).map_err(request_error)?;
+    write_outputs(&request.out, &report)
 }
 
 /// Refuses output paths that would destroy something (exit code 2, before any file is read):
 /// an `--out` file, another command's results, a folder inside the dataset, a `--cache` file.
-fn check_out(args: &FitArgs, dataset_dir: &Path) -> Result<()> {
+fn check_out(args: &FitOptions, dataset_dir: &Path) -> Result<()> {
     crate::output::refuse_out_file(&args.out)?;
     crate::output::refuse_foreign_results(
         &args.out,
@@ -303,15 +155,14 @@ fn check_out(args: &FitArgs, dataset_dir: &Path) -> Result<()> {
     Ok(())
 }
 
-fn fit(args: &FitArgs) -> Result<()> {
-    let options = args.options();
+fn fit(options: &FitOptions) -> Result<()> {
     let request = options.request().map_err(request_error)?;
     request.validate().map_err(request_error)?;
-    check_out(args, &request.dataset)?;
+    check_out(options, &request.dataset)?;
     options
         .check_threads_and_paths(&request.dataset)
         .map_err(request_error)?;
-    match args.threads {
+    match options.threads {
         // Every parallel step of the fit (encoding, linear FQE, the neural fits) runs on the
         // current rayon pool, so installing one of N threads bounds the whole fit. Started after
         // the option checks: a usage error costs no threads.
@@ -319,8 +170,8 @@ fn fit(args: &FitArgs) -> Result<()> {
             .num_threads(n)
             .build()
             .context("cannot start the thread pool")?
-            .install(|| fit_checked(args, &request)),
-        None => fit_checked(args, &request),
+            .install(|| fit_checked(options, &request)),
+        None => fit_checked(options, &request),
     }
 }
 
@@ -376,11 +227,11 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// [`fit`] once its options are checked.
-fn fit_checked(args: &FitArgs, request: &FitRequest) -> Result<()> {
+fn fit_checked(options: &FitOptions, request: &FitRequest) -> Result<()> {
     let progress = Progress {
         encoding: crate::progress::bar(0, "encoding frames"),
         fitting: Mutex::new(None),
     };
     let report = fit_request(request, &progress).map_err(request_error)?;
-    write_outputs(&args.out, &report)
+    write_outputs(&options.out, &report)
 }

@@ -9,89 +9,17 @@
 //! `--shard I/N` runs only a shard of the built-in targets' rollouts into `OUT`
 //! (`roboaudit_fqe_collect::shard`; `roboaudit merge` completes the run).
 
-use crate::commands::fqe_actions::{classify, client_config};
+use crate::commands::fqe_actions::classify;
 use crate::exit::{InvalidInput, Usage};
 use roboaudit_fqe_collect::request::{
     CollectObserver, CollectRequest, Prepared, RequestError, render_summary, resumed_note,
     run_collect, stage_label, work_note,
 };
 use roboaudit_fqe_collect::{CollectError, Stage, WorkState};
-use roboaudit_memory_harness::request::ServedSettings;
 use roboaudit_policy_client::summary::describe_capabilities;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
-
-/// Arguments of `roboaudit fqe collect`.
-#[derive(Debug, clap::Args)]
-pub struct CollectArgs {
-    /// Output folder (must not exist, or be empty).
-    #[arg(long, value_name = "DIR")]
-    pub out: PathBuf,
-    /// Dataset episodes (default 750; 8 with --small).
-    #[arg(long)]
-    pub episodes: Option<usize>,
-    /// Ground-truth rollouts per target policy and task (default 100; 3 with --small).
-    #[arg(long)]
-    pub rollouts: Option<usize>,
-    /// Seed of every random draw.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
-    /// Side of the scene-camera images in pixels, 16..=128 (default 64; 32 with --small).
-    #[arg(long, value_name = "PIXELS")]
-    pub image_size: Option<usize>,
-    /// Action samples per frame for stochastic target policies (default 8; 2 with --small).
-    #[arg(long)]
-    pub samples: Option<usize>,
-    /// Discount per frame for V^π (default 0.99, seed 003's value).
-    #[arg(long, default_value_t = 0.99)]
-    pub gamma: f64,
-    /// A few-second preset for tests and demos; explicit flags override it.
-    #[arg(long)]
-    pub small: bool,
-    /// Store the dataset's camera as MP4 video (LeRobot's settings: AV1 when libsvtav1 is
-    /// linked, else H.264) instead of PNG bytes; part of the run's resume identity.
-    #[arg(long)]
-    pub video: bool,
-    /// A served target policy as NAME=ws://HOST:PORT (openpi's websocket protocol; repeatable):
-    /// rolled out like the built-in targets and queried at every dataset frame (see the
-    /// fqe-collect README for the observation it receives and the actions it must answer).
-    #[arg(long = "policy", value_name = "NAME=URL")]
-    pub policies: Vec<String>,
-    /// Only the served policies: no built-in targets (needs at least one --policy).
-    #[arg(long)]
-    pub served_only: bool,
-    /// Served-policy settings.
-    #[command(flatten)]
-    pub served: ServedSettings,
-    /// Run only shard I of N (0-based) of the built-in targets' ground-truth rollouts into
-    /// --out with a shard.json, resumably (jobs: target × task blocks, j mod N = I), e.g. a
-    /// Slurm array task's `--shard $SLURM_ARRAY_TASK_ID/N`; `roboaudit merge` joins the shards
-    /// and records the dataset, giving the folder an unsharded run writes. Built-in targets
-    /// only.
-    #[arg(long, value_name = "I/N")]
-    pub shard: Option<roboaudit_shard::Shard>,
-}
-
-impl CollectArgs {
-    /// The typed request these options name.
-    fn request(&self) -> CollectRequest {
-        CollectRequest {
-            out: self.out.clone(),
-            episodes: self.episodes,
-            rollouts: self.rollouts,
-            seed: self.seed,
-            image_size: self.image_size,
-            samples: self.samples,
-            gamma: self.gamma,
-            small: self.small,
-            video: self.video,
-            policies: self.policies.clone(),
-            served_only: self.served_only,
-            shard: self.shard,
-        }
-    }
-}
 
 /// A progress bar per stage (rate and ETA, hidden in pipes and CI) whose message starts with
 /// a label, and the work folder's state on stderr.
@@ -176,15 +104,14 @@ fn request_error(e: RequestError) -> anyhow::Error {
 }
 
 /// Runs the collection.
-pub fn run(args: &CollectArgs) -> anyhow::Result<()> {
-    let request = args.request();
+pub fn run(request: &CollectRequest) -> anyhow::Result<()> {
     let prepared = request.prepare().map_err(request_error)?;
-    if let Some(shard) = args.shard {
-        return run_shard(&request, &prepared, shard);
+    if let Some(shard) = request.shard {
+        return run_shard(request, &prepared, shard);
     }
-    crate::output::refuse_out_file(&args.out)?;
+    crate::output::refuse_out_file(&request.out)?;
     request.check_out().map_err(request_error)?;
-    let client_cfg = client_config(args.served.timeout_s, args.served.allow_remote)?;
+    let client_cfg = request.served.client_config().map_err(classify)?;
     let mut served = Vec::with_capacity(prepared.served.len());
     for spec in &prepared.served {
         let target = spec
@@ -195,7 +122,7 @@ pub fn run(args: &CollectArgs) -> anyhow::Result<()> {
         served.push(target);
     }
     let bar = StageBar::new("fqe collect");
-    let run = run_collect(&request, &prepared, &mut served, &bar);
+    let run = run_collect(request, &prepared, &mut served, &bar);
     bar.finish();
     let run = run.map_err(request_error)?;
     if let Some(line) = resumed_note(&run) {

@@ -7,7 +7,6 @@ pub mod embed;
 pub mod fqe;
 pub mod fqe_actions;
 pub mod fqe_collect;
-pub mod fqe_evaluate;
 pub mod memory;
 pub mod report;
 pub mod retrieval;

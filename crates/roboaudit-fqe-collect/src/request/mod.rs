@@ -11,7 +11,7 @@ mod summary;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use roboaudit_policy_client::{ClientConfig, PolicyClient, PolicyClientError};
+use roboaudit_policy_client::{ClientConfig, PolicyClient, PolicyClientError, ServedOptions};
 use roboaudit_shard::Shard;
 
 use crate::collect::{CollectSummary, RunIdentity, Stage, WorkState, collect_with, open_work};
@@ -22,32 +22,58 @@ use crate::targets::standard_targets;
 pub use summary::{render_summary, resumed_note, stage_label, work_note};
 
 /// Everything `fqe collect` needs, as typed values; `None` sizes take the preset's
-/// ([`CollectConfig::small`] with `small`, else [`CollectConfig::default`]).
+/// ([`CollectConfig::small`] with `small`, else [`CollectConfig::default`]). Each field's doc is
+/// its `--help` text (derived with the `clap` feature); what the help leaves out: `gamma` is in
+/// `[0, 1]`; `policies` are checked by [`PolicySpec::parse`] and [`CollectRequest::prepare`];
+/// `served` is used by the caller to connect them; `shard` runs through `crate::shard`.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct CollectRequest {
     /// Output folder (must not exist, or be empty).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "DIR"))]
     pub out: PathBuf,
-    /// Dataset episodes.
+    /// Dataset episodes (default 750; 8 with --small).
+    #[cfg_attr(feature = "clap", arg(long))]
     pub episodes: Option<usize>,
-    /// Ground-truth rollouts per target policy and task.
+    /// Ground-truth rollouts per target policy and task (default 100; 3 with --small).
+    #[cfg_attr(feature = "clap", arg(long))]
     pub rollouts: Option<usize>,
     /// Seed of every random draw.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = CollectConfig::default().seed))]
     pub seed: u64,
-    /// Side of the scene-camera images in pixels, 16..=128.
+    /// Side of the scene-camera images in pixels, 16..=128 (default 64; 32 with --small).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "PIXELS"))]
     pub image_size: Option<usize>,
-    /// Action samples per frame for stochastic target policies.
+    /// Action samples per frame for stochastic target policies (default 8; 2 with --small).
+    #[cfg_attr(feature = "clap", arg(long))]
     pub samples: Option<usize>,
-    /// Discount per frame for `V^π`, in `[0, 1]`.
+    /// Discount per frame for V^π (default 0.99, seed 003's value).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = CollectConfig::default().gamma))]
     pub gamma: f64,
-    /// The few-second preset ([`CollectConfig::small`]) under the explicit sizes.
+    /// A few-second preset for tests and demos; explicit flags override it.
+    #[cfg_attr(feature = "clap", arg(long))]
     pub small: bool,
-    /// Store the dataset's camera as MP4 video instead of PNG bytes.
+    /// Store the dataset's camera as MP4 video (LeRobot's settings: AV1 when libsvtav1 is
+    /// linked, else H.264) instead of PNG bytes; part of the run's resume identity.
+    #[cfg_attr(feature = "clap", arg(long))]
     pub video: bool,
-    /// Served target policies as `NAME=URL` ([`PolicySpec::parse`]).
+    /// A served target policy as NAME=ws://HOST:PORT (openpi's websocket protocol; repeatable):
+    /// rolled out like the built-in targets and queried at every dataset frame (see the
+    /// fqe-collect README for the observation it receives and the actions it must answer).
+    #[cfg_attr(feature = "clap", arg(long = "policy", value_name = "NAME=URL"))]
     pub policies: Vec<String>,
-    /// Only the served policies: no built-in targets (needs at least one policy).
+    /// Only the served policies: no built-in targets (needs at least one --policy).
+    #[cfg_attr(feature = "clap", arg(long))]
     pub served_only: bool,
-    /// Run only this shard of the built-in targets' rollouts (`crate::shard`).
+    /// Served-policy settings.
+    #[cfg_attr(feature = "clap", command(flatten))]
+    pub served: ServedOptions,
+    /// Run only shard I of N (0-based) of the built-in targets' ground-truth rollouts into
+    /// --out with a shard.json, resumably (jobs: target × task blocks, j mod N = I), e.g. a
+    /// Slurm array task's `--shard $SLURM_ARRAY_TASK_ID/N`; `roboaudit merge` joins the shards
+    /// and records the dataset, giving the folder an unsharded run writes. Built-in targets
+    /// only.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "I/N"))]
     pub shard: Option<Shard>,
 }
 
@@ -362,6 +388,7 @@ mod tests {
             video: false,
             policies: Vec::new(),
             served_only: false,
+            served: ServedOptions::default(),
             shard: None,
         }
     }

@@ -12,14 +12,22 @@ use crate::{
     DatasetIdentity, FqeReport, GroundTruth, SCHEMA, read_ground_truth_fingerprinted, score,
 };
 
-/// Everything `fqe evaluate` needs.
+/// Everything `fqe evaluate` needs. Each field's doc is its `--help` text (derived with the
+/// `clap` feature); `out` holds the fit's `fqe.json`.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct EvaluateRequest {
-    /// A folder written by `fqe collect` (its `ground_truth.json` is used).
+    /// A folder written by `roboaudit fqe collect` (its ground_truth.json is used).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "DIR"))]
     pub run: Option<PathBuf>,
-    /// Ground-truth file (overrides `RUN/ground_truth.json`).
+    /// Ground-truth file (overrides RUN/ground_truth.json).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "FILE"))]
     pub ground_truth: Option<PathBuf>,
-    /// Folder holding the fit's `fqe.json`.
+    /// Folder holding `fqe.json` from `roboaudit fqe fit`; results are rewritten there. Unless
+    /// the ground truth is the very file the fit was last scored against (recorded in
+    /// fqe.json), the dataset it was fitted on must be the one beside the ground truth
+    /// (RUN/dataset, or dataset/ beside --ground-truth), else exit code 3.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "DIR"))]
     pub out: PathBuf,
 }
 

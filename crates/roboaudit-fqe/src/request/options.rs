@@ -44,67 +44,166 @@ impl FromStr for Steps {
 
 /// Every option of `fqe fit`, as typed; [`FitOptions::request`] turns them into a
 /// [`FitRequest`]. The settings' meanings and bounds are those of [`NeuralFqeConfig`],
-/// [`LinearFqeConfig`] and [`FitConfig`] (methods document §3).
+/// [`LinearFqeConfig`] and [`FitConfig`] (methods document §3). Each field's doc is its
+/// `--help` text (derived with the `clap` feature); what the help leaves out:
+///
+/// - `policy_actions` specs are split at the first `=`;
+/// - `ground_truth`: `None` reads `RUN/ground_truth.json` when it exists;
+/// - `out` is also the feature cache's default parent;
+/// - `gamma` in `[0, 1]`; `None`: the ground truth's, else [`DEFAULT_GAMMA`];
+/// - `max_steps` caps [`Steps::Auto`];
+/// - `threads` in `1..=`[`crate::bounds_settings::MAX_THREADS`]; `None`: rayon's default;
+/// - `target_update` is a period in steps; `target_tau` in `[0, 1]`;
+/// - `learning_rate` in `(0, 1]`; `batch_size` counts rows;
+/// - `ridge` and `coverage_threshold` finite and > 0;
+/// - `features` as [`super::frame_features`] reads it; `encoder` as [`super::EncoderSpec::parse`]
+///   reads it.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct FitOptions {
-    /// A folder written by `fqe collect` (`dataset/`, `policies/`, `ground_truth.json`).
+    /// A folder written by `roboaudit fqe collect` (dataset/, policies/, ground_truth.json).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "DIR"))]
     pub run: Option<PathBuf>,
-    /// A LeRobot dataset (instead of, or overriding, `RUN/dataset`).
+    /// A LeRobot dataset (instead of, or overriding, RUN/dataset).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "DIR"))]
     pub dataset: Option<PathBuf>,
-    /// Target policies as `NAME=FILE` (split at the first `=`).
+    /// A target policy as NAME=FILE (policy-actions file: `index`, `sample`, `action`);
+    /// repeatable. Without any (and no run folder), the target is the behaviour policy: the
+    /// dataset's own actions (on-policy evaluation).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long = "policy-actions", value_name = "NAME=FILE")
+    )]
     pub policy_actions: Vec<String>,
-    /// Also evaluate the behaviour policy beside `policy_actions`.
+    /// Also evaluate the behaviour policy (the dataset's own actions, on-policy) beside the
+    /// --policy-actions files; always on without them.
+    #[cfg_attr(feature = "clap", arg(long))]
     pub behaviour: bool,
-    /// Labels file; `None`: `next.success`, else the last `next.reward` ≥ 0.5.
+    /// Labels file (`episode_index`, `success`; `roboaudit data labels` derives one from a dense
+    /// reward); default: the dataset's `next.success` column, else the last `next.reward`
+    /// (success when ≥ 0.5).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "FILE"))]
     pub labels: Option<PathBuf>,
-    /// Ground-truth file; `None`: `RUN/ground_truth.json` when it exists.
+    /// Ground-truth file (`roboaudit.fqe.ground_truth.v1`); default RUN/ground_truth.json.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "FILE"))]
     pub ground_truth: Option<PathBuf>,
-    /// Output folder (the feature cache's default parent).
+    /// Output folder (not inside the dataset folder).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "DIR"))]
     pub out: PathBuf,
-    /// Discount γ in `[0, 1]`; `None`: the ground truth's, else [`DEFAULT_GAMMA`].
+    /// Discount γ; default: the ground truth's, else 0.99. With ground truth it must be the
+    /// ground truth's (exit code 2 otherwise): values at two discounts are not comparable.
+    #[cfg_attr(feature = "clap", arg(long))]
     pub gamma: Option<f64>,
-    /// Neural training seeds, each once.
+    /// Neural training seeds, comma-separated, each once.
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_delimiter = ',', default_value = "0,1,2")
+    )]
     pub seeds: Vec<u64>,
-    /// Neural gradient steps per fit.
+    /// Neural gradient steps per fit: `auto` (stop each fit once its estimate has settled, after
+    /// enough Bellman backups for the median episode; at most --max-steps) or a fixed count N.
+    #[cfg_attr(feature = "clap", arg(long, default_value = "auto"))]
     pub steps: Steps,
-    /// The cap of [`Steps::Auto`].
+    /// The cap of `--steps auto` (the learning rate decays over it).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = NeuralFqeConfig::default().steps))]
     pub max_steps: usize,
-    /// Episode-bootstrap refits per policy (0: none).
+    /// Episode-bootstrap refits per policy (0: none): each trains neural FQE on the episodes of
+    /// one resample (per task, drawn with replacement) and the 2.5–97.5% quantiles of their
+    /// estimates are reported per policy and task. Costs B more neural fits per policy.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 0))]
     pub bootstrap: usize,
-    /// Threads of the fit's pool, `1..=`[`crate::bounds_settings::MAX_THREADS`]; `None`: rayon's
-    /// default.
+    /// Threads for the whole fit (neural fits run one per thread); default: RAYON_NUM_THREADS,
+    /// else one per core.
+    #[cfg_attr(feature = "clap", arg(long))]
     pub threads: Option<usize>,
-    /// Target network copy period (steps).
+    /// Target network copy period N.
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, default_value_t = NeuralFqeConfig::default().target_update_every)
+    )]
     pub target_update: usize,
-    /// Polyak rate τ of the target network in `[0, 1]` (0: copy every `target_update` steps).
+    /// Polyak rate τ of the target network (> 0 replaces the copy every N steps by
+    /// θ̄ ← (1 − τ) θ̄ + τ θ each step).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = NeuralFqeConfig::default().target_tau))]
     pub target_tau: f64,
-    /// Neural AdamW learning rate at step 0, in `(0, 1]`.
+    /// Neural AdamW learning rate at step 0 (decayed linearly to 5% of it).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, default_value_t = NeuralFqeConfig::default().learning_rate)
+    )]
     pub learning_rate: f64,
-    /// Neural mini-batch rows.
+    /// Neural mini-batch size.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = NeuralFqeConfig::default().batch_size))]
     pub batch_size: usize,
-    /// Output head of the neural Q network: `sigmoid` or `linear`.
+    /// Output head of the neural Q network: `sigmoid` (values in (0, 1), where every true value
+    /// of a terminal success lies) or `linear` (unbounded).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, default_value = "sigmoid", value_parser = ["sigmoid", "linear"])
+    )]
     pub head: String,
     /// Skip neural FQE (linear and naive only).
+    #[cfg_attr(feature = "clap", arg(long))]
     pub no_neural: bool,
-    /// Linear FQE ridge λ (per transition), finite and > 0.
+    /// Linear FQE ridge λ (per transition).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = LinearFqeConfig::default().ridge))]
     pub ridge: f64,
-    /// Linear FQE solver: `lstd` or `iterated`.
+    /// Linear FQE solver: `lstd` (closed-form projected fixed point) or `iterated` (fitted Q
+    /// iteration, may diverge).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, default_value = "lstd", value_parser = ["lstd", "iterated"])
+    )]
     pub linear_solver: String,
-    /// Linear FQE action terms: `linear` or `quadratic`.
+    /// Linear FQE action terms: `linear` ([1, z(a)]) or `quadratic` ([1, z(a), z(a)²]).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, default_value = "quadratic", value_parser = ["linear", "quadratic"])
+    )]
     pub action_terms: String,
-    /// Frame features as text (see [`super::frame_features`]).
+    /// Frame features: `image:KEY` (a camera, `image` or `video` feature, encoded and reduced to
+    /// components), `state:COLUMN` (a numeric vector column, standardized and reduced to
+    /// components), a bare KEY (by its declared kind), `none`, or `auto`: the first `image`
+    /// feature by name, else the first `video` feature whose MP4 files are all present and
+    /// open, else `state:` the --state-feature column.
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, alias = "image-feature", default_value = "auto")
+    )]
     pub features: String,
-    /// Proprioception column added raw beside the frame features; `none` for none.
+    /// Proprioception feature, added raw beside the frame features unless they are this same
+    /// column; "none" for none.
+    #[cfg_attr(feature = "clap", arg(long, default_value = "observation.state"))]
     pub state_feature: String,
-    /// Action column.
+    /// Action feature.
+    #[cfg_attr(feature = "clap", arg(long, default_value = "action"))]
     pub action_feature: String,
-    /// Principal components kept of the frame features.
+    /// Principal components kept of the frame features (the encoder's output — 3,072 raw
+    /// pixels, or the DINOv2 width, 384 for ViT-S/14 — or the standardized vector column; at
+    /// most its width), 1..=1024. N frames (at most 20,000, evenly spaced, are fitted) span at
+    /// most N − 1 directions: more are capped at that before any work, with a warning.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 64))]
     pub components: usize,
-    /// Image encoder as text (see [`super::EncoderSpec::parse`]).
+    /// Frozen image encoder for `image` features: `raw32` (raw pixels 32×32, area-resampled) or
+    /// `dinov2:PATH[,side=N][,heads=N]`: a DINOv2 ViT/14 checkpoint from a local safetensors
+    /// file in the torch-hub layout (e.g. dinov2_vits14 converted; PATH without commas), whose
+    /// final-norm class token is the feature; side = input pixels, a multiple of 14 in 14..=518
+    /// (default 224); heads = attention heads (default width / 64). Features are cached under
+    /// --cache, keyed by encoder, weights hash and frame.
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, default_value = "raw32", value_name = "ENCODER")
+    )]
     pub encoder: String,
-    /// Feature cache folder; `None`: `OUT/feature-cache`.
+    /// Feature cache folder (default OUT/feature-cache); must be a folder, not inside the
+    /// dataset folder.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "DIR"))]
     pub cache: Option<PathBuf>,
-    /// Coverage threshold on the standardized action distance, finite and > 0.
+    /// Coverage threshold on the standardized action distance.
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, default_value_t = crate::DEFAULT_COVERAGE_THRESHOLD)
+    )]
     pub coverage_threshold: f64,
 }
 
