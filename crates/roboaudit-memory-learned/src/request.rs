@@ -9,7 +9,7 @@ use crate::error::LearnedError;
 use crate::policy::LearnedPolicy;
 use crate::qualify::{open_for_audit, qualify_dir};
 use roboaudit_memory_harness::request::study::require_native_memory;
-use roboaudit_memory_harness::request::{PolicySpec, RequestError, ServedSettings};
+use roboaudit_memory_harness::request::{PolicySpec, RequestError, ServedOptions, connect_served};
 use roboaudit_memory_harness::{
     BuiltinPolicy, MemoryPolicy, PolicyKind, PolicyParams, ServedPolicy,
 };
@@ -99,7 +99,7 @@ pub fn open_policy(
     spec: &PolicySpec,
     task: TaskKind,
     params: PolicyParams,
-    served: &ServedSettings,
+    served: &ServedOptions,
     native: bool,
 ) -> Result<Opened, OpenError> {
     Ok(match spec {
@@ -119,7 +119,7 @@ pub fn open_policy(
             }
         }
         PolicySpec::Served { name, url } => {
-            let p = served.connect(name, url, params.chunk_len)?;
+            let p = connect_served(served, name, url, params.chunk_len)?;
             if native {
                 require_native_memory(&p)?;
             }
@@ -362,9 +362,9 @@ mod tests {
 
     #[test]
     fn an_unknown_builtin_name_is_a_harness_error() {
-        let served = ServedSettings {
-            timeout_s: 1.0,
-            allow_remote: false,
+        let served = ServedOptions {
+            timeout: 1.0,
+            allow_remote_policy: false,
         };
         let spec = PolicySpec::parse("nonesuch");
         let err = open_policy(

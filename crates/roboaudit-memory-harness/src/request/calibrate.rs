@@ -3,10 +3,11 @@
 //! message of a finished calibration.
 
 use super::RequestError;
-use super::policy::{PolicySpec, ServedSettings};
+use super::policy::{PolicySpec, connect_served};
 use crate::calibrate::{Calibration, Calibrator, calibrate_policy};
 use crate::collect::CollectConfig;
 use roboaudit_memory::Plan;
+use roboaudit_policy_client::ServedOptions;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -22,7 +23,7 @@ pub const CALIBRATION_FILE: &str = "calibration.json";
 /// [`RequestError::Harness`] for an unknown calibrator, a failed connection or run.
 pub fn calibrate_served(
     specs: &[String],
-    settings: &ServedSettings,
+    settings: &ServedOptions,
     chunk_len: usize,
     (cfg, plan): (&CollectConfig, &Plan),
     on_step: &mut dyn FnMut(Calibrator, usize, usize),
@@ -40,7 +41,7 @@ pub fn calibrate_served(
             PolicySpec::Served { name, url } => (name, url),
             _ => (spec.clone(), spec.clone()),
         };
-        let mut policy = settings.connect(&name, &url, chunk_len)?;
+        let mut policy = connect_served(settings, &name, &url, chunk_len)?;
         results.push(calibrate_policy(
             cfg,
             calibrator,

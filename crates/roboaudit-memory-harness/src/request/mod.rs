@@ -31,7 +31,8 @@ pub use options::{
     AuditOptions, CalibrateOptions, CollectOptions, ControlOptions, HarnessOptions,
     InterveneOptions, NaturalOptions,
 };
-pub use policy::{PolicySpec, ServedSettings};
+pub use policy::{PolicySpec, connect_served};
+pub use roboaudit_policy_client::ServedOptions;
 
 /// File name of the audit's Markdown summary inside its output folder (beside
 /// [`roboaudit_memory::AUDIT_FILE`]).

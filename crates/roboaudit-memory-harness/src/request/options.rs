@@ -3,7 +3,7 @@
 //! the `clap` feature each type derives [`clap::Args`]: its field docs are the options' help.
 
 use super::collect::{MAX_UNITS, action_seeds, check_count, check_harness};
-use super::policy::{PolicySpec, ServedSettings};
+use super::policy::PolicySpec;
 use super::study::{StudySettings, intervention_config, natural_config};
 use super::{CollectRequest, RequestError};
 use crate::builtin::PolicyParams;
@@ -12,6 +12,7 @@ use crate::intervene::{InterventionConfig, StudyKind};
 use crate::natural::NaturalConfig;
 use crate::observe::Tolerance;
 use roboaudit_memory::Plan;
+use roboaudit_policy_client::ServedOptions;
 use roboaudit_testbed::{ExpertParams, TaskKind};
 use std::path::PathBuf;
 
@@ -127,7 +128,7 @@ pub struct CollectOptions {
     pub policy: String,
     /// Served-policy settings.
     #[cfg_attr(feature = "clap", command(flatten))]
-    pub served: ServedSettings,
+    pub served: ServedOptions,
     /// Pairs to construct (1 to 100,000; excluded pairs count and are never replaced).
     #[cfg_attr(feature = "clap", arg(long, default_value_t = CollectConfig::default().pairs))]
     pub pairs: usize,
@@ -210,7 +211,7 @@ pub struct CalibrateOptions {
     pub served: Vec<String>,
     /// Served-policy settings.
     #[cfg_attr(feature = "clap", command(flatten))]
-    pub served_args: ServedSettings,
+    pub served_args: ServedOptions,
     /// Harness settings.
     #[cfg_attr(feature = "clap", command(flatten))]
     pub harness: HarnessOptions,
@@ -254,7 +255,7 @@ pub struct InterveneOptions {
     pub policy: String,
     /// Served-policy settings.
     #[cfg_attr(feature = "clap", command(flatten))]
-    pub served: ServedSettings,
+    pub served: ServedOptions,
     /// Memory task: put_back, rearrange or swap (the three-tray swap, judged by the harness's
     /// own success predicate).
     #[cfg_attr(feature = "clap", arg(long, default_value = "put_back"))]
@@ -359,7 +360,7 @@ pub struct NaturalOptions {
     pub policy: String,
     /// Served-policy settings.
     #[cfg_attr(feature = "clap", command(flatten))]
-    pub served: ServedSettings,
+    pub served: ServedOptions,
     /// Memory task: put_back, rearrange or swap (the three-tray swap, judged by the harness's
     /// own success predicate).
     #[cfg_attr(feature = "clap", arg(long, default_value = "put_back"))]

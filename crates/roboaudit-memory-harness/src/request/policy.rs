@@ -6,15 +6,11 @@ use super::RequestError;
 use crate::builtin::PolicyParams;
 use crate::error::HarnessError;
 use crate::served::ServedPolicy;
-use roboaudit_policy_client::{ClientConfig, PolicyClient};
+use roboaudit_policy_client::{PolicyClient, ServedOptions};
 use std::path::PathBuf;
-use std::time::Duration;
 
 /// Prefix of a learned policy's name on the command line: `learned:DIR`.
 pub const LEARNED_PREFIX: &str = "learned:";
-
-/// Longest `--timeout` of a served policy, in seconds (one day).
-pub const MAX_TIMEOUT_S: f64 = 86_400.0;
 
 /// A `--policy` value, classified without opening anything.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,58 +89,26 @@ impl PolicySpec {
     }
 }
 
-/// How to reach a served policy: the longest wait for one answer, in seconds, in
-/// (0, [`MAX_TIMEOUT_S`]] (checked by [`ServedSettings::client_config`]), and whether a server
-/// that is not on this machine's loopback is allowed.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[cfg_attr(feature = "clap", derive(clap::Args))]
-pub struct ServedSettings {
-    /// Served policies: longest wait for one answer, in seconds.
-    #[cfg_attr(
-        feature = "clap",
-        arg(long = "timeout", value_name = "TIMEOUT", default_value_t = 30.0)
-    )]
-    pub timeout_s: f64,
-    /// Served policies: allow a server that is not on this machine's loopback.
-    #[cfg_attr(feature = "clap", arg(long = "allow-remote-policy"))]
-    pub allow_remote: bool,
-}
-
-impl ServedSettings {
-    /// The client configuration.
-    ///
-    /// # Errors
-    /// [`RequestError::Usage`] for a timeout outside (0, [`MAX_TIMEOUT_S`]] (or not finite).
-    pub fn client_config(&self) -> Result<ClientConfig, RequestError> {
-        let t = self.timeout_s;
-        if !(t.is_finite() && t > 0.0 && t <= MAX_TIMEOUT_S) {
-            return Err(RequestError::Usage(format!(
-                "--timeout must be in (0, 86400] seconds, got {t}"
-            )));
-        }
-        Ok(ClientConfig {
-            timeout: Duration::from_secs_f64(t),
-            allow_remote: self.allow_remote,
-        })
-    }
-
-    /// Connects to `url` as the memory policy `name`, with `chunk_len` actions per chunk unless
-    /// the server declares its `action_horizon` ([`ServedPolicy::new`]).
-    ///
-    /// # Errors
-    /// [`RequestError::Usage`] for a bad timeout or a server the memory audit cannot use (no
-    /// `reset`, a bad `action_horizon`, a failed first memory read);
-    /// [`RequestError::Harness`] wrapping [`HarnessError::Served`] when the connection fails.
-    pub fn connect(
-        &self,
-        name: &str,
-        url: &str,
-        chunk_len: usize,
-    ) -> Result<ServedPolicy, RequestError> {
-        let client =
-            PolicyClient::connect(url, self.client_config()?).map_err(HarnessError::Served)?;
-        ServedPolicy::new(name, client, chunk_len).map_err(|e| RequestError::Usage(e.to_string()))
-    }
+/// Connects to `url` as the memory policy `name` with the connection settings of `served`
+/// (`--timeout`, `--allow-remote-policy`, the same options `fqe collect` and `fqe actions`
+/// take), with `chunk_len` actions per chunk unless the server declares its `action_horizon`
+/// ([`ServedPolicy::new`]).
+///
+/// # Errors
+/// [`RequestError::Usage`] for a timeout outside (0, 86,400] seconds (or not finite) or a server
+/// the memory audit cannot use (no `reset`, a bad `action_horizon`, a failed first memory read);
+/// [`RequestError::Harness`] wrapping [`HarnessError::Served`] when the connection fails.
+pub fn connect_served(
+    served: &ServedOptions,
+    name: &str,
+    url: &str,
+    chunk_len: usize,
+) -> Result<ServedPolicy, RequestError> {
+    let config = served
+        .client_config()
+        .map_err(|e| RequestError::Usage(e.to_string()))?;
+    let client = PolicyClient::connect(url, config).map_err(HarnessError::Served)?;
+    ServedPolicy::new(name, client, chunk_len).map_err(|e| RequestError::Usage(e.to_string()))
 }
 
 /// `served policy URL: N queries, latency median …, p95 …` (`—` for a latency without
@@ -233,20 +197,5 @@ mod tests {
             err.to_string(),
             "--reliability sets the bank policy's recall; --policy pi=ws://h:1 does not use it"
         );
-    }
-
-    #[test]
-    fn a_timeout_must_be_positive_and_at_most_a_day() {
-        let at = |timeout_s| {
-            ServedSettings {
-                timeout_s,
-                allow_remote: false,
-            }
-            .client_config()
-        };
-        assert!(at(MAX_TIMEOUT_S).is_ok());
-        for bad in [0.0, -1.0, MAX_TIMEOUT_S + 1.0, f64::NAN] {
-            assert!(matches!(at(bad), Err(RequestError::Usage(_))), "{bad}");
-        }
     }
 }

@@ -12,7 +12,7 @@ use anyhow::Result;
 use roboaudit_memory_harness::intervene_shard::ShardRun;
 use roboaudit_memory_harness::request::{
     AuditOptions, CalibrateOptions, CollectOptions, ControlOptions, InterveneOptions,
-    NaturalOptions, PolicySpec, ServedSettings,
+    NaturalOptions, PolicySpec, ServedOptions,
 };
 use roboaudit_memory_harness::{HarnessError, PolicyParams};
 use roboaudit_memory_learned::request::{OpenError, Opened, TrainOptions, open_policy};
@@ -71,7 +71,7 @@ fn open(
     spec: &PolicySpec,
     task: TaskKind,
     params: PolicyParams,
-    served: &ServedSettings,
+    served: &ServedOptions,
     native: bool,
 ) -> Result<Opened> {
     let opened = open_policy(spec, task, params, served, native).map_err(|e| match e {
