@@ -3,5 +3,5 @@
 //! untouched) and the checks that `--out` destroys nothing ([`roboaudit_data::outpath`],
 //! exit code 2).
 
-pub use roboaudit_data::atomic::{create_dir as ensure_dir, write_all_atomic};
+pub use roboaudit_data::atomic::create_dir as ensure_dir;
 pub use roboaudit_data::outpath::{refuse_foreign_labels, refuse_foreign_results, refuse_out_file};

@@ -26,12 +26,10 @@ use anyhow::{Context, Result};
 use indicatif::ProgressBar;
 use roboaudit_fqe::request::{EvaluateRequest, FitOptions, evaluate_request, option_name};
 use roboaudit_fqe::{
-    FitObserver, FitRequest, FqeError, FqeReport, RequestError, fit_request,
-    summary::{render_markdown, render_table},
+    FitObserver, FitRequest, FqeError, FqeReport, RequestError, fit_request, summary::render_table,
 };
 
 use crate::exit::{InvalidInput, Usage};
-use crate::output::{ensure_dir, write_all_atomic};
 use crate::paths::{check_cache_folder, refuse_inside_dataset};
 
 /// FQE subcommands.
@@ -113,12 +111,7 @@ pub(crate) fn request_error(e: RequestError) -> anyhow::Error {
 }
 
 fn write_outputs(out: &Path, report: &FqeReport) -> Result<()> {
-    ensure_dir(out)?;
-    let json = serde_json::to_vec_pretty(report).context("cannot serialize the report")?;
-    write_all_atomic(&[
-        (&out.join("fqe.json"), &json),
-        (&out.join("summary.md"), render_markdown(report).as_bytes()),
-    ])?;
+    roboaudit_fqe::write_report(out, report)?;
     out!("{}", render_table(report))?;
     for n in &report.notes {
         outln!("warning: {n}")?;
