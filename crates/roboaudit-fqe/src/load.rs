@@ -117,9 +117,12 @@ pub struct LoadSummary {
     pub features: String,
     /// Encoder id and weights hash (image features only).
     pub encoder: Option<String>,
-    /// Frames found in the feature cache / encoded now.
+    /// Frames found in the feature cache. Not serialized: the report's bytes depend on the
+    /// inputs and the seed, not on what an earlier run cached.
+    #[serde(skip)]
     pub cache_hits: usize,
-    /// Frames encoded in this run.
+    /// Frames encoded in this run (not serialized, as `cache_hits`).
+    #[serde(skip)]
     pub encoded: usize,
     /// Principal components kept and frames they were fitted on.
     pub components: Option<(usize, usize)>,

@@ -314,6 +314,15 @@ pub fn fit_request(req: &FitRequest, obs: &dyn FitObserver) -> Result<FqeReport,
         obs.encoding(done, total);
     })?;
     obs.encoded();
+    let s = &loaded.summary;
+    if let Some(encoder) = &s.encoder {
+        obs.note(&format!(
+            "note: frames by {encoder}: {} encoded, {} found in the feature cache {}",
+            s.encoded,
+            s.cache_hits,
+            req.cache_dir.display()
+        ));
+    }
     let mut targets = Vec::new();
     let only_behaviour = policy_files.is_empty();
     if only_behaviour || req.behaviour {
