@@ -49,8 +49,7 @@ impl ServedOptions {
 
 /// Every option of `fqe actions`, as typed. `policy` is `NAME=URL` (the caller splits it);
 /// `samples` is `1..=`[`crate::summary::MAX_SAMPLES`] ([`crate::summary::check_samples`]);
-/// `timeout` is in seconds, in `(0, `[`crate::summary::MAX_TIMEOUT_S`]`]`
-/// ([`ActionsOptions::client_config`]).
+/// `served` is checked by [`ActionsOptions::client_config`].
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct ActionsOptions {
@@ -80,15 +79,9 @@ pub struct ActionsOptions {
         arg(long, default_value_t = ActionsConfig::default().action_feature, value_name = "FEATURE")
     )]
     pub action_feature: String,
-    /// Longest wait for one answer, in seconds.
-    #[cfg_attr(
-        feature = "clap",
-        arg(long, default_value_t = ClientConfig::default().timeout.as_secs_f64())
-    )]
-    pub timeout: f64,
-    /// Allow a policy server that is not on this machine's loopback.
-    #[cfg_attr(feature = "clap", arg(long))]
-    pub allow_remote_policy: bool,
+    /// Served-policy settings.
+    #[cfg_attr(feature = "clap", command(flatten))]
+    pub served: ServedOptions,
     /// The policy-actions file to write (Parquet); `<stem>.manifest.json` goes beside it, and an
     /// interrupted run keeps its finished episodes in `FILE.partial/` for the rerun.
     #[cfg_attr(feature = "clap", arg(long, value_name = "FILE"))]
@@ -114,6 +107,6 @@ impl ActionsOptions {
     /// # Errors
     /// [`PolicyClientError::Invalid`] naming `--timeout` for a timeout out of range.
     pub fn client_config(&self) -> Result<ClientConfig, PolicyClientError> {
-        client_config(self.timeout, self.allow_remote_policy)
+        self.served.client_config()
     }
 }
