@@ -8,25 +8,9 @@ use roboaudit_fqe_collect::ground_truth::{ground_truth, policy_seed};
 use roboaudit_fqe_collect::scenes::push_tasks;
 use roboaudit_fqe_collect::*;
 use roboaudit_testbed::{Action, SceneRenderer, record_episode};
-use std::path::Path;
 
-fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(dir).unwrap().display().to_string();
-                out.push((rel, std::fs::read(&p).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    out
-}
+mod common;
+use common::files;
 
 #[test]
 fn small_collection_reads_back_and_is_byte_deterministic() {

@@ -10,6 +10,9 @@ use roboaudit_policy_client::{ClientConfig, PolicyClient};
 use std::path::Path;
 use std::time::Duration;
 
+mod common;
+use common::files;
+
 /// A served target whose server answers every request with an error.
 fn failing_target(server: &TestServer) -> ServedTarget {
     ServedTarget {
@@ -23,25 +26,6 @@ fn failing_target(server: &TestServer) -> ServedTarget {
         )
         .unwrap(),
     }
-}
-
-/// Every file under `dir`, by relative path, with its bytes.
-fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(dir).unwrap().display().to_string();
-                out.push((rel, std::fs::read(&p).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 #[test]
@@ -73,7 +57,7 @@ fn a_kept_dataset_stage_is_reused_only_while_its_files_are_intact() {
     interrupted(&kept);
     let summary = collect(&cfg, &kept, &|_, _, _| {}).unwrap();
     assert!(summary.resumed.dataset);
-    assert_eq!(tree(&kept), tree(&fresh));
+    assert_eq!(files(&kept), files(&fresh));
 
     // A data file truncated, then one edited in place: the rerun writes the stage again.
     for damage in [
@@ -95,6 +79,6 @@ fn a_kept_dataset_stage_is_reused_only_while_its_files_are_intact() {
         damage(&data);
         let summary = collect(&cfg, &out, &|_, _, _| {}).unwrap();
         assert!(!summary.resumed.dataset, "a damaged stage is not reused");
-        assert_eq!(tree(&out), tree(&fresh));
+        assert_eq!(files(&out), files(&fresh));
     }
 }
