@@ -302,6 +302,21 @@ pub struct FqeReport {
     pub ground_truth: Option<String>,
 }
 
+impl FqeReport {
+    /// The camera feature the fit's frame features were encoded from: `KEY` of the
+    /// `image:KEY` that a LeRobot fit records in `inputs.load.features`; `None` when the
+    /// features came from a vector column, from nothing, or from inputs described otherwise
+    /// (a synthetic fit). The one reader of that description, so that other crates need not
+    /// know its keys.
+    #[must_use]
+    pub fn image_feature(&self) -> Option<&str> {
+        self.inputs
+            .pointer("/load/features")
+            .and_then(serde_json::Value::as_str)
+            .and_then(|f| f.strip_prefix("image:"))
+    }
+}
+
 /// The fingerprint [`FqeReport::ground_truth`] and [`DatasetIdentity::fingerprint`] record.
 pub use roboaudit_types::seed::fingerprint;
 

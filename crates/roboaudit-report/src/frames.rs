@@ -171,12 +171,7 @@ fn camera(report: &FqeReport, dataset: &LeRobotDataset) -> Option<String> {
             .feature(name)
             .is_some_and(|f| matches!(f.kind, FeatureKind::Image | FeatureKind::Video))
     };
-    let fitted = report
-        .inputs
-        .pointer("/load/features")
-        .and_then(serde_json::Value::as_str)
-        .and_then(|f| f.strip_prefix("image:"))
-        .filter(|k| is_camera(k));
+    let fitted = report.image_feature().filter(|k| is_camera(k));
     if let Some(key) = fitted {
         return Some(key.to_owned());
     }
