@@ -89,17 +89,10 @@ mod tests {
         let stamps = stamp_dirs(root, &["dataset", "policies"]).unwrap();
         let paths: Vec<&str> = stamps.iter().map(|s| s.path.as_str()).collect();
         assert_eq!(paths, ["dataset/data/a.parquet", "policies/p.parquet"]);
-        // FNV-1a 64 of "xyz" (offset 0xcbf29ce484222325, prime 0x100000001b3).
-        assert_eq!(
-            stamps[1].fnv1a64,
-            format!("{:016x}", {
-                let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-                for b in b"xyz" {
-                    h = (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
-                }
-                h
-            })
-        );
+        // FNV-1a 64 of "xyz", computed in Python: h = 0xcbf29ce484222325; for each byte
+        // h = ((h ^ b) * 0x100000001b3) mod 2^64.
+        assert_eq!(stamps[1].fnv1a64, "bff4aa198026f420");
+        assert_eq!(stamps[1].bytes, 3);
         assert_eq!(first_changed(root, &stamps), None);
         // Same length, other bytes.
         std::fs::write(root.join("policies/p.parquet"), b"xyZ").unwrap();
