@@ -4,4 +4,6 @@
 //! exit code 2).
 
 pub use roboaudit_data::atomic::create_dir as ensure_dir;
-pub use roboaudit_data::outpath::{refuse_foreign_labels, refuse_foreign_results, refuse_out_file};
+pub use roboaudit_data::outpath::{
+    refuse_foreign_labels, refuse_foreign_results, refuse_out_file, refuse_replacing,
+};

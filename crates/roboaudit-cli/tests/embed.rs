@@ -144,6 +144,40 @@ fn embeds_a_folder_of_images_and_the_retrieval_audit_reads_the_result() {
     }
 }
 
+/// An existing `--out` that is not an embeddings file, or that is a run's input, is refused
+/// (exit 2) and left as it was.
+#[test]
+fn an_out_that_is_someone_elses_file_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (run, images) = setup(tmp.path());
+    let reps = ["pixels32".to_owned()];
+    let experiences = std::fs::read(run.join("experiences.csv")).unwrap();
+    let other = tmp.path().join("experiences.csv");
+    std::fs::write(&other, &experiences).unwrap();
+    let o = embed(&images, &reps, &other);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("exists and is not an embeddings file"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(std::fs::read(&other).unwrap(), experiences);
+
+    // An embeddings file is replaced; one in a run folder is that run's input.
+    let own = tmp.path().join("e.parquet");
+    assert_eq!(embed(&images, &reps, &own).status.code(), Some(0));
+    assert_eq!(embed(&images, &reps, &own).status.code(), Some(0));
+    std::fs::write(run.join("manifest.json"), "{}").unwrap();
+    std::fs::copy(&own, run.join("embeddings.parquet")).unwrap();
+    let o = embed(&images, &reps, &run.join("embeddings.parquet"));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("(it holds manifest.json)"),
+        "{}",
+        text(&o)
+    );
+}
+
 #[test]
 fn bad_input_exits_3_naming_the_file_and_writes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
@@ -173,7 +207,17 @@ fn bad_input_exits_3_naming_the_file_and_writes_nothing() {
     assert!(text(&o).contains("wrong image size"), "{}", text(&o));
 
     // A missing weights file, and a corrupt image, with an existing output kept as it was.
-    std::fs::write(&out, b"previous").unwrap();
+    roboaudit_data::write_embeddings(
+        &out,
+        &[roboaudit_types::EmbeddingRecord {
+            representation: "previous".into(),
+            kind: roboaudit_types::EmbeddingKind::Scene,
+            id: "s0".into(),
+            vector: vec![1.0],
+        }],
+    )
+    .unwrap();
+    let previous = std::fs::read(&out).unwrap();
     let missing = tmp.path().join("absent.safetensors");
     let o = embed(&images, &[format!("dinov2:{}", missing.display())], &out);
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
@@ -191,7 +235,7 @@ fn bad_input_exits_3_naming_the_file_and_writes_nothing() {
         "{}",
         text(&o)
     );
-    assert_eq!(std::fs::read(&out).unwrap(), b"previous");
+    assert_eq!(std::fs::read(&out).unwrap(), previous);
 
     // Usage errors (exit 2): an unknown representation, structural (not from images), a flat
     // folder without --kind.
@@ -202,5 +246,5 @@ fn bad_input_exits_3_naming_the_file_and_writes_nothing() {
     let o = embed(&images.join("experiences"), &["pixels32".to_owned()], &out);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("--kind"), "{}", text(&o));
-    assert_eq!(std::fs::read(&out).unwrap(), b"previous");
+    assert_eq!(std::fs::read(&out).unwrap(), previous);
 }

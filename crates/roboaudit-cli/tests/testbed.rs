@@ -285,3 +285,47 @@ fn rollout_with_video_is_a_dataset_whose_frames_match_the_png_recording() {
         assert!(psnr >= 28.0, "frame {frame}: PSNR {psnr:.1} dB");
     }
 }
+
+/// `scenes --out` replaces its own scene set, but not another file, nor a run's input.
+#[test]
+fn scenes_replace_only_a_scene_set_outside_a_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenes = |out: &std::path::Path| {
+        roboaudit(&[
+            "testbed",
+            "scenes",
+            "--task",
+            "stack",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    };
+    let own = tmp.path().join("own.csv");
+    assert_eq!(scenes(&own).status.code(), Some(0));
+    let first = std::fs::read(&own).unwrap();
+    let o = scenes(&own);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(std::fs::read(&own).unwrap(), first);
+
+    let log = tmp.path().join("executions.csv");
+    std::fs::write(&log, "experience_id,scene_id,seed,success\n").unwrap();
+    let o = scenes(&log);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("exists and is not a scene set"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        "experience_id,scene_id,seed,success\n"
+    );
+
+    let run = tmp.path().join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(run.join("collect.json"), "{}").unwrap();
+    std::fs::copy(&own, run.join("scenes.csv")).unwrap();
+    let o = scenes(&run.join("scenes.csv"));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("(it holds collect.json)"), "{}", text(&o));
+}

@@ -204,6 +204,54 @@ pub fn refuse_foreign_labels(flag: &str, path: &Path) -> Result<(), OutputPathEr
     )))
 }
 
+/// Files whose presence marks a folder as a collection's run folder (a retrieval or FQE
+/// collection, a shard of one, a memory collection): the files in it, and in its subfolders
+/// such as `policies/`, are that run's inputs.
+pub const RUN_MARKERS: [&str; 4] = [
+    "collect.json",
+    "ground_truth.json",
+    "shard.json",
+    "manifest.json",
+];
+
+/// Refuses a file `--out` (a usage error, before any work) that exists and either lies in a
+/// collection's run folder (its folder or the folder above holds one of [`RUN_MARKERS`]) or is
+/// not a `kind` file by `is_kind`: replacing it would break that run or destroy someone's data.
+/// A missing file, or a `kind` file outside any run folder (a rerun's own output), passes.
+///
+/// # Errors
+/// [`OutputPathError`] naming `flag`, the file and the reason.
+pub fn refuse_replacing(
+    flag: &str,
+    path: &Path,
+    kind: &str,
+    is_kind: &dyn Fn(&Path) -> bool,
+) -> Result<(), OutputPathError> {
+    if !path.is_file() {
+        return Ok(());
+    }
+    let run = resolved(path).ancestors().skip(1).take(2).find_map(|dir| {
+        RUN_MARKERS
+            .iter()
+            .find(|m| dir.join(m).is_file())
+            .map(|m| (dir.to_path_buf(), *m))
+    });
+    if let Some((dir, marker)) = run {
+        return Err(OutputPathError(format!(
+            "{flag} {} is a file of the run in {} (it holds {marker}); writing {kind} there would replace that run's input: choose another file name",
+            path.display(),
+            dir.display()
+        )));
+    }
+    if !is_kind(path) {
+        return Err(OutputPathError(format!(
+            "{flag} {} exists and is not {kind}; writing there would destroy it: choose another file name",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,6 +270,31 @@ mod tests {
         assert!(!is_within(&root.path().join("dataset-copy/x"), &ds));
         assert!(same_file(&ds.join("meta/../a.csv"), &link.join("a.csv")));
         assert!(!same_file(&ds.join("a.csv"), &ds.join("b.csv")));
+    }
+
+    /// An existing file is replaced only when it is of the command's kind and no run holds it.
+    #[test]
+    fn run_inputs_and_foreign_files_are_not_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let is_csv = |p: &Path| p.extension().is_some_and(|e| e == "csv");
+        std::fs::write(d.join("own.csv"), "x").unwrap();
+        std::fs::write(d.join("notes.txt"), "x").unwrap();
+        refuse_replacing("--out", &d.join("new.csv"), "a scene set", &is_csv).unwrap();
+        refuse_replacing("--out", &d.join("own.csv"), "a scene set", &is_csv).unwrap();
+        let err =
+            refuse_replacing("--out", &d.join("notes.txt"), "a scene set", &is_csv).unwrap_err();
+        assert!(err.0.ends_with("exists and is not a scene set; writing there would destroy it: choose another file name"), "{err}");
+        // In a run folder, or in a folder of one (policies/ of an FQE collection).
+        std::fs::create_dir_all(d.join("run/policies")).unwrap();
+        std::fs::write(d.join("run/ground_truth.json"), "{}").unwrap();
+        std::fs::write(d.join("run/scenes.csv"), "x").unwrap();
+        std::fs::write(d.join("run/policies/p.csv"), "x").unwrap();
+        for f in ["run/scenes.csv", "run/policies/p.csv"] {
+            let err = refuse_replacing("--out", &d.join(f), "a scene set", &is_csv).unwrap_err();
+            assert!(err.0.contains("(it holds ground_truth.json)"), "{err}");
+        }
+        refuse_replacing("--out", &d.join("run/new.csv"), "a scene set", &is_csv).unwrap();
     }
 
     /// A result of the kind the command writes may be replaced; another kind, or a file whose

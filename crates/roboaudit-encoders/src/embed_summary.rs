@@ -54,7 +54,8 @@ pub struct EmbedOptions {
         )
     )]
     pub representations: Vec<String>,
-    /// The embeddings file to write (.parquet, .csv or .jsonl); replaced atomically.
+    /// The embeddings file to write (.parquet, .csv or .jsonl); replaced atomically. An existing
+    /// file is replaced only when it is an embeddings file and not in a run folder.
     #[cfg_attr(feature = "clap", arg(long, value_name = "FILE"))]
     pub out: PathBuf,
 }

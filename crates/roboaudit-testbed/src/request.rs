@@ -352,7 +352,8 @@ pub struct ScenesRequest {
     /// Image side in pixels for `--images` (16 to 2048).
     #[cfg_attr(feature = "clap", arg(long, default_value_t = 128, value_parser = image_side()))]
     pub size: usize,
-    /// Output CSV path (`scenes.csv`).
+    /// Output CSV path (`scenes.csv`). An existing file is replaced only when it is a scene set
+    /// and not in a run folder.
     #[cfg_attr(feature = "clap", arg(long))]
     pub out: PathBuf,
 }

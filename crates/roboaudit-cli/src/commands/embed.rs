@@ -18,6 +18,9 @@ pub fn run(options: &EmbedOptions) -> Result<()> {
         .specs()
         .map_err(|e| Usage(format!("--representation {e}")))?;
     let source = options.source().map_err(|e| Usage(e.to_string()))?;
+    crate::output::refuse_replacing("--out", &options.out, "an embeddings file", &|p| {
+        roboaudit_data::read_embeddings(p).is_ok()
+    })?;
     let summary = embed(&source, &specs, &options.out)?;
     out!("{}", summary.render(&options.out))?;
     // Timing varies run to run: stderr, so stdout stays the same for the same inputs.

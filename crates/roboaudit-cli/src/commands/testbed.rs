@@ -6,6 +6,7 @@ use roboaudit_testbed::request::{
     RenderRequest, RequestError, RolloutRequest, ScenesRequest, render_request, rollout_request,
     scenes_request,
 };
+use roboaudit_testbed::scene::SCENE_CSV_COLUMNS;
 
 use crate::exit::Usage;
 
@@ -48,6 +49,10 @@ pub fn run(cmd: TestbedCommand) -> Result<()> {
         }
         TestbedCommand::Scenes(request) => {
             crate::paths::require_extension("--out", &request.out, "csv", "the scene set")?;
+            let header = SCENE_CSV_COLUMNS.join(",");
+            crate::output::refuse_replacing("--out", &request.out, "a scene set", &|p| {
+                std::fs::read_to_string(p).is_ok_and(|t| t.lines().next() == Some(&header))
+            })?;
             let n = scenes_request(&request).map_err(request_error)?;
             outln!("{}", request.summary(n))?;
             Ok(())
