@@ -46,7 +46,11 @@ fn status_of(dir: &Path) -> Result<ShardStatus> {
     if !dir.is_dir() {
         return Err(ShardError::NotAShard {
             path: dir.display().to_string(),
-            reason: "no such folder".into(),
+            reason: if dir.exists() {
+                "a file, not a shard folder".into()
+            } else {
+                "no such folder".into()
+            },
         });
     }
     let manifest = ShardManifest::read(dir)?.ok_or_else(|| ShardError::NotAShard {

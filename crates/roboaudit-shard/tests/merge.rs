@@ -138,9 +138,20 @@ fn every_problem_is_named_and_nothing_is_written() {
     std::fs::write(s1.join("parts/part-0007.txt"), "job 7").unwrap();
     let text = merge(&[s0, s1, s2], &out).unwrap_err().to_string();
     assert!(text.contains("run.json differs between"), "{text}");
-    // A folder without a shard manifest.
+    // A folder without a shard manifest; a file; nothing.
     let err = status(&[root.path().to_path_buf()]).unwrap_err();
     assert!(matches!(err, ShardError::NotAShard { .. }), "{err}");
+    let file = root.path().join("notes.txt");
+    std::fs::write(&file, "x").unwrap();
+    let err = status(&[file]).unwrap_err().to_string();
+    assert!(
+        err.ends_with("notes.txt: a file, not a shard folder"),
+        "{err}"
+    );
+    let err = status(&[root.path().join("absent")])
+        .unwrap_err()
+        .to_string();
+    assert!(err.ends_with("absent: no such folder"), "{err}");
 }
 
 #[test]
