@@ -49,7 +49,7 @@ impl ServedOptions {
 
 /// Every option of `fqe actions`, as typed. `policy` is `NAME=URL` (the caller splits it);
 /// `samples` is `1..=`[`crate::summary::MAX_SAMPLES`] ([`crate::summary::check_samples`]);
-/// `served` is checked by [`ActionsOptions::client_config`].
+/// `served` is checked by [`ServedOptions::client_config`].
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct ActionsOptions {
@@ -100,13 +100,5 @@ impl ActionsOptions {
             state_feature: self.state_feature.clone(),
             action_feature: self.action_feature.clone(),
         }
-    }
-
-    /// The connection settings ([`client_config`]).
-    ///
-    /// # Errors
-    /// [`PolicyClientError::Invalid`] naming `--timeout` for a timeout out of range.
-    pub fn client_config(&self) -> Result<ClientConfig, PolicyClientError> {
-        self.served.client_config()
     }
 }
