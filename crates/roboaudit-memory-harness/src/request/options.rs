@@ -317,9 +317,7 @@ impl InterveneOptions {
     /// # Errors
     /// [`RequestError::Task`] for an unknown task, [`RequestError::Usage`] naming `--episodes`.
     pub fn task(&self) -> Result<TaskKind, RequestError> {
-        let task = TaskKind::parse(&self.task)?;
-        check_count("--episodes", self.episodes, MAX_UNITS)?;
-        Ok(task)
+        study_task(&self.task, self.episodes)
     }
 
     /// The study of `task` checked before any policy is opened: the policy named, its settings,
@@ -414,9 +412,7 @@ impl NaturalOptions {
     /// # Errors
     /// [`RequestError::Task`] for an unknown task, [`RequestError::Usage`] naming `--episodes`.
     pub fn task(&self) -> Result<TaskKind, RequestError> {
-        let task = TaskKind::parse(&self.task)?;
-        check_count("--episodes", self.episodes, MAX_UNITS)?;
-        Ok(task)
+        study_task(&self.task, self.episodes)
     }
 
     /// The study of `task` checked before a learned policy is qualified or a server reached:
@@ -477,4 +473,12 @@ pub struct ControlOptions {
     /// Output folder.
     #[cfg_attr(feature = "clap", arg(long, value_name = "DIR"))]
     pub out: PathBuf,
+}
+
+/// A study's task and episode count as the command line gives them, checked: the task parsed,
+/// the episodes 1 to [`MAX_UNITS`].
+fn study_task(task: &str, episodes: usize) -> Result<TaskKind, RequestError> {
+    let task = TaskKind::parse(task)?;
+    check_count("--episodes", episodes, MAX_UNITS)?;
+    Ok(task)
 }
