@@ -189,19 +189,23 @@ pub fn refuse_foreign_labels(flag: &str, path: &Path) -> Result<(), OutputPathEr
     let Ok(file) = std::fs::File::open(path) else {
         return Ok(());
     };
-    let mut first = String::new();
-    let read = std::io::BufRead::read_line(&mut std::io::BufReader::new(file), &mut first);
-    if read.is_ok()
-        && first
-            .trim_start_matches('\u{feff}')
-            .starts_with(LABELS_HEADER)
-    {
+    if first_line(file).is_some_and(|l| l.starts_with(LABELS_HEADER)) {
         return Ok(());
     }
     Err(OutputPathError(format!(
         "{flag} {} exists and is not a labels file (its first line does not start with \"{LABELS_HEADER}\"); writing labels there would destroy it: choose another file name",
         path.display()
     )))
+}
+
+/// The first line of an open text file, without its line ending and byte-order mark: how a
+/// CSV's kind is told from its header without reading the rest. `None` when it cannot be read.
+#[must_use]
+pub fn first_line(file: std::fs::File) -> Option<String> {
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(file), &mut first).ok()?;
+    let line = first.trim_end_matches(['\n', '\r']);
+    Some(line.trim_start_matches('\u{feff}').to_owned())
 }
 
 /// Files whose presence marks a folder as a collection's run folder (a retrieval or FQE

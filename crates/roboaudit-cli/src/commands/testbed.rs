@@ -2,6 +2,7 @@
 //! testbed (crate `roboaudit-testbed`).
 
 use anyhow::Result;
+use roboaudit_data::outpath::first_line;
 use roboaudit_testbed::request::{
     RenderRequest, RequestError, RolloutRequest, ScenesRequest, render_request, rollout_request,
     scenes_request,
@@ -51,7 +52,10 @@ pub fn run(cmd: TestbedCommand) -> Result<()> {
             crate::paths::require_extension("--out", &request.out, "csv", "the scene set")?;
             let header = SCENE_CSV_COLUMNS.join(",");
             crate::output::refuse_replacing("--out", &request.out, "a scene set", &|p| {
-                std::fs::read_to_string(p).is_ok_and(|t| t.lines().next() == Some(&header))
+                std::fs::File::open(p)
+                    .ok()
+                    .and_then(first_line)
+                    .is_some_and(|l| l == header)
             })?;
             let n = scenes_request(&request).map_err(request_error)?;
             outln!("{}", request.summary(n))?;
