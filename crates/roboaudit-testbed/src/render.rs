@@ -5,6 +5,17 @@ use crate::episode::Episode;
 use crate::error::{Result, TestbedError};
 use mujoco_rs::prelude::MjvCamera;
 use mujoco_rs::renderer::{MjRenderer, png};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+/// Held while an EGL context is created or destroyed. Mesa's software driver has crashed
+/// (SIGSEGV inside `swrast_dri.so`) in runs whose rayon workers created and dropped renderers at
+/// the same time; rendering itself stays parallel, only the context's birth and death are
+/// serialized, which costs nothing next to a rollout.
+static GL_LIFECYCLE: Mutex<()> = Mutex::new(());
+
+fn gl_lifecycle() -> MutexGuard<'static, ()> {
+    GL_LIFECYCLE.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// Which camera to render from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -75,7 +86,8 @@ impl Image {
 /// that watched the layout alone kept showing the first scene's table and sky textures).
 #[derive(Debug)]
 pub struct SceneRenderer {
-    renderer: MjRenderer,
+    /// `None` only inside `drop`, which takes it out to destroy it under [`GL_LIFECYCLE`].
+    renderer: Option<MjRenderer>,
     size: usize,
     /// FNV-1a of the texture pixels uploaded to the GL context.
     textures: u64,
@@ -102,16 +114,19 @@ impl SceneRenderer {
             )));
         }
         let s = u32::try_from(size).map_err(|e| TestbedError::Render(e.to_string()))?;
-        let renderer = MjRenderer::builder()
-            .width(s)
-            .height(s)
-            .rgb(true)
-            .depth(false)
-            .camera(MjvCamera::new_fixed(ep.world().h.scene_cam))
-            .build(model)
-            .map_err(|e| TestbedError::Render(format!("{e}")))?;
+        let built = {
+            let _lifecycle = gl_lifecycle();
+            MjRenderer::builder()
+                .width(s)
+                .height(s)
+                .rgb(true)
+                .depth(false)
+                .camera(MjvCamera::new_fixed(ep.world().h.scene_cam))
+                .build(model)
+        };
+        let renderer = built.map_err(|e| TestbedError::Render(format!("{e}")))?;
         Ok(SceneRenderer {
-            renderer,
+            renderer: Some(renderer),
             size,
             textures: textures_of(model),
         })
@@ -134,16 +149,19 @@ impl SceneRenderer {
             CameraKind::Scene => ep.world().h.scene_cam,
             CameraKind::Wrist => ep.world().h.wrist_cam,
         };
-        self.renderer.set_camera(MjvCamera::new_fixed(cam));
+        let renderer = self
+            .renderer
+            .as_mut()
+            .ok_or_else(|| TestbedError::Render("renderer already destroyed".into()))?;
+        renderer.set_camera(MjvCamera::new_fixed(cam));
         let data = &mut ep.world_mut().data;
-        self.renderer
+        renderer
             .sync_data(data)
             .map_err(|e| TestbedError::Render(format!("{e}")))?;
-        self.renderer
+        renderer
             .render()
             .map_err(|e| TestbedError::Render(format!("{e}")))?;
-        let rgb = self
-            .renderer
+        let rgb = renderer
             .rgb_flat()
             .ok_or_else(|| TestbedError::Render("RGB buffer missing".into()))?;
         Ok(Image {
@@ -151,5 +169,12 @@ impl SceneRenderer {
             height: self.size,
             rgb: rgb.to_vec(),
         })
+    }
+}
+
+impl Drop for SceneRenderer {
+    fn drop(&mut self) {
+        let _lifecycle = gl_lifecycle();
+        drop(self.renderer.take());
     }
 }
