@@ -132,7 +132,13 @@ impl RepresentationSpec {
         let usage = |why: String| {
             EncoderError::InvalidConfig(format!("{spec}: {why}; expected {SPEC_FORMS}"))
         };
-        let (kind, rest) = spec.split_once(':').unwrap_or((spec, ""));
+        // `KIND:PATH,SETTINGS`, or `KIND,SETTINGS` for a kind without a path (`pixels32,name=N`):
+        // the comma stays at the head of the rest, where the path would be.
+        let (kind, rest) = match spec.find([':', ',']) {
+            Some(i) if spec[i..].starts_with(':') => (&spec[..i], &spec[i + 1..]),
+            Some(i) => (&spec[..i], &spec[i..]),
+            None => (spec, ""),
+        };
         let mut parts = rest.split(',');
         let path = parts.next().unwrap_or_default();
         match kind {
@@ -337,6 +343,13 @@ mod tests {
                 .name(),
             "dino_s"
         );
+        for named in ["pixels32,name=px", "pixels32:name=px", "pixels32:,name=px"] {
+            assert_eq!(
+                RepresentationSpec::parse(named).unwrap().name(),
+                "px",
+                "{named}"
+            );
+        }
         assert!(matches!(
             RepresentationSpec::parse("clip:c.st,heads=2").unwrap(),
             RepresentationSpec::Clip {
@@ -357,7 +370,10 @@ mod tests {
             "clip:x,depth=2",
             "clip:x,name=a b",
             "structural:x",
+            "structural,name=s",
+            "resnet18,name=r",
             "pixels32:side=3",
+            "pixels32,side=3",
         ] {
             let e = RepresentationSpec::parse(bad).unwrap_err();
             assert!(
