@@ -38,10 +38,11 @@ pub fn run(args: &ActionsOptions) -> Result<()> {
     summary::check_out_file(&args.out).map_err(classify)?;
     let config = args.served.client_config().map_err(classify)?;
     let dataset = LeRobotDataset::open(&args.dataset)?;
+    let cfg = args.config(name.clone());
+    cfg.check_features(&dataset).map_err(classify)?;
     let mut client = PolicyClient::connect(&url, config).map_err(classify)?;
     let caps = summary::describe_capabilities(client.capabilities(), "episodes");
     outln!("policy {name} at {url}: {caps}")?;
-    let cfg = args.config(name);
     if let Some(parent) = args.out.parent().filter(|p| !p.as_os_str().is_empty()) {
         crate::output::ensure_dir(parent)?;
     }

@@ -81,6 +81,40 @@ impl Default for ActionsConfig {
     }
 }
 
+impl ActionsConfig {
+    /// Checks the named features against the dataset before any policy is contacted: the action
+    /// feature must be numeric, an `image_feature` an image or video feature, a
+    /// `state_feature` numeric. Returns the action width.
+    ///
+    /// # Errors
+    /// [`PolicyClientError::Invalid`] naming the feature, the dataset and its declared features.
+    pub fn check_features(&self, dataset: &LeRobotDataset) -> Result<usize, PolicyClientError> {
+        let refuse = |what: &str, name: &str| {
+            PolicyClientError::Invalid(format!(
+                "the dataset {} has no {what} feature \"{name}\" (declared: {})",
+                dataset.root().display(),
+                dataset.describe_features()
+            ))
+        };
+        let kind = |name: &str| dataset.feature(name).map(|f| f.kind);
+        if let Some(name) = &self.image_feature
+            && !matches!(kind(name), Some(FeatureKind::Image | FeatureKind::Video))
+        {
+            return Err(refuse("image or video", name));
+        }
+        if let Some(name) = &self.state_feature
+            && kind(name) != Some(FeatureKind::Numeric)
+        {
+            return Err(refuse("numeric state", name));
+        }
+        dataset
+            .feature(&self.action_feature)
+            .filter(|f| f.kind == FeatureKind::Numeric)
+            .map(roboaudit_data::lerobot::Feature::width)
+            .ok_or_else(|| refuse("numeric action", &self.action_feature))
+    }
+}
+
 /// What was sent under which key.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KeyMap {
@@ -185,18 +219,7 @@ pub fn collect_actions(
     if cfg.samples == 0 {
         return Err(PolicyClientError::Invalid("samples must be ≥ 1".into()));
     }
-    let action_dim = dataset
-        .feature(&cfg.action_feature)
-        .filter(|f| f.kind == FeatureKind::Numeric)
-        .map(roboaudit_data::lerobot::Feature::width)
-        .ok_or_else(|| {
-            PolicyClientError::Invalid(format!(
-                "the dataset {} has no numeric action feature \"{}\" (declared: {})",
-                dataset.root().display(),
-                cfg.action_feature,
-                dataset.describe_features()
-            ))
-        })?;
+    let action_dim = cfg.check_features(dataset)?;
     let image_feature = match &cfg.image_feature {
         Some(f) => Some(f.clone()),
         None => dataset
