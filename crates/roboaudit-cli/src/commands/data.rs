@@ -88,13 +88,7 @@ pub fn run(cmd: DataCommand) -> Result<()> {
 /// inside the dataset folder `dataset`.
 fn check_out(out: &Path, ext: &str, what: &str, dataset: &Path) -> Result<()> {
     require_extension("--out", out, ext, what)?;
-    if out.is_dir() {
-        return Err(Usage(format!(
-            "--out {} is a folder; give a file name",
-            out.display()
-        ))
-        .into());
-    }
+    crate::paths::refuse_folder("--out", out)?;
     Ok(refuse_inside_dataset("--out", out, dataset)?)
 }
 

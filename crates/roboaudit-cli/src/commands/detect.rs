@@ -25,12 +25,7 @@ fn check_options(request: &DetectRequest) -> Result<()> {
     require_extension("--out", &request.out, "csv", "the labels file")?;
     let report = request.report_path();
     for (flag, path) in [("--out", &request.out), ("--report", &report)] {
-        if path.is_dir() {
-            return Err(usage(format!(
-                "{flag} {} is a folder; give a file name",
-                path.display()
-            )));
-        }
+        crate::paths::refuse_folder(flag, path)?;
     }
     if same_file(&report, &request.out) {
         return Err(usage("--report and --out name the same file".into()));

@@ -18,6 +18,8 @@ pub fn run(options: &EmbedOptions) -> Result<()> {
         .specs()
         .map_err(|e| Usage(format!("--representation {e}")))?;
     let source = options.source().map_err(|e| Usage(e.to_string()))?;
+    crate::paths::refuse_folder("--out", &options.out)?;
+    crate::paths::refuse_inside_any_dataset("--out", &options.out)?;
     crate::output::refuse_replacing("--out", &options.out, "an embeddings file", &|p| {
         roboaudit_data::read_embeddings(p).is_ok()
     })?;

@@ -38,6 +38,8 @@ pub fn run(cmd: TestbedCommand) -> Result<()> {
     match cmd {
         TestbedCommand::Render(request) => {
             crate::paths::require_extension("--out", &request.out, "png", "the rendered image")?;
+            crate::paths::refuse_folder("--out", &request.out)?;
+            crate::paths::refuse_inside_any_dataset("--out", &request.out)?;
             let task = render_request(&request).map_err(request_error)?;
             outln!("{}", request.summary(task))?;
             Ok(())
@@ -50,6 +52,12 @@ pub fn run(cmd: TestbedCommand) -> Result<()> {
         }
         TestbedCommand::Scenes(request) => {
             crate::paths::require_extension("--out", &request.out, "csv", "the scene set")?;
+            crate::paths::refuse_folder("--out", &request.out)?;
+            crate::paths::refuse_inside_any_dataset("--out", &request.out)?;
+            if let Some(images) = &request.images {
+                crate::paths::refuse_file("--images", images)?;
+                crate::paths::refuse_inside_any_dataset("--images", images)?;
+            }
             let header = SCENE_CSV_COLUMNS.join(",");
             crate::output::refuse_replacing("--out", &request.out, "a scene set", &|p| {
                 std::fs::File::open(p)

@@ -12,6 +12,7 @@ pub fn run(args: &CalibrateOptions) -> Result<()> {
     request::check_count("--seeds", args.seeds, MAX_SEEDS).map_err(request_error)?;
     if let Some(dir) = &args.out {
         crate::output::refuse_out_file(dir)?;
+        crate::output::refuse_foreign_results(dir, &[("fqe.json", &[])])?;
     }
     let (cfg, plan, params) = args.request().map_err(request_error)?;
     let bar = progress::bar(0, "");

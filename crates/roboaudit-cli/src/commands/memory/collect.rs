@@ -42,6 +42,8 @@ pub fn request_error(err: RequestError) -> anyhow::Error {
 /// Runs `memory collect`.
 pub fn run(args: &CollectOptions) -> Result<()> {
     crate::output::refuse_out_file(&args.out)?;
+    // Its audit's summary.md would replace an FQE result's (see `memory audit`).
+    crate::output::refuse_foreign_results(&args.out, &[("fqe.json", &[])])?;
     let (req, spec, params) = args.request().map_err(request_error)?;
     let mut opened = super::open(&spec, req.config.task, params, &args.served, false)?;
     crate::output::ensure_dir(&args.out)?;

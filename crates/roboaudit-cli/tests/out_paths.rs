@@ -1,0 +1,127 @@
+//! Output paths that name the wrong kind of thing, or a place inside someone's LeRobot dataset,
+//! are usage errors (exit code 2) found before any work, with nothing written.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::{roboaudit, text, tree};
+use std::path::{Path, PathBuf};
+
+/// A folder that any reader takes for a LeRobot dataset (it holds `meta/info.json`), with one
+/// file of data to show it is left alone.
+fn dataset(tmp: &Path) -> PathBuf {
+    let ds = tmp.join("someones-dataset");
+    std::fs::create_dir_all(ds.join("meta")).unwrap();
+    std::fs::write(
+        ds.join("meta/info.json"),
+        b"{\"codebase_version\": \"v3.0\"}",
+    )
+    .unwrap();
+    ds
+}
+
+fn assert_usage(o: &std::process::Output, says: &str) {
+    assert_eq!(o.status.code(), Some(2), "{}", text(o));
+    assert!(text(o).contains(says), "wanted {says:?} in {}", text(o));
+}
+
+#[test]
+fn outputs_inside_a_lerobot_dataset_are_refused_by_commands_without_a_dataset_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ds = dataset(tmp.path());
+    let before = tree(&ds);
+    let inside = |rel: &str| ds.join(rel).to_str().unwrap().to_owned();
+    let runs: [Vec<String>; 4] = [
+        ["testbed", "scenes", "--task", "stack", "--out"]
+            .map(String::from)
+            .into_iter()
+            .chain([inside("data/scenes.csv")])
+            .collect(),
+        ["testbed", "rollout", "--task", "stack", "--episodes", "1"]
+            .map(String::from)
+            .into_iter()
+            .chain(["--no-record".into(), "--out".into(), inside("rollouts")])
+            .collect(),
+        [
+            "memory", "collect", "--policy", "faithful", "--pairs", "1", "--seeds", "1",
+        ]
+        .map(String::from)
+        .into_iter()
+        .chain(["--out".into(), inside("meta/memory")])
+        .collect(),
+        ["report", tmp.path().to_str().unwrap(), "--out"]
+            .map(String::from)
+            .into_iter()
+            .chain([inside("report")])
+            .collect(),
+    ];
+    for args in runs {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = roboaudit(&args);
+        assert_usage(&o, "is inside the dataset folder");
+        assert_eq!(tree(&ds), before, "{args:?} wrote into the dataset");
+    }
+    let images = ds.join("frames");
+    let o = roboaudit(&[
+        "testbed",
+        "scenes",
+        "--task",
+        "stack",
+        "--images",
+        images.to_str().unwrap(),
+        "--out",
+        tmp.path().join("scenes.csv").to_str().unwrap(),
+    ]);
+    assert_usage(&o, "--images");
+    assert!(!tmp.path().join("scenes.csv").exists());
+}
+
+#[test]
+fn a_folder_where_a_file_goes_and_a_file_where_a_folder_goes_are_usage_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let png_dir = tmp.path().join("frame.png");
+    std::fs::create_dir_all(&png_dir).unwrap();
+    let o = roboaudit(&[
+        "testbed",
+        "render",
+        "--task",
+        "stack",
+        "--out",
+        png_dir.to_str().unwrap(),
+    ]);
+    assert_usage(&o, "is a folder; give a file name");
+
+    let images = tmp.path().join("images-file");
+    std::fs::write(&images, b"keep").unwrap();
+    let csv = tmp.path().join("scenes.csv");
+    let o = roboaudit(&[
+        "testbed",
+        "scenes",
+        "--task",
+        "stack",
+        "--images",
+        images.to_str().unwrap(),
+        "--out",
+        csv.to_str().unwrap(),
+    ]);
+    assert_usage(&o, "--images");
+    assert_usage(&o, "is a file, not a folder");
+    assert!(
+        !csv.exists(),
+        "the scene set was written before the refusal"
+    );
+    assert_eq!(std::fs::read(&images).unwrap(), b"keep");
+}
+
+#[test]
+fn memory_collect_does_not_write_into_an_fqe_result() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fit = tmp.path().join("fit");
+    std::fs::create_dir_all(&fit).unwrap();
+    std::fs::write(fit.join("fqe.json"), b"{\"schema\": \"roboaudit.fqe/1\"}").unwrap();
+    std::fs::write(fit.join("summary.md"), b"# FQE\n").unwrap();
+    let before = tree(&fit);
+    let o = common::collect_one_faithful_pair(&fit, &[]);
+    assert_usage(&o, "holds another kind of result (fqe.json");
+    assert_eq!(tree(&fit), before);
+}
