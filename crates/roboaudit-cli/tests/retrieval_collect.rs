@@ -142,6 +142,10 @@ fn killed_run_resumes_to_the_bytes_of_an_uninterrupted_run() {
 fn max_chunks_stops_early_and_a_different_config_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("run");
+    let none = collect(&dir, &["--max-chunks", "0"]);
+    assert_eq!(none.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&none.stderr).contains("--max-chunks 0 would write nothing"));
+    assert!(!dir.exists());
     let out = collect(&dir, &["--max-chunks", "1"]);
     assert!(
         out.status.success(),

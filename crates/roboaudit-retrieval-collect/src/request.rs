@@ -107,7 +107,8 @@ impl CollectRequest {
     /// [`CollectConfig::check`]).
     ///
     /// # Errors
-    /// [`RequestError::Usage`] naming the first unknown name or setting out of range.
+    /// [`RequestError::Usage`] naming the first unknown name or setting out of range (a
+    /// `max_chunks` of 0 included).
     pub fn config(&self) -> Result<CollectConfig, RequestError> {
         let usage = |e: CollectError| RequestError::Usage(e.to_string());
         let config = CollectConfig {
@@ -120,6 +121,12 @@ impl CollectRequest {
             chunk: self.chunk,
         };
         config.check().map_err(usage)?;
+        if self.max_chunks == Some(0) {
+            return Err(RequestError::Usage(
+                "--max-chunks 0 would write nothing: give at least 1, or leave it out to run to the end"
+                    .into(),
+            ));
+        }
         Ok(config)
     }
 
