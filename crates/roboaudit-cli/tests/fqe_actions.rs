@@ -29,7 +29,11 @@ fn a_feature_the_dataset_lacks_is_refused_before_connecting() {
             "observation.image",
             "no numeric state feature",
         ),
-        ("--action-feature", "observation.image", "no numeric action feature"),
+        (
+            "--action-feature",
+            "observation.image",
+            "no numeric action feature",
+        ),
     ] {
         let o = roboaudit(&[
             "fqe",

@@ -172,6 +172,29 @@ fn counts_past_their_maximum_are_usage_errors() {
         assert!(text(&o).contains("is not in 0.."), "{args:?}: {}", text(&o));
         assert!(!out.exists());
     }
+    let o = roboaudit(&[
+        "testbed",
+        "scenes",
+        "--task",
+        "stack",
+        "--n-base",
+        "0",
+        "--n-appearance",
+        "0",
+        "--n-layout",
+        "0",
+        "--n-fresh",
+        "0",
+        "--out",
+        csv.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("the scene set would be empty"),
+        "{}",
+        text(&o)
+    );
+    assert!(!csv.exists());
 }
 
 /// A negative number is an invalid value of the option it follows, not an unknown argument.

@@ -362,9 +362,16 @@ pub struct ScenesRequest {
 /// with `images`, each scene's initial frame. Returns the number of scenes.
 ///
 /// # Errors
-/// [`RequestError::Testbed`] for an unknown task, an invalid set or a failed render;
-/// [`RequestError::Write`].
+/// [`RequestError::Usage`] when every scene count is 0; [`RequestError::Testbed`] for an
+/// unknown task, an invalid set or a failed render; [`RequestError::Write`].
 pub fn scenes_request(req: &ScenesRequest) -> Result<usize, RequestError> {
+    let s = &req.spec;
+    if s.n_base + s.n_appearance + s.n_layout + s.n_fresh == 0 {
+        return Err(RequestError::Usage(
+            "--n-base, --n-appearance, --n-layout and --n-fresh are all 0: the scene set would be empty"
+                .into(),
+        ));
+    }
     let task = TaskKind::parse(&req.task).map_err(TestbedError::from)?;
     let spec = SceneSetSpec {
         family: task.family(),
