@@ -29,7 +29,9 @@ pub use summary::{render_summary, resumed_note, stage_label, work_note};
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct CollectRequest {
-    /// Output folder (must not exist, or be empty).
+    /// Output folder (must not exist, or be empty). The work goes into
+    /// `.fqe-collect-<name>.partial` beside it, renamed to DIR when done; an interrupted run is
+    /// resumed from there by the same command.
     #[cfg_attr(feature = "clap", arg(long, value_name = "DIR"))]
     pub out: PathBuf,
     /// Dataset episodes (default 750; 8 with --small).

@@ -132,8 +132,8 @@ pub struct CollectOptions {
     /// Pairs to construct (1 to 100,000; excluded pairs count and are never replaced).
     #[cfg_attr(feature = "clap", arg(long, default_value_t = CollectConfig::default().pairs))]
     pub pairs: usize,
-    /// Number of registered action seeds (0..N, N from 1 to 1,000); a plan's own seeds take
-    /// precedence.
+    /// Number of registered action seeds (0..N, N from 1 to 1,000; 3 when neither this nor a
+    /// plan gives them); a plan's own seeds take precedence.
     #[cfg_attr(feature = "clap", arg(long))]
     pub seeds: Option<usize>,
     /// Bank policy only: recall probability per tray index, each in [0, 1] (comma-separated;
