@@ -238,6 +238,35 @@ fn data_frame_exports_an_image_feature_frame_and_refuses_bad_out_paths() {
 }
 
 #[test]
+fn a_key_that_is_no_camera_is_a_usage_error_naming_the_cameras() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dataset(dir.path());
+    let out = dir.path().join("f.png");
+    for key in ["observation.images.nope", "action"] {
+        let o = roboaudit(&[
+            "data",
+            "frame",
+            s(&data),
+            "--key",
+            key,
+            "--episode",
+            "1",
+            "--frame",
+            "0",
+            "--out",
+            s(&out),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        let t = text(&o);
+        assert!(
+            t.contains(&format!("--key {key}:")) && t.contains(&format!("camera features: {KEY}")),
+            "{t}"
+        );
+        assert!(!out.exists());
+    }
+}
+
+#[test]
 fn a_frame_past_the_episode_is_an_input_error_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let data = dataset(dir.path());

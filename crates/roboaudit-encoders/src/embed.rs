@@ -141,8 +141,9 @@ pub fn read_png(path: &Path) -> Result<Rgb8Image, EncoderError> {
 /// folder and a dataset give one kind, in file-name or episode order).
 ///
 /// # Errors
-/// [`EncoderError::InvalidConfig`] for a flat folder without a kind or a folder with
-/// subfolders and a kind; [`EncoderError::BadInput`] for a folder without PNG files or two
+/// [`EncoderError::InvalidConfig`] for a flat folder without a kind, a folder with
+/// subfolders and a kind, or a `camera` the dataset does not declare as an image or video
+/// feature; [`EncoderError::BadInput`] for a folder without PNG files or two
 /// files of one id; [`EncoderError::Io`] / [`EncoderError::BadImage`] naming the file;
 /// [`EncoderError::Data`] for a dataset that cannot be read (naming the file).
 pub fn read_items(source: &EmbedSource) -> Result<Vec<Item>, EncoderError> {
@@ -207,11 +208,14 @@ pub fn read_items(source: &EmbedSource) -> Result<Vec<Item>, EncoderError> {
                     let ok = ds
                         .feature(c)
                         .is_some_and(|f| matches!(f.kind, FeatureKind::Image | FeatureKind::Video));
+                    // The camera is the user's choice on a readable dataset: a wrong option,
+                    // as a wrong `data frame --key` or `fqe fit --features` is.
                     if !ok {
-                        return Err(bad(
-                            &dir.join("meta/info.json"),
-                            format!("no image or video feature \"{c}\""),
-                        ));
+                        return Err(EncoderError::InvalidConfig(format!(
+                            "--camera {c}: {} declares no image or video feature of that name (declared: {})",
+                            dir.join("meta/info.json").display(),
+                            ds.describe_features()
+                        )));
                     }
                     c.clone()
                 }

@@ -59,7 +59,7 @@ fn lerobot_first_frames_are_pyavs_and_read_back_as_embeddings() {
     // No temporary file is left beside the output.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 
-    // A camera the dataset does not have, named with its info.json.
+    // A camera the dataset does not have: a wrong option, named with its info.json.
     let e = read_items(&EmbedSource::LeRobot {
         dir: fixture(),
         camera: Some("observation.images.wrist".into()),
@@ -67,7 +67,8 @@ fn lerobot_first_frames_are_pyavs_and_read_back_as_embeddings() {
     })
     .unwrap_err();
     assert!(
-        matches!(&e, EncoderError::BadInput { path, .. } if path.ends_with("meta/info.json")),
+        matches!(&e, EncoderError::InvalidConfig(m)
+            if m.starts_with("--camera observation.images.wrist: ") && m.contains("meta/info.json")),
         "{e}"
     );
 }

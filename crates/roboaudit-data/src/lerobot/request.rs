@@ -264,6 +264,32 @@ fn check_reward_column(dataset: &LeRobotDataset, reward: &str) -> Result<(), Req
     )))
 }
 
+/// Refuses a `--key` that is not a declared image or video feature: like `--reward` (and
+/// `fqe fit --features`), the feature is the user's choice on a readable dataset, so a wrong one
+/// is a wrong option (exit code 2 at the CLI), and the message lists the camera features. An
+/// episode or frame the data lacks stays an input error, found when the data is read.
+fn check_frame_key(dataset: &LeRobotDataset, key: &str) -> Result<(), RequestError> {
+    let camera = |f: &Feature| matches!(f.kind, FeatureKind::Image | FeatureKind::Video);
+    if dataset.feature(key).is_some_and(camera) {
+        return Ok(());
+    }
+    let cameras: Vec<&str> = dataset
+        .features()
+        .iter()
+        .filter(|f| camera(f))
+        .map(|f| f.name.as_str())
+        .collect();
+    let cameras = if cameras.is_empty() {
+        "none".to_owned()
+    } else {
+        cameras.join(", ")
+    };
+    Err(RequestError::Usage(format!(
+        "--key {key}: {} declares no image or video feature of that name; camera features: {cameras}",
+        dataset.root().join("meta/info.json").display()
+    )))
+}
+
 /// A `data frame` request: the dataset folder (the one holding `meta/info.json`), the camera,
 /// episode and frame, the timestamp tolerance in seconds (> 0; default
 /// [`super::DEFAULT_TOLERANCE_S`]), and the PNG file to write.
@@ -330,12 +356,13 @@ impl FrameRequest {
 /// RGB PNG to `req.out`, so a failing decode leaves nothing there. Returns the decoded frame.
 ///
 /// # Errors
-/// [`RequestError::Usage`] for a tolerance that is not positive; [`RequestError::Open`],
-/// [`RequestError::Data`] for a dataset, episode, frame or video that cannot be read;
-/// [`RequestError::Png`], [`RequestError::Write`].
+/// [`RequestError::Usage`] for a tolerance that is not positive or a `key` that is no declared
+/// image or video feature; [`RequestError::Open`], [`RequestError::Data`] for a dataset,
+/// episode, frame or video that cannot be read; [`RequestError::Png`], [`RequestError::Write`].
 pub fn frame_request(req: &FrameRequest) -> Result<Rgb8Image, RequestError> {
     req.validate()?;
     let dataset = open(&req.dataset)?;
+    check_frame_key(&dataset, &req.key)?;
     let image = dataset.read_frame(req.episode, req.frame, &req.key, req.tolerance_s)?;
     let png = image.to_png().map_err(RequestError::Png)?;
     crate::atomic::write_atomic(&req.out, &png)?;
