@@ -343,7 +343,7 @@ where
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::bootstrap::{IntervalMethod, bootstrap};
+    use crate::bootstrap::{bootstrap, engine_cases};
     use crate::{resample_counts, resample_counts_rows, resample_weight_columns};
 
     /// Any range of rows gives those rows of the whole, aligned to the streams or not.
@@ -407,23 +407,11 @@ mod tests {
             idx.iter().for_each(|&i| c[i] += 1);
             from_counts(&c)
         };
-        for strata in [None, Some(vec![0, 1, 1, 0, 2, 2, 2, 1, 0, 1])] {
-            let design = ResampleDesign {
-                n_clusters: 10,
-                strata,
-            };
-            for method in [IntervalMethod::Percentile, IntervalMethod::Bca] {
-                let config = BootstrapConfig {
-                    resamples: 1_000,
-                    method,
-                    seed: 17,
-                    ..BootstrapConfig::default()
-                };
-                let a = bootstrap_counts(&design, &config, from_counts).unwrap();
-                let b = bootstrap(&design, &config, from_rows).unwrap();
-                assert_eq!(a, b);
-                assert!(a.undefined_resamples > 0 && a.interval.is_some());
-            }
+        for (design, config) in engine_cases() {
+            let a = bootstrap_counts(&design, &config, from_counts).unwrap();
+            let b = bootstrap(&design, &config, from_rows).unwrap();
+            assert_eq!(a, b);
+            assert!(a.undefined_resamples > 0 && a.interval.is_some());
         }
     }
 }

@@ -336,7 +336,7 @@ where
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::bootstrap::{IntervalMethod, bootstrap};
+    use crate::bootstrap::{IntervalMethod, bootstrap, engine_cases};
 
     /// The kernel gives, bit for bit, the left-to-right sum over the drawn clusters, for widths
     /// that need one tile, several, and padding.
@@ -400,28 +400,16 @@ mod tests {
             rows.weighted_sums(&counts, &mut sums).unwrap();
             stat(&sums, idx.len() as u32)
         };
-        for strata in [None, Some(vec![0, 1, 1, 0, 2, 2, 2, 1, 0, 1])] {
-            let design = ResampleDesign {
-                n_clusters: n,
-                strata,
-            };
-            for method in [IntervalMethod::Percentile, IntervalMethod::Bca] {
-                let config = BootstrapConfig {
-                    resamples: 1_000,
-                    method,
-                    seed: 17,
-                    ..BootstrapConfig::default()
-                };
-                let a = bootstrap_sums(&design, &config, &rows, |r| stat(r.sums, r.draws)).unwrap();
-                let b = bootstrap(&design, &config, from_rows).unwrap();
-                assert_eq!(a, b);
-                // (a BCa interval may be undefined: a jackknife sample can be undefined too)
-                assert!(a.undefined_resamples > 0, "{a:?}");
-                assert!(
-                    a.interval.is_some() || method == IntervalMethod::Bca,
-                    "{a:?}"
-                );
-            }
+        for (design, config) in engine_cases() {
+            let a = bootstrap_sums(&design, &config, &rows, |r| stat(r.sums, r.draws)).unwrap();
+            let b = bootstrap(&design, &config, from_rows).unwrap();
+            assert_eq!(a, b);
+            // (a BCa interval may be undefined: a jackknife sample can be undefined too)
+            assert!(a.undefined_resamples > 0, "{a:?}");
+            assert!(
+                a.interval.is_some() || config.method == IntervalMethod::Bca,
+                "{a:?}"
+            );
         }
         let wrong = ClusterRows::new(3, 1, &[1.0; 3]).unwrap();
         let design = ResampleDesign {
