@@ -227,10 +227,33 @@ pub fn calibrate(
     plan: &Plan,
     on_step: &mut dyn FnMut(Calibrator, usize, usize),
 ) -> Result<Calibration, HarnessError> {
-    let mut results = Vec::new();
-    for calibrator in Calibrator::ALL {
+    let policies = Calibrator::ALL.into_iter().map(|calibrator| {
         let (kind, _) = calibrator.policy();
-        let mut policy = BuiltinPolicy::new(kind, params.clone())?;
+        Ok::<_, HarnessError>((calibrator, BuiltinPolicy::new(kind, params.clone())?))
+    });
+    calibrate_each(cfg, plan, policies, on_step)
+}
+
+/// Runs each calibrator that `policies` yields with its policy, in order, as
+/// [`calibrate_policy`] does, and compares: the calibration of them all under `plan`. The
+/// policies are made one at a time, when a calibrator's turn comes (a server is connected only
+/// once the calibrators before it have run).
+///
+/// # Errors
+/// The first error of `policies`, or of [`calibrate_policy`].
+pub(crate) fn calibrate_each<P, E>(
+    cfg: &CollectConfig,
+    plan: &Plan,
+    policies: impl IntoIterator<Item = Result<(Calibrator, P), E>>,
+    on_step: &mut dyn FnMut(Calibrator, usize, usize),
+) -> Result<Calibration, E>
+where
+    P: crate::policy::MemoryPolicy,
+    E: From<HarnessError>,
+{
+    let mut results = Vec::new();
+    for next in policies {
+        let (calibrator, mut policy) = next?;
         results.push(calibrate_policy(
             cfg,
             calibrator,

@@ -167,6 +167,17 @@ pub(crate) fn continue_closed_loop(
     Ok((success, committed, first))
 }
 
+/// [`continue_closed_loop`] without an intervention: the continuation of a replaced history
+/// and of a natural episode.
+pub(crate) fn continue_unhooked(
+    ep: &mut Episode,
+    task: &MemoryTask,
+    policy: &mut dyn MemoryPolicy,
+    action_seed: u64,
+) -> Result<(bool, Option<usize>, Option<usize>), HarnessError> {
+    continue_closed_loop(ep, task, policy, action_seed, &mut |_, _, _| Ok(()))
+}
+
 fn fresh_episode(r: &Recipient, task: &MemoryTask) -> Result<Episode, HarnessError> {
     let cfg = EpisodeConfig {
         memory_targets: Some(r.own_origins.clone()),
@@ -477,13 +488,8 @@ fn replace(
         };
         let mut ep = fresh_episode(r, task)?;
         policy.set_memory(&memory)?;
-        let (success, committed, first) = continue_closed_loop(
-            &mut ep,
-            task,
-            policy,
-            cfg.action_seed,
-            &mut |_, _, _| Ok(()),
-        )?;
+        let (success, committed, first) =
+            continue_unhooked(&mut ep, task, policy, cfg.action_seed)?;
         out.push(Continuation {
             episode_id: r.id.clone(),
             condition: names_of_replacement(cond).into(),

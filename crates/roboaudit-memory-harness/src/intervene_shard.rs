@@ -32,6 +32,8 @@ const PARTS: PartSet = PartSet {
     dir: PARTIAL_DIR,
     prefix: "recipient-",
     unit: "recipient",
+    collection: COLLECTION,
+    units: "recipients",
 };
 
 /// What assembling the parts needs besides them (`interventions.partial/study.json`).
@@ -66,20 +68,12 @@ pub fn run_shard(
         config: cfg.clone(),
         policy: policy.name(),
     };
-    let manifest = PARTS.manifest(
-        (COLLECTION, "recipients"),
-        &spec,
-        policy,
-        policy_identity,
-        shard,
-        cfg.episodes,
-    )?;
     PARTS.run(
-        out,
-        &manifest,
-        &spec,
+        (out, shard),
+        (&spec, policy_identity),
+        policy,
         cfg.episodes,
-        &mut |i| run_recipient(kind, cfg, &task, i, policy),
+        &mut |i, policy| run_recipient(kind, cfg, &task, i, policy),
         on_recipient,
     )
 }
@@ -102,11 +96,13 @@ pub fn part_problem(job: usize, path: &Path) -> Option<String> {
 /// [`HarnessError::ForeignPartial`] naming a part or `study.json` that does not read, or a
 /// missing recipient; [`HarnessError::Partial`] when a file cannot be written or removed.
 pub fn finish_merged(merged: &Path) -> Result<(), HarnessError> {
-    let (spec, parts): (StudySpec, Vec<RecipientPart>) =
-        PARTS.read(merged, "an intervention study", |s: &StudySpec| {
-            s.config.episodes
-        })?;
-    let study = assemble_study(spec.study, &spec.config, parts)?;
-    crate::intervene_output::write_study(merged, &study, &spec.policy)?;
-    PARTS.remove(merged)
+    PARTS.finish(
+        merged,
+        "an intervention study",
+        |s: &StudySpec| s.config.episodes,
+        |spec, parts: Vec<RecipientPart>| {
+            let study = assemble_study(spec.study, &spec.config, parts)?;
+            crate::intervene_output::write_study(merged, &study, &spec.policy)
+        },
+    )
 }

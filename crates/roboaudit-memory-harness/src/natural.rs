@@ -19,7 +19,7 @@ use roboaudit_testbed::{CompiledScene, Episode, EpisodeConfig, ExpertParams};
 use roboaudit_types::seed::{Fnv1a, splitmix64};
 
 use crate::error::HarnessError;
-use crate::intervene::continue_closed_loop;
+use crate::intervene::continue_unhooked;
 use crate::pairs::{HistoryPlan, enter_world, run_history};
 use crate::policy::MemoryPolicy;
 use crate::tasks::MemoryTask;
@@ -164,13 +164,7 @@ pub fn run_episode(
     for o in &history.observations {
         policy.observe(o)?;
     }
-    let (success, committed, first) = continue_closed_loop(
-        &mut ep,
-        task,
-        policy,
-        cfg.action_seed,
-        &mut |_, _, _| Ok(()),
-    )?;
+    let (success, committed, first) = continue_unhooked(&mut ep, task, policy, cfg.action_seed)?;
     record.first_direction = first;
     record.committed = committed;
     record.success = Some(success);

@@ -29,6 +29,8 @@ const PARTS: PartSet = PartSet {
     dir: PARTIAL_DIR,
     prefix: "episode-",
     unit: "episode",
+    collection: COLLECTION,
+    units: "episodes",
 };
 
 /// One natural episode as a shard keeps it.
@@ -75,20 +77,12 @@ pub fn run_shard(
         config: cfg.clone(),
         policy: policy.name(),
     };
-    let manifest = PARTS.manifest(
-        (COLLECTION, "episodes"),
-        &spec,
-        policy,
-        policy_identity,
-        shard,
-        cfg.episodes,
-    )?;
     PARTS.run(
-        out,
-        &manifest,
-        &spec,
+        (out, shard),
+        (&spec, policy_identity),
+        policy,
         cfg.episodes,
-        &mut |i| {
+        &mut |i, policy| {
             Ok(NaturalPart {
                 index: i,
                 episode: run_episode(cfg, &task, i, policy)?,
@@ -117,10 +111,14 @@ pub fn part_problem(job: usize, path: &Path) -> Option<String> {
 /// missing episode; [`HarnessError::Partial`] when a file cannot be written or removed;
 /// bootstrap errors.
 pub fn finish_merged(merged: &Path) -> Result<(), HarnessError> {
-    let (spec, parts): (StudySpec, Vec<NaturalPart>) =
-        PARTS.read(merged, "a natural study", |s: &StudySpec| s.config.episodes)?;
-    let episodes = parts.into_iter().map(|p| p.episode).collect();
-    let study = assemble_study(&spec.config, spec.policy, episodes)?;
-    crate::natural::write_study(merged, &study)?;
-    PARTS.remove(merged)
+    PARTS.finish(
+        merged,
+        "a natural study",
+        |s: &StudySpec| s.config.episodes,
+        |spec, parts: Vec<NaturalPart>| {
+            let episodes = parts.into_iter().map(|p| p.episode).collect();
+            let study = assemble_study(&spec.config, spec.policy, episodes)?;
+            crate::natural::write_study(merged, &study)
+        },
+    )
 }

@@ -119,15 +119,23 @@ pub fn hidden_delta(a: &Hidden, b: &Hidden) -> [f64; 2] {
         .positions
         .iter()
         .zip(&b.positions)
-        .flat_map(|(p, q)| (0..3).map(move |k| (p[k] - q[k]).abs()))
+        .map(|(p, q)| body_delta(p, q))
         .fold(0.0, f64::max);
-    let dj = a
-        .joints
+    [dp, joint_delta(a, b)]
+}
+
+/// Largest difference of one body's position (m, any axis).
+fn body_delta(p: &[f64; 3], q: &[f64; 3]) -> f64 {
+    (0..3).map(|k| (p[k] - q[k]).abs()).fold(0.0, f64::max)
+}
+
+/// Largest arm joint difference (rad).
+fn joint_delta(a: &Hidden, b: &Hidden) -> f64 {
+    a.joints
         .iter()
         .zip(&b.joints)
         .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f64::max);
-    [dp, dj]
+        .fold(0.0, f64::max)
 }
 
 /// `None` when `a` and `b` agree within `tol`, else the first difference in words.
@@ -137,7 +145,7 @@ pub fn hidden_mismatch(a: &Hidden, b: &Hidden, tol: &Tolerance) -> Option<String
     }
     let n = a.positions.len();
     for (i, (p, q)) in a.positions.iter().zip(&b.positions).enumerate() {
-        let d = (0..3).map(|k| (p[k] - q[k]).abs()).fold(0.0, f64::max);
+        let d = body_delta(p, q);
         if d.is_nan() || d > tol.position_m {
             let what = if i + 1 == n {
                 "tool-centre point".to_owned()
@@ -150,12 +158,7 @@ pub fn hidden_mismatch(a: &Hidden, b: &Hidden, tol: &Tolerance) -> Option<String
             ));
         }
     }
-    let dj = a
-        .joints
-        .iter()
-        .zip(&b.joints)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f64::max);
+    let dj = joint_delta(a, b);
     if dj.is_nan() || dj > tol.joint_rad {
         return Some(format!(
             "arm joints differ by {dj:.4} rad (tolerance {} rad)",

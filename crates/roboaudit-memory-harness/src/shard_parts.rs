@@ -1,7 +1,7 @@
 //! The part files of a study sharded by unit (an intervention study's recipients, a natural
 //! study's episodes): unit `i` is job `i` and is kept as `{dir}/{prefix}{i:06}.json`, written
 //! atomically, beside `{dir}/study.json`, the description every shard shares. The running side
-//! ([`PartSet::run`]) and the merge side ([`PartSet::read`]) of both sharded studies.
+//! ([`PartSet::run`]) and the merge side ([`PartSet::finish`]) of both sharded studies.
 
 use std::path::Path;
 
@@ -29,6 +29,10 @@ pub(crate) struct PartSet {
     pub prefix: &'static str,
     /// What one unit is, in messages (`recipient`, `episode`).
     pub unit: &'static str,
+    /// The collection's name in configuration hashes and shard manifests.
+    pub collection: &'static str,
+    /// The units in the shard manifest, plural (`recipients`, `episodes`).
+    pub units: &'static str,
 }
 
 /// What one shard of a study holds after [`PartSet::run`].
@@ -68,15 +72,14 @@ impl PartSet {
         }
     }
 
-    /// The shard manifest of shard `shard` of `total` units of `collection` (`unit`: the plural
-    /// in messages), its configuration hash over `spec` (the study's description), the policy's
-    /// memory layout and chunk length, and `policy_identity` (what else identifies the policy).
+    /// The shard manifest of shard `shard` of `total` units, its configuration hash over `spec`
+    /// (the study's description), the policy's memory layout and chunk length, and
+    /// `policy_identity` (what else identifies the policy).
     ///
     /// # Errors
     /// [`HarnessError::Shard`] when the identity cannot be hashed.
-    pub(crate) fn manifest<S: Serialize, I: Serialize>(
+    fn manifest<S: Serialize, I: Serialize>(
         &self,
-        (collection, unit): (&str, &str),
         spec: &S,
         policy: &dyn MemoryPolicy,
         policy_identity: &I,
@@ -98,43 +101,44 @@ impl PartSet {
         };
         Ok(ShardManifest {
             schema: roboaudit_shard::SHARD_SCHEMA.into(),
-            collection: collection.into(),
-            config_hash: config_hash(collection, &identity)?,
+            collection: self.collection.into(),
+            config_hash: config_hash(self.collection, &identity)?,
             shard,
             total_jobs: total,
             job_files: self.files(),
             shared_files: vec![format!("{}/{SPEC_FILE}", self.dir)],
-            unit: unit.into(),
+            unit: self.units.into(),
             total_units: total,
             units_per_job: 1,
         })
     }
 
-    /// Claims `out` for `manifest`, writes `spec` once, then runs the units of `shard` (of
-    /// `total`) not kept yet with `job(i)`, keeping each part as it finishes;
+    /// Claims `out` for shard `shard` of `total` units (its manifest: [`Self::manifest`] of
+    /// `spec`, `policy` and `policy_identity`), writes `spec` once, then runs the units of the
+    /// shard not kept yet with `job(i, policy)`, keeping each part as it finishes;
     /// `on_unit(done, owned)` counts kept units too. A kept part that is not unit `i`'s `P` (cut
     /// short, damaged, another unit's) is run again and replaced.
     ///
     /// # Errors
-    /// [`HarnessError::Shard`] when `out` holds another shard or configuration, or (for a new
-    /// shard) files no shard writes, such as a finished study; `job`'s errors;
-    /// [`HarnessError::Partial`] when a file cannot be written.
-    pub(crate) fn run<S: Serialize, P: UnitPart>(
+    /// [`HarnessError::Shard`] when the identity cannot be hashed, or `out` holds another shard
+    /// or configuration, or (for a new shard) files no shard writes, such as a finished study;
+    /// `job`'s errors; [`HarnessError::Partial`] when a file cannot be written.
+    pub(crate) fn run<S: Serialize, I: Serialize, P: UnitPart>(
         &self,
-        out: &Path,
-        manifest: &ShardManifest,
-        spec: &S,
+        (out, shard): (&Path, Shard),
+        (spec, policy_identity): (&S, &I),
+        policy: &mut dyn MemoryPolicy,
         total: usize,
-        job: &mut dyn FnMut(usize) -> Result<P, HarnessError>,
+        job: &mut dyn FnMut(usize, &mut dyn MemoryPolicy) -> Result<P, HarnessError>,
         on_unit: &mut dyn FnMut(usize, usize),
     ) -> Result<ShardRun, HarnessError> {
-        let shard: Shard = manifest.shard;
+        let manifest = self.manifest(spec, policy, policy_identity, shard, total)?;
         if ShardManifest::read(out)?.is_none() {
             self.refuse_other_files(out)?;
         }
         std::fs::create_dir_all(out)
             .map_err(|e| HarnessError::partial(out, "create the folder", e))?;
-        ShardManifest::claim(out, Some(manifest))?;
+        ShardManifest::claim(out, Some(&manifest))?;
         let dir = out.join(self.dir);
         std::fs::create_dir_all(&dir)
             .map_err(|e| HarnessError::partial(&dir, "create the folder", e))?;
@@ -151,7 +155,7 @@ impl PartSet {
             if done.binary_search(&i).is_ok() && self.kept::<P>(out, i) {
                 resumed += 1;
             } else {
-                let part = job(i)?;
+                let part = job(i, policy)?;
                 let path = out.join(self.files().relative(i));
                 let bytes = json_bytes(&path, &part)?;
                 write_atomic(&path, &bytes)
@@ -200,6 +204,27 @@ impl PartSet {
         }
     }
 
+    /// The merge's finishing step of a study (`roboaudit merge`): reads the description and
+    /// every unit's part from the merged folder `merged` ([`Self::read`]), has `write(spec,
+    /// parts)` write the study's result into it, then removes the part folder.
+    ///
+    /// # Errors
+    /// As [`Self::read`]; `write`'s errors; [`HarnessError::Partial`] when the part folder
+    /// cannot be removed.
+    pub(crate) fn finish<S: DeserializeOwned, P: UnitPart, T>(
+        &self,
+        merged: &Path,
+        study: &str,
+        units: impl Fn(&S) -> usize,
+        write: impl FnOnce(S, Vec<P>) -> Result<T, HarnessError>,
+    ) -> Result<(), HarnessError> {
+        let (spec, parts) = self.read(merged, study, units)?;
+        write(spec, parts)?;
+        let dir = merged.join(self.dir);
+        std::fs::remove_dir_all(&dir)
+            .map_err(|e| HarnessError::partial(&dir, "remove the folder", e))
+    }
+
     /// Reads the description and every unit's part from a merged folder, in unit order.
     /// `units(spec)` is the study's unit count; `study` names the study in messages (`an
     /// intervention study`).
@@ -208,7 +233,7 @@ impl PartSet {
     /// [`HarnessError::ForeignPartial`] naming a description or part that does not read, a
     /// missing unit, or a part holding another unit; [`HarnessError::Partial`] when a file cannot
     /// be read.
-    pub(crate) fn read<S: DeserializeOwned, P: UnitPart>(
+    fn read<S: DeserializeOwned, P: UnitPart>(
         &self,
         merged: &Path,
         study: &str,
@@ -262,16 +287,6 @@ impl PartSet {
             Err(e) => Some(format!("cannot be read ({e})")),
             Ok(bytes) => self.judge::<P>(job, &bytes).err(),
         }
-    }
-
-    /// Removes the part folder of a merged folder once its result is written.
-    ///
-    /// # Errors
-    /// [`HarnessError::Partial`] when the folder cannot be removed.
-    pub(crate) fn remove(&self, merged: &Path) -> Result<(), HarnessError> {
-        let dir = merged.join(self.dir);
-        std::fs::remove_dir_all(&dir)
-            .map_err(|e| HarnessError::partial(&dir, "remove the folder", e))
     }
 }
 

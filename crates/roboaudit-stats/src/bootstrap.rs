@@ -376,6 +376,30 @@ pub fn equivalent(interval: &Interval, margin: f64) -> bool {
 /// set-up is negligible, small enough to spread 10,000 rows over many threads.
 pub const ROWS_PER_STREAM: usize = 64;
 
+/// The cases on which the tests of the resample engines compare one with another: 10 clusters
+/// without and with strata, each with a percentile and a BCa interval, at the default level, on
+/// 1,000 resamples (a partial last block) from seed 17.
+#[cfg(test)]
+pub(crate) fn engine_cases() -> impl Iterator<Item = (ResampleDesign, BootstrapConfig)> {
+    [None, Some(vec![0, 1, 1, 0, 2, 2, 2, 1, 0, 1])]
+        .into_iter()
+        .flat_map(|strata| {
+            [IntervalMethod::Percentile, IntervalMethod::Bca].map(|method| {
+                let design = ResampleDesign {
+                    n_clusters: 10,
+                    strata: strata.clone(),
+                };
+                let config = BootstrapConfig {
+                    resamples: 1_000,
+                    method,
+                    seed: 17,
+                    ..BootstrapConfig::default()
+                };
+                (design, config)
+            })
+        })
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -390,24 +414,13 @@ mod tests {
             let s: usize = idx.iter().map(|&i| i * i).sum();
             (!s.is_multiple_of(7)).then(|| s as f64 / idx.len() as f64)
         };
-        for strata in [None, Some(vec![0, 1, 1, 0, 2, 2, 2, 1, 0, 1])] {
-            let design = ResampleDesign {
-                n_clusters: 10,
-                strata,
-            };
-            for method in [IntervalMethod::Percentile, IntervalMethod::Bca] {
-                let config = BootstrapConfig {
-                    resamples: 1_000,
-                    method,
-                    seed: 17,
-                    ..BootstrapConfig::default()
-                };
-                let fused = bootstrap(&design, &config, stat).unwrap();
-                let matrix = ResampleMatrix::generate(&design, 1_000, 17).unwrap();
-                let reference = bootstrap_with_matrix(&matrix, 0.95, method, stat).unwrap();
-                assert_eq!(fused, reference);
-                assert!(fused.undefined_resamples > 0);
-            }
+        for (design, config) in engine_cases() {
+            let fused = bootstrap(&design, &config, stat).unwrap();
+            let matrix = ResampleMatrix::generate(&design, config.resamples, config.seed).unwrap();
+            let reference =
+                bootstrap_with_matrix(&matrix, config.level, config.method, stat).unwrap();
+            assert_eq!(fused, reference);
+            assert!(fused.undefined_resamples > 0);
         }
     }
 }

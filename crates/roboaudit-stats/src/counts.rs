@@ -49,9 +49,38 @@ where
 {
     let pools = StratumPools::for_design(design, config.resamples)?;
     crate::bootstrap::check_level(config.level)?;
-    let n = design.n_clusters;
-    let ones = vec![1u32; n];
-    let estimate = statistic(&ones).ok_or(StatsError::TooFew {
+    bootstrap_drawn(&pools, config, &statistic, || {
+        #[inline(always)]
+        |counts: &[u32], _: &[u64]| statistic(counts)
+    })
+}
+
+/// The engine of [`bootstrap_counts`] and [`crate::bootstrap_sums`] once their inputs are
+/// checked: `of_counts` is the statistic of a row of multiplicities (length `n_clusters`), run on
+/// the original data (all ones) and on each leave-one-out jackknife sample of BCa; `per_block`
+/// makes, once per block of [`ROWS_PER_STREAM`] resamples, the evaluator of a drawn row, which
+/// receives the row's counts and its drawn set (bit `c % 64` of word `c / 64` set exactly for
+/// the clusters with a non-zero count) and must give what `of_counts` gives on those counts.
+/// The replicates are the rows of [`crate::ResampleMatrix::generate`] for the pools' design,
+/// `config.resamples` and `config.seed`, each block drawn and evaluated in one vector dispatch
+/// ([`run_wide`]; the evaluator included), in parallel; the same for any thread count.
+///
+/// # Errors
+/// `TooFew` when `of_counts` is undefined on the original data; `NonFinite` when it, or an
+/// evaluator, returns `Some` of a NaN or infinity.
+pub(crate) fn bootstrap_drawn<C, M, E>(
+    pools: &StratumPools,
+    config: &BootstrapConfig,
+    of_counts: &C,
+    per_block: M,
+) -> Result<BootstrapResult, StatsError>
+where
+    C: Fn(&[u32]) -> Option<f64> + Sync,
+    M: Fn() -> E + Sync,
+    E: FnMut(&[u32], &[u64]) -> Option<f64>,
+{
+    let n = pools.n_clusters();
+    let estimate = of_counts(&vec![1u32; n]).ok_or(StatsError::TooFew {
         what: "a bootstrap statistic defined on the original data",
         n: 0,
         min: 1,
@@ -62,18 +91,17 @@ where
         .par_chunks_mut(ROWS_PER_STREAM)
         .enumerate()
         .for_each(|(block, out)| {
-            let words = BlockWords::new(config.seed, block);
             run_wide(Resamples {
-                pools: &pools,
-                words,
-                statistic: &statistic,
+                pools,
+                words: BlockWords::new(config.seed, block),
+                per_block: &per_block,
                 out,
             });
         });
     let jackknife = |left_out: usize| {
         let mut counts = vec![1u32; n];
         counts[left_out] = 0;
-        statistic(&counts)
+        of_counts(&counts)
     };
     crate::bootstrap::summarize(
         &replicates,
@@ -282,28 +310,31 @@ fn stream_blocks(
     })
 }
 
-/// One block of [`bootstrap_counts`]: draw each row as counts and evaluate, in one vector
-/// dispatch (the statistic included; it does not depend on which copy runs it).
-struct Resamples<'a, F> {
+/// One block of [`bootstrap_drawn`]: draw each row as counts and evaluate, in one vector
+/// dispatch (the evaluator included; it does not depend on which copy runs it).
+struct Resamples<'a, M> {
     pools: &'a StratumPools,
     words: BlockWords,
-    statistic: &'a F,
+    per_block: &'a M,
     out: &'a mut [Option<f64>],
 }
 
-impl<F> WideKernel for Resamples<'_, F>
+impl<M, E> WideKernel for Resamples<'_, M>
 where
-    F: Fn(&[u32]) -> Option<f64>,
+    M: Fn() -> E,
+    E: FnMut(&[u32], &[u64]) -> Option<f64>,
 {
     type Output = ();
 
     #[inline(always)]
     fn run(mut self) {
+        let mut evaluate = (self.per_block)();
         let mut block = BlockCounts::new(self.pools.n_clusters());
         self.pools
             .fill_block(&mut self.words, self.out.len(), &mut block);
         for (r, slot) in self.out.iter_mut().enumerate() {
-            *slot = (self.statistic)(block.row(r).0);
+            let (counts, bits) = block.row(r);
+            *slot = evaluate(counts, bits);
         }
     }
 }
@@ -312,7 +343,7 @@ where
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::bootstrap::{IntervalMethod, bootstrap};
+    use crate::bootstrap::{bootstrap, engine_cases};
     use crate::{resample_counts, resample_counts_rows, resample_weight_columns};
 
     /// Any range of rows gives those rows of the whole, aligned to the streams or not.
@@ -376,23 +407,11 @@ mod tests {
             idx.iter().for_each(|&i| c[i] += 1);
             from_counts(&c)
         };
-        for strata in [None, Some(vec![0, 1, 1, 0, 2, 2, 2, 1, 0, 1])] {
-            let design = ResampleDesign {
-                n_clusters: 10,
-                strata,
-            };
-            for method in [IntervalMethod::Percentile, IntervalMethod::Bca] {
-                let config = BootstrapConfig {
-                    resamples: 1_000,
-                    method,
-                    seed: 17,
-                    ..BootstrapConfig::default()
-                };
-                let a = bootstrap_counts(&design, &config, from_counts).unwrap();
-                let b = bootstrap(&design, &config, from_rows).unwrap();
-                assert_eq!(a, b);
-                assert!(a.undefined_resamples > 0 && a.interval.is_some());
-            }
+        for (design, config) in engine_cases() {
+            let a = bootstrap_counts(&design, &config, from_counts).unwrap();
+            let b = bootstrap(&design, &config, from_rows).unwrap();
+            assert_eq!(a, b);
+            assert!(a.undefined_resamples > 0 && a.interval.is_some());
         }
     }
 }

@@ -12,11 +12,11 @@
 //! and for any resample order.
 
 use crate::StatsError;
-use crate::bootstrap::{BootstrapConfig, BootstrapResult, ROWS_PER_STREAM, ResampleDesign};
+use crate::bootstrap::{BootstrapConfig, BootstrapResult, ResampleDesign};
 use crate::check::{check_finite, check_same_len};
-use crate::draws::{BlockCounts, BlockWords, StratumPools};
+use crate::counts::bootstrap_drawn;
+use crate::draws::StratumPools;
 use crate::wide::{WideKernel, run_wide};
-use rayon::prelude::*;
 
 /// Widest register tile of the sums, in values: 13 AVX registers of accumulators (of 16),
 /// with room left for the broadcast weight and a product. Wider rows are cut into equal tiles.
@@ -311,6 +311,7 @@ where
     let width = rows.width;
     // Cast: n <= u32::MAX (checked by the design)
     let draws = n as u32;
+    let statistic = &statistic;
     let of_counts = |counts: &[u32]| {
         let mut sums = vec![0.0; width];
         rows.weighted_sums(counts, &mut sums).ok()?;
@@ -319,81 +320,23 @@ where
             draws: counts.iter().sum(),
         })
     };
-    let estimate = of_counts(&vec![1; n]).ok_or(StatsError::TooFew {
-        what: "a bootstrap statistic defined on the original data",
-        n: 0,
-        min: 1,
-    })?;
-    check_finite(&[estimate], "bootstrap estimate")?;
-    let mut replicates = vec![None; config.resamples];
-    replicates
-        .par_chunks_mut(ROWS_PER_STREAM)
-        .enumerate()
-        .for_each(|(block, out)| {
-            run_wide(Resamples {
-                pools: &pools,
-                words: BlockWords::new(config.seed, block),
-                rows,
-                draws,
-                statistic: &statistic,
-                out,
-            });
-        });
-    let jackknife = |left_out: usize| {
-        let mut counts = vec![1u32; n];
-        counts[left_out] = 0;
-        of_counts(&counts)
-    };
-    crate::bootstrap::summarize(
-        &replicates,
-        estimate,
-        n,
-        config.level,
-        config.method,
-        &jackknife,
-    )
-}
-
-/// One block of [`bootstrap_sums`]: draw each row, count it, sum, evaluate; all in one vector
-/// dispatch, the statistic included.
-struct Resamples<'a, F> {
-    pools: &'a StratumPools,
-    words: BlockWords,
-    rows: &'a ClusterRows,
-    draws: u32,
-    statistic: &'a F,
-    out: &'a mut [Option<f64>],
-}
-
-impl<F> WideKernel for Resamples<'_, F>
-where
-    F: Fn(&WeightedSums<'_>) -> Option<f64>,
-{
-    type Output = ();
-
-    #[inline(always)]
-    fn run(mut self) {
-        let n = self.rows.n_clusters;
-        let mut sums = vec![0.0; self.rows.width];
-        let mut block = BlockCounts::new(n);
-        self.pools
-            .fill_block(&mut self.words, self.out.len(), &mut block);
-        for (r, slot) in self.out.iter_mut().enumerate() {
-            let (counts, bits) = block.row(r);
-            sums_of_drawn(self.rows, counts, bits, &mut sums);
-            *slot = (self.statistic)(&WeightedSums {
-                sums: &sums,
-                draws: self.draws,
-            });
+    // A drawn row's sums run in the kernel of this module, over its drawn set; the original
+    // data and the jackknife go through `weighted_sums` (the same sums, bit for bit).
+    bootstrap_drawn(&pools, config, &of_counts, || {
+        let mut sums = vec![0.0; width];
+        #[inline(always)]
+        move |counts: &[u32], bits: &[u64]| {
+            sums_of_drawn(rows, counts, bits, &mut sums);
+            statistic(&WeightedSums { sums: &sums, draws })
         }
-    }
+    })
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::bootstrap::{IntervalMethod, bootstrap};
+    use crate::bootstrap::{IntervalMethod, bootstrap, engine_cases};
 
     /// The kernel gives, bit for bit, the left-to-right sum over the drawn clusters, for widths
     /// that need one tile, several, and padding.
@@ -457,28 +400,16 @@ mod tests {
             rows.weighted_sums(&counts, &mut sums).unwrap();
             stat(&sums, idx.len() as u32)
         };
-        for strata in [None, Some(vec![0, 1, 1, 0, 2, 2, 2, 1, 0, 1])] {
-            let design = ResampleDesign {
-                n_clusters: n,
-                strata,
-            };
-            for method in [IntervalMethod::Percentile, IntervalMethod::Bca] {
-                let config = BootstrapConfig {
-                    resamples: 1_000,
-                    method,
-                    seed: 17,
-                    ..BootstrapConfig::default()
-                };
-                let a = bootstrap_sums(&design, &config, &rows, |r| stat(r.sums, r.draws)).unwrap();
-                let b = bootstrap(&design, &config, from_rows).unwrap();
-                assert_eq!(a, b);
-                // (a BCa interval may be undefined: a jackknife sample can be undefined too)
-                assert!(a.undefined_resamples > 0, "{a:?}");
-                assert!(
-                    a.interval.is_some() || method == IntervalMethod::Bca,
-                    "{a:?}"
-                );
-            }
+        for (design, config) in engine_cases() {
+            let a = bootstrap_sums(&design, &config, &rows, |r| stat(r.sums, r.draws)).unwrap();
+            let b = bootstrap(&design, &config, from_rows).unwrap();
+            assert_eq!(a, b);
+            // (a BCa interval may be undefined: a jackknife sample can be undefined too)
+            assert!(a.undefined_resamples > 0, "{a:?}");
+            assert!(
+                a.interval.is_some() || config.method == IntervalMethod::Bca,
+                "{a:?}"
+            );
         }
         let wrong = ClusterRows::new(3, 1, &[1.0; 3]).unwrap();
         let design = ResampleDesign {

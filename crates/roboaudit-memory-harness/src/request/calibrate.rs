@@ -4,7 +4,7 @@
 
 use super::RequestError;
 use super::policy::{PolicySpec, connect_served};
-use crate::calibrate::{Calibration, Calibrator, calibrate_policy};
+use crate::calibrate::{Calibration, Calibrator, calibrate_each};
 use crate::collect::CollectConfig;
 use roboaudit_memory::Plan;
 use roboaudit_policy_client::ServedOptions;
@@ -28,8 +28,7 @@ pub fn calibrate_served(
     (cfg, plan): (&CollectConfig, &Plan),
     on_step: &mut dyn FnMut(Calibrator, usize, usize),
 ) -> Result<Calibration, RequestError> {
-    let mut results = Vec::new();
-    for spec in specs {
+    let policies = specs.iter().map(|spec| {
         let Some((name, _)) = spec.split_once('=') else {
             return Err(RequestError::Usage(format!(
                 "--served expects CALIBRATOR=ws://HOST:PORT, got `{spec}`"
@@ -41,16 +40,12 @@ pub fn calibrate_served(
             PolicySpec::Served { name, url } => (name, url),
             _ => (spec.clone(), spec.clone()),
         };
-        let mut policy = connect_served(settings, &name, &url, chunk_len)?;
-        results.push(calibrate_policy(
-            cfg,
+        Ok((
             calibrator,
-            &mut policy,
-            plan,
-            on_step,
-        )?);
-    }
-    Ok(Calibration::new(plan.hash(), results))
+            connect_served(settings, &name, &url, chunk_len)?,
+        ))
+    });
+    calibrate_each(cfg, plan, policies, on_step)
 }
 
 /// Refuses a calibration in which some calibrator had no eligible pair: its metrics are

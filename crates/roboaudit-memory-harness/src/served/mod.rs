@@ -227,6 +227,23 @@ impl Wire {
         })
     }
 
+    /// A query of the present made by `attempt` (which returns the answer and whether the
+    /// connection stayed the same while the present was asked), made again once when the
+    /// connection was replaced meanwhile: the answer's memory is then unknown.
+    fn ask_on_one_connection(
+        &mut self,
+        mut attempt: impl FnMut(&mut Wire) -> Result<(ActionChunk, bool), HarnessError>,
+    ) -> Result<ActionChunk, HarnessError> {
+        for _ in 0..2 {
+            if let (chunk, true) = attempt(self)? {
+                return Ok(chunk);
+            }
+        }
+        Err(self.contract(
+            "the connection was replaced twice while the present was queried; the answer's memory is unknown",
+        ))
+    }
+
     fn contract(&self, message: &str) -> HarnessError {
         HarnessError::Policy {
             policy: self.name.clone(),

@@ -119,19 +119,14 @@ impl NativeMemory {
     ) -> Result<ActionChunk, HarnessError> {
         self.settle(wire)?;
         let saved = self.get(wire)?;
-        for _ in 0..2 {
+        wire.ask_on_one_connection(|wire| {
             let generation = wire.client.generation();
             let chunk = wire.ask(present, seed)?;
             let asked_on = wire.client.generation();
             wire.client
                 .memory_set(&saved, "memory audit (memory_set after a present)")?;
-            if asked_on == generation {
-                return Ok(chunk);
-            }
-        }
-        Err(wire.contract(
-            "the connection was replaced twice while the present was queried; the answer's memory is unknown",
-        ))
+            Ok((chunk, asked_on == generation))
+        })
     }
 
     pub(super) fn memory(&mut self, wire: &mut Wire) -> Result<MemoryState, HarnessError> {

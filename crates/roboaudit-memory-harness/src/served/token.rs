@@ -93,20 +93,15 @@ impl TokenMemory {
         present: &Observation,
         seed: u64,
     ) -> Result<ActionChunk, HarnessError> {
-        for _ in 0..2 {
+        wire.ask_on_one_connection(|wire| {
             self.sync(wire)?;
             let generation = wire.client.generation();
             let chunk = wire.ask(present, seed);
             // The present was folded (or the memory lost): the next query replays.
             self.server = None;
             let chunk = chunk?;
-            if wire.client.generation() == generation {
-                return Ok(chunk);
-            }
-        }
-        Err(wire.contract(
-            "the connection was replaced twice while the present was queried; the answer's memory is unknown",
-        ))
+            Ok((chunk, wire.client.generation() == generation))
+        })
     }
 
     /// The token of the current history (registered for [`TokenMemory::set_memory`]).

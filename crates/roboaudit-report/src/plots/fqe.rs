@@ -1,6 +1,6 @@
 //! Fitted Q evaluation plots (SPEC.md §3).
 
-use super::style::{self, err, font, series};
+use super::style::{self, MeshExt, err, font, series};
 use crate::model::{FqeSection, PlotKind, PlotSpec};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -125,11 +125,8 @@ fn estimates(s: &FqeSection, title: &str, labels: (&str, &str)) -> Result<String
             .map_err(err)?;
         chart
             .configure_mesh()
-            .light_line_style(WHITE.mix(0.0))
-            .bold_line_style(BLACK.mix(0.08))
-            .x_desc(labels.0)
-            .y_desc(labels.1)
-            .axis_desc_style(font(13))
+            .light_grid()
+            .axes(labels)
             .label_style(font(11))
             .draw()
             .map_err(err)?;
@@ -257,10 +254,8 @@ fn curves(s: &FqeSection, title: &str, labels: (&str, &str)) -> Result<String, S
             .map_err(err)?;
         chart
             .configure_mesh()
-            .light_line_style(WHITE.mix(0.0))
-            .bold_line_style(BLACK.mix(0.08))
-            .x_desc(labels.0)
-            .y_desc(labels.1)
+            .light_grid()
+            .axes(labels)
             .y_label_formatter(&|v| {
                 if *v >= 0.01 {
                     format!("{v:.2}")
@@ -269,7 +264,6 @@ fn curves(s: &FqeSection, title: &str, labels: (&str, &str)) -> Result<String, S
                 }
             })
             .x_label_formatter(&|v| format!("{v:.0}"))
-            .axis_desc_style(font(13))
             .label_style(font(11))
             .draw()
             .map_err(err)?;
@@ -296,13 +290,6 @@ fn curves(s: &FqeSection, title: &str, labels: (&str, &str)) -> Result<String, S
                 }
             }
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK.mix(0.3))
-            .label_font(font(11))
-            .draw()
-            .map_err(err)
+        style::legend(&mut chart, SeriesLabelPosition::UpperRight)
     })
 }

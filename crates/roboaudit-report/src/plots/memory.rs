@@ -1,6 +1,6 @@
 //! Counterfactual memory audit plots (SPEC.md §2).
 
-use super::style::{self, NAME_AREA, err, font, row_names};
+use super::style::{self, MeshExt, NAME_AREA, err, font, row_names};
 use crate::model::{MemorySection, PlotKind, PlotSpec};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -75,9 +75,7 @@ fn reliability(s: &MemorySection, title: &str, labels: (&str, &str)) -> Result<S
             .disable_mesh()
             .x_labels(0)
             .y_labels(0)
-            .x_desc(labels.0)
-            .y_desc(labels.1)
-            .axis_desc_style(font(13))
+            .axes(labels)
             .draw()
             .map_err(err)?;
         let cells = pairs.iter().enumerate().flat_map(|(i, p)| {
@@ -147,12 +145,9 @@ fn matched(s: &MemorySection, title: &str, labels: (&str, &str)) -> Result<Strin
         chart
             .configure_mesh()
             .disable_x_mesh()
-            .light_line_style(WHITE.mix(0.0))
-            .bold_line_style(BLACK.mix(0.08))
+            .light_grid()
             .x_labels(0)
-            .x_desc(labels.0)
-            .y_desc(labels.1)
-            .axis_desc_style(font(13))
+            .axes(labels)
             .label_style(font(11))
             .draw()
             .map_err(err)?;
@@ -184,13 +179,6 @@ fn matched(s: &MemorySection, title: &str, labels: (&str, &str)) -> Result<Strin
             root.draw(&Text::new((*name).to_owned(), (px, py + 6), style.clone()))
                 .map_err(err)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK.mix(0.3))
-            .label_font(font(11))
-            .draw()
-            .map_err(err)
+        style::legend(&mut chart, SeriesLabelPosition::UpperRight)
     })
 }

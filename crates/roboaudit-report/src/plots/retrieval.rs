@@ -1,6 +1,6 @@
 //! Retrieval-audit plots (SPEC.md §1).
 
-use super::style::{self, Area, NAME_AREA, ROW, err, font, heat_grid, row_names, series};
+use super::style::{self, Area, MeshExt, NAME_AREA, ROW, err, font, heat_grid, row_names, series};
 use crate::model::{PlotKind, PlotSpec, RetrievalSection};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
@@ -160,13 +160,10 @@ fn row_chart<'a, 'b>(
     chart
         .configure_mesh()
         .disable_y_mesh()
-        .light_line_style(WHITE.mix(0.0))
-        .bold_line_style(BLACK.mix(0.08))
+        .light_grid()
         .y_labels(0)
         .x_labels(11)
-        .x_desc(labels.0)
-        .y_desc(labels.1)
-        .axis_desc_style(font(13))
+        .axes(labels)
         .label_style(font(12))
         .draw()
         .map_err(err)?;
@@ -195,19 +192,6 @@ fn vline(
         .label(label.to_owned())
         .legend(move |(px, py)| PathElement::new(vec![(px, py), (px + 16, py)], colour));
     Ok(())
-}
-
-fn legend<'a, 'b: 'a>(
-    chart: &mut ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
-) -> Result<(), String> {
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK.mix(0.3))
-        .label_font(font(11))
-        .draw()
-        .map_err(err)
 }
 
 fn success_range(s: &RetrievalSection) -> std::ops::Range<f64> {
@@ -276,7 +260,7 @@ fn shuffle(s: &RetrievalSection, title: &str, labels: (&str, &str)) -> Result<St
             "best-fixed BF",
         )?;
         vline(&mut chart, a.reference.oracle, n, series(4), "oracle O")?;
-        legend(&mut chart)
+        style::legend(&mut chart, SeriesLabelPosition::LowerRight)
     })
 }
 
@@ -320,7 +304,7 @@ fn auroc(s: &RetrievalSection, title: &str, labels: (&str, &str)) -> Result<Stri
             .map_err(err)?
             .label("within-query (mean over scenes, 95 % CI)")
             .legend(move |(x, y)| Circle::new((x + 8, y), 4, colour1.filled()));
-        legend(&mut chart)
+        style::legend(&mut chart, SeriesLabelPosition::LowerRight)
     })
 }
 
@@ -362,6 +346,6 @@ fn subsets(s: &RetrievalSection, title: &str, labels: (&str, &str)) -> Result<St
                 ))
                 .legend(move |(x, y)| Circle::new((x + 8, y), 4, colour.filled()));
         }
-        legend(&mut chart)
+        style::legend(&mut chart, SeriesLabelPosition::LowerRight)
     })
 }

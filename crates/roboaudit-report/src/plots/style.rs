@@ -1,5 +1,6 @@
 //! Shared drawing helpers: the SVG canvas, fonts, colours, row labels, heat grids, colour bars.
 
+use plotters::chart::MeshStyle;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -39,6 +40,40 @@ pub(super) fn svg(
         &format!("<svg role=\"img\" aria-label=\"{label}\" "),
         1,
     ))
+}
+
+/// The settings every plot's mesh shares, called on [`ChartContext::configure_mesh`]'s style.
+pub(super) trait MeshExt {
+    /// The axis descriptions `(x, y)` in the 13 px font.
+    fn axes(&mut self, labels: (&str, &str)) -> &mut Self;
+    /// Faint major grid lines only (no minor ones).
+    fn light_grid(&mut self) -> &mut Self;
+}
+
+impl<X: Ranged, Y: Ranged, DB: DrawingBackend> MeshExt for MeshStyle<'_, '_, X, Y, DB> {
+    fn axes(&mut self, (x, y): (&str, &str)) -> &mut Self {
+        self.x_desc(x).y_desc(y).axis_desc_style(font(13))
+    }
+
+    fn light_grid(&mut self) -> &mut Self {
+        self.light_line_style(WHITE.mix(0.0))
+            .bold_line_style(BLACK.mix(0.08))
+    }
+}
+
+/// Draws the series legend of `chart` at `position`, on a light box with a thin border.
+pub(super) fn legend<'a, 'b: 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'b>, CT>,
+    position: SeriesLabelPosition,
+) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK.mix(0.3))
+        .label_font(font(11))
+        .draw()
+        .map_err(err)
 }
 
 /// The label font at `size` px.
@@ -159,7 +194,7 @@ pub(super) fn heat_grid(
     rows: &[String],
     values: &[Vec<f64>],
     colour: &dyn Fn(f64) -> RGBColor,
-    (x_label, y_label): (&str, &str),
+    labels: (&str, &str),
     bar: (&str, &str),
 ) -> Result<(), String> {
     let n_rows = rows.len();
@@ -178,9 +213,7 @@ pub(super) fn heat_grid(
         .x_labels(n_cols.min(12))
         .x_label_formatter(&integer_label)
         .y_labels(0)
-        .x_desc(x_label)
-        .y_desc(y_label)
-        .axis_desc_style(font(13))
+        .axes(labels)
         .label_style(font(12))
         .draw()
         .map_err(err)?;
