@@ -169,17 +169,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-/// The error and its causes joined by ": ", skipping a cause whose text the message already
-/// carries (several library errors embed their source in their own message; `{:#}` would print
-/// it twice).
+/// The error and its causes joined by ": " ([`roboaudit_types::error_chain`]: no message
+/// repeats its source, so each phrase is said once).
 fn render_error(err: &anyhow::Error) -> String {
-    let mut out = err.to_string();
-    for cause in err.chain().skip(1) {
-        let text = cause.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-    }
-    out
+    roboaudit_types::error_chain(&**err)
 }

@@ -98,7 +98,7 @@ pub enum DataError {
     Write(#[from] crate::atomic::WriteError),
     /// A frame of a `video` feature cannot be read: the MP4 file is missing, truncated or
     /// undecodable, or has no frame within the tolerance of the frame's timestamp.
-    #[error("episode {episode}{}, video feature \"{feature}\": {error}", frame.map(|f| format!(", frame {f}")).unwrap_or_default())]
+    #[error("episode {episode}{}, video feature \"{feature}\"", frame.map(|f| format!(", frame {f}")).unwrap_or_default())]
     Video {
         /// The episode being read.
         episode: i64,
@@ -107,6 +107,7 @@ pub enum DataError {
         /// The video feature key.
         feature: String,
         /// What the video layer found (it names the MP4 file).
+        #[source]
         error: roboaudit_video::VideoError,
     },
 }

@@ -180,7 +180,10 @@ fn a_missing_or_truncated_file_names_episode_and_file() {
         matches!(err, DataError::Video { episode: 1, .. }),
         "{err:?}"
     );
-    assert!(err.to_string().contains("episode_000001.mp4"), "{err}");
+    assert!(
+        roboaudit_types::error_chain(&err).contains("episode_000001.mp4"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -143,7 +143,8 @@ fn learned_policy(
         Ok((policy, q)) => Ok(Some((policy, q.weights_fnv))),
         Err(e @ roboaudit_memory_learned::LearnedError::NotQualified { .. }) => {
             obs.note(&format!(
-                "note: learned policy left out of the memory audit: {e}"
+                "note: learned policy left out of the memory audit: {}",
+                roboaudit_types::error_chain(&e)
             ));
             Ok(None)
         }

@@ -315,7 +315,8 @@ pub fn write_embeddings_atomic(
         .suffix(&suffix)
         .tempfile_in(dir)
         .map_err(|e| fail(e.to_string()))?;
-    roboaudit_data::write_embeddings(tmp.path(), records).map_err(|e| fail(e.to_string()))?;
+    roboaudit_data::write_embeddings(tmp.path(), records)
+        .map_err(|e| fail(roboaudit_types::error_chain(&e)))?;
     tmp.persist(out).map_err(|e| fail(e.error.to_string()))?;
     Ok(())
 }

@@ -23,7 +23,7 @@ pub enum EncoderError {
         message: String,
     },
     /// A file could not be read or written.
-    #[error("cannot {action} {}: {source}", path.display())]
+    #[error("cannot {action} {}", path.display())]
     Io {
         /// What was attempted (`read`, `write`, `create`, `list`).
         action: &'static str,
@@ -147,7 +147,7 @@ pub enum EncoderError {
     #[error(transparent)]
     Data(Box<roboaudit_data::DataError>),
     /// The neural network library failed.
-    #[error("neural network: {0}")]
+    #[error("neural network")]
     Candle(#[from] candle_core::Error),
 }
 

@@ -10,10 +10,10 @@ pub enum CollectError {
     #[error("invalid configuration: {0}")]
     InvalidConfig(String),
     /// The testbed failed (model compilation, rendering, stepping).
-    #[error("testbed: {0}")]
+    #[error("testbed")]
     Testbed(#[from] TestbedError),
     /// Reading or writing a file failed.
-    #[error("{source}: {path}")]
+    #[error("cannot read or write {path}")]
     Io {
         /// The underlying error.
         source: std::io::Error,
@@ -22,7 +22,7 @@ pub enum CollectError {
     },
     /// A served target policy failed: unreachable, timed out, died, or answered unusable actions
     /// (the source names its address and the step: task, rollout and step, or dataset frame).
-    #[error("served policy {policy}: {source}")]
+    #[error("served policy {policy}")]
     Served {
         /// The policy's name.
         policy: String,
@@ -30,7 +30,7 @@ pub enum CollectError {
         source: Box<roboaudit_policy_client::PolicyClientError>,
     },
     /// Reading back the written dataset failed (for a served policy's actions).
-    #[error("reading the dataset: {0}")]
+    #[error("reading the dataset")]
     Dataset(#[from] roboaudit_data::DataError),
     /// The output folder of a shard belongs to another shard or configuration, or to an
     /// unsharded run.

@@ -31,10 +31,10 @@ pub enum FqeError {
     #[error("numerical failure: {0}")]
     Numerical(String),
     /// The neural network library failed.
-    #[error("neural network: {0}")]
+    #[error("neural network")]
     Candle(#[from] candle_core::Error),
     /// A file could not be read or written.
-    #[error("cannot {action} {}: {source}", path.display())]
+    #[error("cannot {action} {}", path.display())]
     Io {
         /// What was attempted (`read`, `write`, `create`).
         action: &'static str,

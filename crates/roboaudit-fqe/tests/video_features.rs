@@ -157,7 +157,10 @@ fn a_truncated_video_fails_naming_file_and_episode_and_keeps_no_cache() {
         FqeError::Data(DataError::Video { episode, .. }) => assert_eq!(*episode, 1),
         other => panic!("{other:?}"),
     }
-    assert!(err.to_string().contains("episode_000001.mp4"), "{err}");
+    assert!(
+        roboaudit_types::error_chain(&err).contains("episode_000001.mp4"),
+        "{err}"
+    );
     // Episode 0's frames were encoded before the failure, but nothing was committed.
     assert!(!cache.exists(), "cache folder left behind");
 }
@@ -175,7 +178,10 @@ fn a_missing_video_fails_naming_file_and_episode() {
         FqeError::Data(DataError::Video { episode, .. }) => assert_eq!(*episode, 0),
         other => panic!("{other:?}"),
     }
-    assert!(err.to_string().contains("episode_000000.mp4"), "{err}");
+    assert!(
+        roboaudit_types::error_chain(&err).contains("episode_000000.mp4"),
+        "{err}"
+    );
     assert!(!cache.exists(), "cache folder left behind");
 }
 
@@ -194,7 +200,10 @@ fn a_timestamp_past_the_video_fails_naming_episode_and_frame() {
         }
         other => panic!("{other:?}"),
     }
-    assert!(err.to_string().contains("episode_000000.mp4"), "{err}");
+    assert!(
+        roboaudit_types::error_chain(&err).contains("episode_000000.mp4"),
+        "{err}"
+    );
     assert!(!cache.exists(), "cache folder left behind");
 }
 

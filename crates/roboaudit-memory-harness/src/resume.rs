@@ -141,7 +141,8 @@ fn load(out: &Path, index: usize) -> Result<PairPart, HarnessError> {
     // it is the input's fault, and the pair can be collected again.
     let records = roboaudit_data::read_memory_records(&records_path).map_err(|e| {
         // The reader's message names this file again; its cause says what is wrong.
-        let why = std::error::Error::source(&e).map_or_else(|| e.to_string(), ToString::to_string);
+        let why = std::error::Error::source(&e)
+            .map_or_else(|| e.to_string(), roboaudit_types::error_chain);
         HarnessError::foreign(
             &records_path,
             format!(
@@ -187,7 +188,12 @@ pub fn part_problem(job: usize, path: &Path) -> Option<String> {
     let records = path.with_extension("parquet");
     roboaudit_data::read_memory_records(&records)
         .err()
-        .map(|e| format!("has records that do not read ({e})"))
+        .map(|e| {
+            format!(
+                "has records that do not read ({})",
+                roboaudit_types::error_chain(&e)
+            )
+        })
 }
 
 fn keep(out: &Path, part: &PairPart) -> Result<(), HarnessError> {

@@ -55,7 +55,7 @@ pub enum LearnedError {
     #[error("no demonstration of {0} reached the audited present")]
     NoDemonstrations(String),
     /// The tensor library failed (shapes inside the model; never the user's input).
-    #[error("tensor computation failed: {0}")]
+    #[error("tensor computation failed")]
     Tensor(#[from] candle_core::Error),
     /// The harness or the simulator failed.
     #[error(transparent)]

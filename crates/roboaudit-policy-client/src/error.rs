@@ -91,7 +91,7 @@ pub enum PolicyClientError {
     #[error(transparent)]
     Data(#[from] roboaudit_data::DataError),
     /// A file could not be written or read (the message names it).
-    #[error("{action} {path}: {source}")]
+    #[error("{action} {path}")]
     Io {
         /// What was being done (`cannot write`, …).
         action: &'static str,

@@ -24,7 +24,7 @@ pub enum ReportError {
         source: std::io::Error,
     },
     /// A JSON file is malformed or does not match its schema (the cause names line and column).
-    #[error("malformed JSON ({source}), in {}", path.display())]
+    #[error("malformed JSON in {}", path.display())]
     Json {
         /// The file.
         path: PathBuf,

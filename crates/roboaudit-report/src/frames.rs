@@ -56,8 +56,12 @@ pub(crate) fn strip(report: &FqeReport, fqe_file: &Path) -> Result<FrameStrip, S
     let wanted = rows
         .iter()
         .flat_map(|(_, ep, frames)| frames.iter().map(move |f| (*ep, *f)));
-    let images = read_frames(&dataset, &camera, wanted)
-        .map_err(|e| format!("cannot read a frame for the strip: {e}"))?;
+    let images = read_frames(&dataset, &camera, wanted).map_err(|e| {
+        format!(
+            "cannot read a frame for the strip: {}",
+            roboaudit_types::error_chain(&e)
+        )
+    })?;
     let mut tasks = Vec::new();
     for (task, episode, frames) in rows {
         let frames = frames
@@ -135,7 +139,9 @@ fn locate(
         let ds = match LeRobotDataset::open(dir) {
             Ok(ds) => ds,
             Err(e) => {
-                unreadable.get_or_insert_with(|| format!("{}: {e}", dir.display()));
+                unreadable.get_or_insert_with(|| {
+                    format!("{}: {}", dir.display(), roboaudit_types::error_chain(&e))
+                });
                 continue;
             }
         };
@@ -143,7 +149,9 @@ fn locate(
             Ok(found) if found.same_dataset(identity) => return Ok((dir.clone(), ds)),
             Ok(found) => seen_other = Some(found),
             Err(e) => {
-                unreadable.get_or_insert_with(|| format!("{}: {e}", dir.display()));
+                unreadable.get_or_insert_with(|| {
+                    format!("{}: {}", dir.display(), roboaudit_types::error_chain(&e))
+                });
             }
         }
     }
@@ -201,7 +209,7 @@ fn thumbnail(image: &Rgb8Image, frame: i64) -> Result<Thumbnail, String> {
     } else {
         let values =
             roboaudit_fqe::encoder::area_resample_to(image, width as usize, height as usize)
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| roboaudit_types::error_chain(&e))?;
         Rgb8Image {
             width,
             height,

@@ -347,8 +347,9 @@ fn check_existing(
             resume_error(
                 dir,
                 format!(
-                    "{} cannot be read ({e}); delete it and rerun the same command: its executions are collected again",
-                    files.relative(p).display()
+                    "{} cannot be read ({}); delete it and rerun the same command: its executions are collected again",
+                    files.relative(p).display(),
+                    roboaudit_types::error_chain(&e)
                 ),
             )
         })?;

@@ -9,7 +9,7 @@ pub enum CollectError {
     #[error("invalid collection config: {0}")]
     InvalidConfig(String),
     /// The testbed failed (model compilation, rendering, an episode step).
-    #[error("testbed: {0}")]
+    #[error("testbed")]
     Testbed(#[from] roboaudit_testbed::TestbedError),
     /// Reading or writing a data file failed.
     #[error(transparent)]
@@ -35,7 +35,7 @@ pub enum CollectError {
         reason: String,
     },
     /// A file could not be read or written.
-    #[error("cannot {action} {path}: {source}")]
+    #[error("cannot {action} {path}")]
     Io {
         /// What was attempted.
         action: &'static str,
@@ -51,7 +51,7 @@ pub enum CollectError {
     #[error("reuse mechanism: {0}")]
     Reuse(Box<dyn std::error::Error + Send + Sync>),
     /// The manifest could not be encoded or decoded.
-    #[error("manifest {path}: {source}")]
+    #[error("manifest {path}")]
     Manifest {
         /// The manifest file.
         path: String,

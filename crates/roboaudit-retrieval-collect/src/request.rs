@@ -84,7 +84,7 @@ impl From<CollectError> for RequestError {
     fn from(e: CollectError) -> Self {
         match e {
             CollectError::InvalidConfig(m) => Self::Usage(m),
-            CollectError::Resume { .. } => Self::Input(e.to_string()),
+            CollectError::Resume { .. } => Self::Input(roboaudit_types::error_chain(&e)),
             other => Self::Collect(other),
         }
     }
@@ -110,7 +110,7 @@ impl CollectRequest {
     /// [`RequestError::Usage`] naming the first unknown name or setting out of range (a
     /// `max_chunks` of 0 included).
     pub fn config(&self) -> Result<CollectConfig, RequestError> {
-        let usage = |e: CollectError| RequestError::Usage(e.to_string());
+        let usage = |e: CollectError| RequestError::Usage(roboaudit_types::error_chain(&e));
         let config = CollectConfig {
             task: AuditTask::parse(&self.task).map_err(usage)?,
             mechanism: Mechanism::parse(&self.mechanism).map_err(usage)?,

@@ -36,10 +36,10 @@ pub enum PolicyError {
         message: String,
     },
     /// The tensor library failed (shapes inside the model; never the user's input).
-    #[error("tensor computation failed: {0}")]
+    #[error("tensor computation failed")]
     Tensor(#[from] candle_core::Error),
     /// The simulator or the renderer failed.
-    #[error("testbed: {0}")]
+    #[error("testbed")]
     Testbed(#[from] roboaudit_testbed::TestbedError),
 }
 

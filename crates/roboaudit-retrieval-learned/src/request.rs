@@ -32,7 +32,7 @@ pub fn collect_request(
         Mechanism::Replay => run_collect(config, &req.out, &req.options(), obs),
         Mechanism::Policy => {
             let reuse = PolicyReuse::new(&req.out, config.seed, TrainConfig::default())
-                .map_err(|e| RequestError::Usage(e.to_string()))?;
+                .map_err(|e| RequestError::Usage(roboaudit_types::error_chain(&e)))?;
             run_collect_with(config, &req.out, &req.options(), obs, &reuse)
         }
     }

@@ -88,7 +88,7 @@ pub enum RetrievalError {
     #[error("invalid user selection log: {0}")]
     InvalidSelection(String),
     /// A statistic failed on data the audit built (a bug or degenerate input).
-    #[error("statistics error while computing {what}: {source}")]
+    #[error("statistics error while computing {what}")]
     Stats {
         /// What was being computed.
         what: String,

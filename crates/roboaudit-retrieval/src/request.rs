@@ -347,7 +347,7 @@ pub fn audit_request(
     req.config
         .clone()
         .check()
-        .map_err(|e| RequestError::Usage(e.to_string()))?;
+        .map_err(|e| RequestError::Usage(roboaudit_types::error_chain(&e)))?;
     if let Some(dir) = &req.run {
         req.check_run_files(dir, &paths)?;
     }
@@ -380,7 +380,7 @@ pub fn audit_inputs(
     // Settings are the user's to fix before any input is read.
     let config = config
         .check()
-        .map_err(|e| RequestError::Usage(e.to_string()))?;
+        .map_err(|e| RequestError::Usage(roboaudit_types::error_chain(&e)))?;
     obs.reading();
     let inputs = load_retrieval_inputs(paths)?;
     obs.auditing();

@@ -51,7 +51,7 @@ pub enum ShardError {
     /// The collection's finishing step (e.g. assembling a memory collection's records from its
     /// merged pairs) failed on the merged folder; nothing was written to the output folder.
     #[error(
-        "the merged {collection} shards do not assemble: {source} (a file named here is the merged copy of the shard file of the same relative path); nothing was written to {out}"
+        "the merged {collection} shards do not assemble, so nothing was written to {out} (a file named in the reason that follows is the merged copy of the shard file of the same relative path)"
     )]
     Finish {
         /// The collection kind.
@@ -62,7 +62,7 @@ pub enum ShardError {
         source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// A file could not be read, written, listed or renamed.
-    #[error("cannot {action} {path}: {source}")]
+    #[error("cannot {action} {path}")]
     Io {
         /// What was attempted.
         action: &'static str,
@@ -72,7 +72,7 @@ pub enum ShardError {
         source: std::io::Error,
     },
     /// A shard manifest could not be encoded or decoded, or a configuration could not be hashed.
-    #[error("shard manifest {path}: {source}")]
+    #[error("shard manifest {path}")]
     Json {
         /// The manifest file (or the configuration being hashed).
         path: String,

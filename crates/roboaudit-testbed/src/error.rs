@@ -32,7 +32,7 @@ pub enum TestbedError {
     #[error("rendering failed: {0}")]
     Render(String),
     /// Writing or reading a file failed.
-    #[error("I/O error: {source}: {path}")]
+    #[error("I/O error on {path}")]
     Io {
         /// The underlying error.
         source: std::io::Error,
@@ -40,7 +40,7 @@ pub enum TestbedError {
         path: String,
     },
     /// CSV serialization failed.
-    #[error("CSV error: {0}")]
+    #[error("CSV error")]
     Csv(#[from] csv::Error),
     /// PNG encoding failed.
     #[error("PNG encoding failed: {0}")]
@@ -49,7 +49,7 @@ pub enum TestbedError {
     #[error(transparent)]
     Data(#[from] roboaudit_data::DataError),
     /// Encoding a camera as video failed.
-    #[error("video encoding failed: {0}")]
+    #[error("video encoding failed")]
     Video(#[from] roboaudit_video::EncodeError),
 }
 

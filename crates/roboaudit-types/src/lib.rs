@@ -2,9 +2,11 @@
 //!
 //! These are the rows of the retrieval-audit input contract (docs/methods.md §1) and of the
 //! counterfactual-memory-audit records (§2) after parsing. `roboaudit-data` reads and validates them; the audits consume them.
-//! [`seed`] holds the hashing primitives of every seeded stream; [`task`] the testbed's task
+//! [`error_chain`] renders an error with its causes, the one way every crate flattens an error
+//! into text. [`seed`] holds the hashing primitives of every seeded stream; [`task`] the testbed's task
 //! identities, which result files of every audit name.
 
+mod error;
 mod memory;
 mod retrieval;
 pub mod seed;
@@ -15,6 +17,7 @@ pub mod task;
 /// `0`, `NaN` or an empty cell.
 pub const NO_VALUE: &str = "—";
 
+pub use error::error_chain;
 pub use memory::{MemoryLabel, MemoryRecord};
 pub use retrieval::{
     EmbeddingKind, EmbeddingRecord, ExecutionRecord, ExperienceRecord, Perturbation, RecordedAt,

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum VideoError {
     /// The file does not exist or cannot be read.
-    #[error("cannot open video: {source}, in {}", file.display())]
+    #[error("cannot open video {}", file.display())]
     Open {
         /// The video file.
         file: PathBuf,
@@ -29,7 +29,7 @@ pub enum VideoError {
         codec: String,
     },
     /// Demuxing, decoding or colour conversion failed (a truncated file, a corrupt frame).
-    #[error("cannot decode video ({what}): {source}, in {}", file.display())]
+    #[error("cannot decode video {} ({what})", file.display())]
     Decode {
         /// The video file.
         file: PathBuf,

@@ -127,7 +127,7 @@ pub enum EncodeError {
         reason: String,
     },
     /// FFmpeg failed (opening the encoder, muxing, writing).
-    #[error("cannot encode video ({what}): {source}, for {}", file.display())]
+    #[error("cannot encode video {} ({what})", file.display())]
     Encode {
         /// The file being written.
         file: PathBuf,
@@ -137,7 +137,7 @@ pub enum EncodeError {
         source: ff::Error,
     },
     /// Renaming the finished temporary file into place failed.
-    #[error("cannot move the finished video into place: {source}, for {}", file.display())]
+    #[error("cannot move the finished video into place at {}", file.display())]
     Io {
         /// The file being written.
         file: PathBuf,

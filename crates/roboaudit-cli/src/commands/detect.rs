@@ -63,7 +63,7 @@ fn classify(e: DetectorError) -> anyhow::Error {
     if let Some(message) = option_message(&e) {
         return Usage(message).into();
     }
-    let text = super::fqe::cause_chain(&e);
+    let text = roboaudit_types::error_chain(&e);
     if e.is_usage() {
         Usage(text).into()
     } else if e.is_invalid_input() {

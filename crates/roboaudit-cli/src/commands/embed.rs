@@ -14,10 +14,15 @@ use crate::exit::Usage;
 /// [`Usage`] (exit code 2) for a malformed representation or missing --kind; the encoders' errors
 /// (exit code 3 for a weights file, image or dataset that is missing or wrong, naming the file).
 pub fn run(options: &EmbedOptions) -> Result<()> {
-    let specs = options
-        .specs()
-        .map_err(|e| Usage(format!("--representation {e}")))?;
-    let source = options.source().map_err(|e| Usage(e.to_string()))?;
+    let specs = options.specs().map_err(|e| {
+        Usage(format!(
+            "--representation {}",
+            roboaudit_types::error_chain(&e)
+        ))
+    })?;
+    let source = options
+        .source()
+        .map_err(|e| Usage(roboaudit_types::error_chain(&e)))?;
     crate::paths::refuse_folder("--out", &options.out)?;
     crate::paths::refuse_inside_any_dataset("--out", &options.out)?;
     crate::output::refuse_replacing("--out", &options.out, "an embeddings file", &|p| {

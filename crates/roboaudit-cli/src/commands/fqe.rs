@@ -57,21 +57,6 @@ pub fn run(cmd: FqeCommand) -> Result<()> {
     }
 }
 
-/// `e`'s message followed by each source's that it does not already contain (a Parquet
-/// decoder's reason is often the useful part).
-pub(super) fn cause_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        let more = c.to_string();
-        if !text.contains(&more) {
-            text = format!("{text}: {more}");
-        }
-        cause = c.source();
-    }
-    text
-}
-
 /// Input errors (a named file missing among them) exit with code 3, out-of-range settings (a usage error, named by their option)
 /// with 2. The message keeps the whole cause chain (a Parquet decoder's reason is the useful
 /// part).
@@ -79,7 +64,7 @@ pub(super) fn classify(e: FqeError) -> anyhow::Error {
     if let FqeError::Setting { setting, message } = &e {
         return Usage(format!("{} {message}", option_name(*setting))).into();
     }
-    let text = cause_chain(&e);
+    let text = roboaudit_types::error_chain(&e);
     match e {
         FqeError::InvalidConfig(_) => Usage(text).into(),
         FqeError::Data(_)

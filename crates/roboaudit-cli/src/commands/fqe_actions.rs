@@ -19,9 +19,9 @@ pub(crate) fn classify(e: PolicyClientError) -> anyhow::Error {
     match e {
         PolicyClientError::Address { .. }
         | PolicyClientError::Unsupported { .. }
-        | PolicyClientError::Invalid(_) => Usage(e.to_string()).into(),
+        | PolicyClientError::Invalid(_) => Usage(roboaudit_types::error_chain(&e)).into(),
         PolicyClientError::Protocol { .. } | PolicyClientError::Actions { .. } => {
-            InvalidInput(e.to_string()).into()
+            InvalidInput(roboaudit_types::error_chain(&e)).into()
         }
         PolicyClientError::Data(d) => d.into(),
         other => other.into(),
@@ -31,7 +31,7 @@ pub(crate) fn classify(e: PolicyClientError) -> anyhow::Error {
 /// Runs `fqe actions`.
 pub fn run(args: &ActionsOptions) -> Result<()> {
     let PolicySpec { name, url } =
-        PolicySpec::parse(&args.policy).map_err(|e| Usage(e.to_string()))?;
+        PolicySpec::parse(&args.policy).map_err(|e| Usage(roboaudit_types::error_chain(&e)))?;
     summary::check_samples(args.samples).map_err(classify)?;
     crate::paths::refuse_inside_dataset("--out", &args.out, &args.dataset)?;
     crate::paths::require_extension("--out", &args.out, "parquet", "a policy-actions file")?;

@@ -103,12 +103,16 @@ pub(crate) fn exit_error(e: ShardError) -> anyhow::Error {
     match e {
         ShardError::OutputExists(_)
         | ShardError::OutputInsideShard { .. }
-        | ShardError::InvalidSpec { .. } => anyhow::Error::new(Usage(e.to_string())),
+        | ShardError::InvalidSpec { .. } => {
+            anyhow::Error::new(Usage(roboaudit_types::error_chain(&e)))
+        }
         ShardError::Inconsistent(_)
         | ShardError::NotAShard { .. }
         | ShardError::Conflict { .. }
         | ShardError::Finish { .. }
-        | ShardError::Json { .. } => anyhow::Error::new(InvalidInput(e.to_string())),
+        | ShardError::Json { .. } => {
+            anyhow::Error::new(InvalidInput(roboaudit_types::error_chain(&e)))
+        }
         ShardError::Io { .. } => anyhow::Error::new(e),
     }
 }

@@ -112,15 +112,7 @@ pub(crate) fn scan_data(ds: &LeRobotDataset, problems: &mut Problems) -> Scanned
                 out.unreadable_files += 1;
                 out.unreadable.insert(rel.to_path_buf());
                 // The reader's reason sits in the source chain ("Corrupt footer", ...).
-                let mut reason = e.to_string();
-                let mut cause = std::error::Error::source(&e);
-                while let Some(c) = cause {
-                    let more = c.to_string();
-                    if !reason.contains(&more) {
-                        reason = format!("{reason}: {more}");
-                    }
-                    cause = c.source();
-                }
+                let reason = roboaudit_types::error_chain(&e);
                 problems.push_blocking(
                     "unreadable data file",
                     rel,
@@ -145,7 +137,13 @@ pub(crate) fn scan_data(ds: &LeRobotDataset, problems: &mut Problems) -> Scanned
             problems,
         ) {
             out.unreadable_files += 1;
-            problems.push_blocking("bad column", rel, None, e.row(), e.to_string());
+            problems.push_blocking(
+                "bad column",
+                rel,
+                None,
+                e.row(),
+                roboaudit_types::error_chain(&e),
+            );
         }
     }
     check_index(&mut all_index, problems);
@@ -409,7 +407,9 @@ fn decode_cell(
     name: &str,
     k: usize,
 ) -> Result<super::Rgb8Image, String> {
-    let cell = table.image_cell(name, k).map_err(|e| e.to_string())?;
+    let cell = table
+        .image_cell(name, k)
+        .map_err(|e| roboaudit_types::error_chain(&e))?;
     let bytes = match (cell.bytes, cell.path) {
         (Some(b), _) => b,
         (None, Some(p)) => std::fs::read(ds.root().join(&p))

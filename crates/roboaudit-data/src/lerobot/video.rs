@@ -341,7 +341,7 @@ impl LeRobotDataset {
                 Ok((file, _)) => {
                     files.insert(file);
                 }
-                Err(e) => return Some(e.to_string()),
+                Err(e) => return Some(roboaudit_types::error_chain(&e)),
             }
         }
         let Some(first) = files.first() else {
@@ -350,8 +350,12 @@ impl LeRobotDataset {
         if let Some(missing) = files.iter().find(|p| !p.is_file()) {
             return Some(format!("{} is missing", missing.display()));
         }
-        VideoReader::open(first)
-            .err()
-            .map(|e| format!("{} does not open: {e}", first.display()))
+        VideoReader::open(first).err().map(|e| {
+            format!(
+                "{} does not open: {}",
+                first.display(),
+                roboaudit_types::error_chain(&e)
+            )
+        })
     }
 }

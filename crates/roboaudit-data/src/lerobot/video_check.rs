@@ -127,9 +127,12 @@ impl LeRobotDataset {
 
 /// Presentation times of every frame of `file`, sorted; the error's text names the failure.
 fn decode_times(file: &Path) -> Result<Vec<f64>, String> {
-    let mut reader = VideoReader::open(file).map_err(|e| e.to_string())?;
+    let mut reader = VideoReader::open(file).map_err(|e| roboaudit_types::error_chain(&e))?;
     let mut times = Vec::new();
-    while let Some(d) = reader.next_frame().map_err(|e| e.to_string())? {
+    while let Some(d) = reader
+        .next_frame()
+        .map_err(|e| roboaudit_types::error_chain(&e))?
+    {
         times.push(d.time_s);
     }
     times.sort_by(f64::total_cmp);

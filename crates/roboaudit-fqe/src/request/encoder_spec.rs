@@ -88,7 +88,7 @@ impl EncoderSpec {
             Self::Raw32 => Ok(Encoder::raw32()),
             Self::Dinov2 { path, options } => Encoder::dinov2(path, options).map_err(|e| match e {
                 FqeError::Io { .. } | FqeError::Weights { .. } => {
-                    RequestError::Input(format!("--encoder: {e}"))
+                    RequestError::Input(format!("--encoder: {}", roboaudit_types::error_chain(&e)))
                 }
                 FqeError::InvalidConfig(m) => RequestError::Usage(format!("--encoder: {m}")),
                 other => RequestError::Fqe(other),

@@ -106,9 +106,10 @@ pub fn connect_served(
 ) -> Result<ServedPolicy, RequestError> {
     let config = served
         .client_config()
-        .map_err(|e| RequestError::Usage(e.to_string()))?;
+        .map_err(|e| RequestError::Usage(roboaudit_types::error_chain(&e)))?;
     let client = PolicyClient::connect(url, config).map_err(HarnessError::Served)?;
-    ServedPolicy::new(name, client, chunk_len).map_err(|e| RequestError::Usage(e.to_string()))
+    ServedPolicy::new(name, client, chunk_len)
+        .map_err(|e| RequestError::Usage(roboaudit_types::error_chain(&e)))
 }
 
 /// `served policy URL: N queries, latency median …, p95 …` (`—` for a latency without

@@ -110,7 +110,7 @@ impl ServedPolicy {
                 CAP_RESET,
                 "the memory audit: its two histories must start from the same empty memory",
             )
-            .map_err(|e| policy_error(e.to_string()))?;
+            .map_err(|e| policy_error(roboaudit_types::error_chain(&e)))?;
         let declared = client
             .metadata()
             .get("action_horizon")

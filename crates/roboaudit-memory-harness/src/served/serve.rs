@@ -104,11 +104,13 @@ fn answer<P: MemoryPolicy>(policy: &mut P, req: &Field) -> Result<Field, String>
             return policy
                 .memory()
                 .map(|m| memory_map(&m))
-                .map_err(|e| e.to_string());
+                .map_err(|e| roboaudit_types::error_chain(&e));
         }
         Some("memory_set") => {
             let state = state_of(req)?;
-            policy.set_memory(&state).map_err(|e| e.to_string())?;
+            policy
+                .set_memory(&state)
+                .map_err(|e| roboaudit_types::error_chain(&e))?;
             return Ok(Field::Map(vec![]));
         }
         Some(other) => return Err(format!("unknown command `{other}`")),
@@ -119,8 +121,12 @@ fn answer<P: MemoryPolicy>(policy: &mut P, req: &Field) -> Result<Field, String>
         .get("roboaudit/action_seed")
         .and_then(Field::as_f64)
         .unwrap_or(0.0) as u64;
-    let chunk = policy.act(&obs, seed).map_err(|e| e.to_string())?;
-    policy.observe(&obs).map_err(|e| e.to_string())?;
+    let chunk = policy
+        .act(&obs, seed)
+        .map_err(|e| roboaudit_types::error_chain(&e))?;
+    policy
+        .observe(&obs)
+        .map_err(|e| roboaudit_types::error_chain(&e))?;
     Ok(actions_reply(chunk.len(), ACTION_DIM, &chunk.values))
 }
 

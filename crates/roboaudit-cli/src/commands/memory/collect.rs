@@ -15,10 +15,12 @@ use std::time::Instant;
 pub fn usage_or(err: HarnessError) -> anyhow::Error {
     match err {
         HarnessError::InvalidConfig(_) | HarnessError::UnsupportedTask(_) => {
-            Usage(err.to_string()).into()
+            Usage(roboaudit_types::error_chain(&err)).into()
         }
         HarnessError::Memory(e) => e.into(),
-        HarnessError::ForeignPartial { .. } => InvalidInput(err.to_string()).into(),
+        HarnessError::ForeignPartial { .. } => {
+            InvalidInput(roboaudit_types::error_chain(&err)).into()
+        }
         HarnessError::Served(e) => crate::commands::fqe_actions::classify(e),
         HarnessError::Shard(e) => crate::commands::shard::exit_error(e),
         other => other.into(),

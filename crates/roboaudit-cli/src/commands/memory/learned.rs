@@ -12,10 +12,10 @@ use roboaudit_memory_learned::request::TrainOptions;
 pub(crate) fn map_err(e: LearnedError) -> anyhow::Error {
     match e {
         LearnedError::InvalidConfig(_) | LearnedError::ExistingCheckpoint { .. } => {
-            Usage(e.to_string()).into()
+            Usage(roboaudit_types::error_chain(&e)).into()
         }
         LearnedError::Task(e) => e.into(),
-        e if e.is_invalid_input() => InvalidInput(e.to_string()).into(),
+        e if e.is_invalid_input() => InvalidInput(roboaudit_types::error_chain(&e)).into(),
         LearnedError::Harness(h) => super::collect::usage_or(h),
         e => e.into(),
     }
