@@ -23,7 +23,7 @@
 //!   is the representation before the one linear map trained for text matching.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use candle_core::{DType, Device, Module, Tensor};
 use candle_nn::VarBuilder;
@@ -31,13 +31,12 @@ use candle_transformers::models::clip::text_model::Activation;
 use candle_transformers::models::clip::vision_model::{ClipVisionConfig, ClipVisionTransformer};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rayon::prelude::*;
 use roboaudit_data::lerobot::Rgb8Image;
 use serde::Serialize;
 
 use crate::EncoderError;
+use crate::frozen::{Backbone, Frozen};
 use crate::image::{CLIP_MEAN, CLIP_STD, normalized_chw};
-use crate::resnet::finite;
 use crate::weights::{self, check_and_load};
 
 /// The architecture's name in errors.
@@ -239,22 +238,34 @@ fn infer_arch(
     })
 }
 
-/// A loaded, frozen CLIP image tower. Cheap to share (`Arc`) across threads.
-pub struct ClipEncoder {
-    path: PathBuf,
+/// A loaded, frozen CLIP image tower: id `clip-<file stem>-<input side>`, with `-h<heads>` when
+/// the heads are not `width / 64`; input side the checkpoint's `image_size`; its feature is the
+/// pooled output, `width` finite `f32` values.
+pub type ClipEncoder = Frozen<Clip>;
+
+/// candle-transformers' CLIP vision transformer and the sizes read from its checkpoint.
+pub struct Clip {
     arch: ClipArch,
-    weights_hash: String,
-    id: String,
-    model: ClipVisionTransformer,
+    transformer: ClipVisionTransformer,
 }
 
-impl std::fmt::Debug for ClipEncoder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClipEncoder")
-            .field("path", &self.path)
-            .field("arch", &self.arch)
-            .field("weights_hash", &self.weights_hash)
-            .finish_non_exhaustive()
+impl Backbone for Clip {
+    const LABEL: &'static str = "";
+
+    fn dim(&self) -> usize {
+        self.arch.width
+    }
+
+    fn preprocess(image: &Rgb8Image, side: usize) -> Result<Vec<f32>, EncoderError> {
+        preprocess(image, side)
+    }
+
+    fn forward(&self, x: &Tensor) -> Result<Vec<f32>, EncoderError> {
+        Ok(self
+            .transformer
+            .forward(x)?
+            .flatten_all()?
+            .to_vec1::<f32>()?)
     }
 }
 
@@ -340,68 +351,19 @@ impl ClipEncoder {
         } else {
             vb.pp("vision_model")
         };
-        let model = ClipVisionTransformer::new(vb, &config)?;
-        Ok(Self {
+        let transformer = ClipVisionTransformer::new(vb, &config)?;
+        Ok(Frozen {
             path: path.to_path_buf(),
-            arch,
+            side: arch.image_size,
             weights_hash: file.hash,
             id,
-            model,
+            model: Clip { arch, transformer },
         })
-    }
-
-    /// `clip-<file stem>-<input side>`, with `-h<heads>` when the heads are not `width / 64`.
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    /// First 16 hex digits of the SHA-256 of the checkpoint file's bytes.
-    pub fn weights_hash(&self) -> &str {
-        &self.weights_hash
-    }
-
-    /// Feature width: the token width.
-    pub fn dim(&self) -> usize {
-        self.arch.width
     }
 
     /// The sizes read from the checkpoint.
     pub fn arch(&self) -> ClipArch {
-        self.arch
-    }
-
-    /// The feature of one preprocessed input (`3 · image_size²` values, [`preprocess`]).
-    ///
-    /// # Errors
-    /// [`EncoderError::ImageSize`] for an input of another length; [`EncoderError::Candle`];
-    /// [`EncoderError::Numerical`] for a non-finite feature.
-    pub fn encode_preprocessed(&self, input: Vec<f32>) -> Result<Vec<f32>, EncoderError> {
-        let s = self.arch.image_size;
-        if input.len() != 3 * s * s {
-            return Err(EncoderError::ImageSize {
-                encoder: self.id.clone(),
-                message: format!("{} input values, expected 3 × {s} × {s}", input.len()),
-            });
-        }
-        let x = Tensor::from_vec(input, (1, 3, s, s), &Device::Cpu)?;
-        let feature = self.model.forward(&x)?.flatten_all()?.to_vec1::<f32>()?;
-        finite(feature, &self.path)
-    }
-
-    /// The pooled output of one image: `dim()` finite `f32` values.
-    ///
-    /// # Errors
-    /// [`EncoderError::InvalidImage`] for an empty image; as [`Self::encode_preprocessed`].
-    pub fn encode(&self, image: &Rgb8Image) -> Result<Vec<f32>, EncoderError> {
-        self.encode_preprocessed(preprocess(image, self.arch.image_size)?)
-    }
-
-    /// [`Self::encode`] of every image, in order, on rayon's pool.
-    ///
-    /// # Errors
-    /// As [`Self::encode`] (the first failing image's error).
-    pub fn encode_batch(&self, images: &[Rgb8Image]) -> Result<Vec<Vec<f32>>, EncoderError> {
-        images.par_iter().map(|img| self.encode(img)).collect()
+        self.model.arch
     }
 }
 

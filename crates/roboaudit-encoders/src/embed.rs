@@ -219,7 +219,7 @@ pub fn read_items(source: &EmbedSource) -> Result<Vec<Item>, EncoderError> {
                     }
                     c.clone()
                 }
-                None => first_camera(&ds)
+                None => ds.first_camera()
                     .ok_or_else(|| bad(&dir.join("meta/info.json"), "no camera: the dataset declares no image feature and no decodable video feature".into()))?,
             };
             let episodes: Vec<i64> = ds.episodes().iter().map(|e| e.index).collect();
@@ -238,21 +238,6 @@ pub fn read_items(source: &EmbedSource) -> Result<Vec<Item>, EncoderError> {
                 .collect()
         }
     }
-}
-
-/// The first `image` feature by name, else the first decodable `video` feature.
-fn first_camera(ds: &LeRobotDataset) -> Option<String> {
-    let mut images: Vec<&str> = ds
-        .features()
-        .iter()
-        .filter(|f| f.kind == FeatureKind::Image)
-        .map(|f| f.name.as_str())
-        .collect();
-    images.sort_unstable();
-    images
-        .first()
-        .map(|s| (*s).to_owned())
-        .or_else(|| ds.decodable_video_features().into_iter().next())
 }
 
 /// Encodes every item with every encoder: rows grouped by representation (in the order given),

@@ -17,17 +17,17 @@
 //!   ≥ 0 and the repeated value is in the window anyway, so the result is torchvision's.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use candle_core::{DType, Device, Module, Tensor};
 use candle_nn::{Func, VarBuilder};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rayon::prelude::*;
 use roboaudit_data::lerobot::Rgb8Image;
 use serde::Serialize;
 
 use crate::EncoderError;
+use crate::frozen::{Backbone, Frozen};
 use crate::image::{IMAGENET_MEAN, IMAGENET_STD, normalized_chw};
 use crate::weights::{self, check_and_load, require_marker};
 
@@ -105,22 +105,28 @@ fn ignored(name: &str) -> bool {
     name == "fc.weight" || name == "fc.bias" || name.ends_with(".num_batches_tracked")
 }
 
-/// A loaded, frozen ResNet-18. Cheap to share (`Arc`) across threads; encoding does not change it.
-pub struct Resnet18Encoder {
-    path: PathBuf,
-    side: usize,
-    weights_hash: String,
-    id: String,
-    model: Func<'static>,
+/// A loaded, frozen ResNet-18: id `resnet18-<file stem>-<side>`, e.g. `resnet18-resnet18-224`;
+/// its feature is the pooled `layer4` output, 512 finite `f32` values.
+pub type Resnet18Encoder = Frozen<Resnet18>;
+
+/// candle-transformers' ResNet-18 without its classifier.
+pub struct Resnet18 {
+    net: Func<'static>,
 }
 
-impl std::fmt::Debug for Resnet18Encoder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Resnet18Encoder")
-            .field("path", &self.path)
-            .field("side", &self.side)
-            .field("weights_hash", &self.weights_hash)
-            .finish_non_exhaustive()
+impl Backbone for Resnet18 {
+    const LABEL: &'static str = "";
+
+    fn dim(&self) -> usize {
+        DIM
+    }
+
+    fn preprocess(image: &Rgb8Image, side: usize) -> Result<Vec<f32>, EncoderError> {
+        preprocess(image, side)
+    }
+
+    fn forward(&self, x: &Tensor) -> Result<Vec<f32>, EncoderError> {
+        Ok(self.net.forward(x)?.flatten_all()?.to_vec1::<f32>()?)
     }
 }
 
@@ -159,84 +165,15 @@ impl Resnet18Encoder {
             "widths 64/128/256/512, two basic blocks per layer",
         )?;
         let vb = VarBuilder::from_tensors(tensors, DType::F32, &Device::Cpu);
-        let model = candle_transformers::models::resnet::resnet18_no_final_layer(vb)?;
-        Ok(Self {
+        let net = candle_transformers::models::resnet::resnet18_no_final_layer(vb)?;
+        Ok(Frozen {
             path: path.to_path_buf(),
             side: options.side,
             id: format!("resnet18-{}-{}", weights::stem(path), options.side),
             weights_hash: file.hash,
-            model,
+            model: Resnet18 { net },
         })
     }
-
-    /// `resnet18-<file stem>-<side>`, e.g. `resnet18-resnet18-224`.
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    /// First 16 hex digits of the SHA-256 of the checkpoint file's bytes.
-    pub fn weights_hash(&self) -> &str {
-        &self.weights_hash
-    }
-
-    /// Feature width (512).
-    pub fn dim(&self) -> usize {
-        DIM
-    }
-
-    /// Input side in pixels.
-    pub fn side(&self) -> usize {
-        self.side
-    }
-
-    /// The feature of one preprocessed input (`3 · side²` values, [`preprocess`]).
-    ///
-    /// # Errors
-    /// [`EncoderError::ImageSize`] for an input of another length; [`EncoderError::Candle`];
-    /// [`EncoderError::Numerical`] for a non-finite feature.
-    pub fn encode_preprocessed(&self, input: Vec<f32>) -> Result<Vec<f32>, EncoderError> {
-        if input.len() != 3 * self.side * self.side {
-            return Err(EncoderError::ImageSize {
-                encoder: self.id.clone(),
-                message: format!(
-                    "{} input values, expected 3 × {side} × {side}",
-                    input.len(),
-                    side = self.side
-                ),
-            });
-        }
-        let x = Tensor::from_vec(input, (1, 3, self.side, self.side), &Device::Cpu)?;
-        let feature = self.model.forward(&x)?.flatten_all()?.to_vec1::<f32>()?;
-        finite(feature, &self.path)
-    }
-
-    /// The pooled `layer4` feature of one image: 512 finite `f32` values.
-    ///
-    /// # Errors
-    /// [`EncoderError::InvalidImage`] for an empty image; as [`Self::encode_preprocessed`].
-    pub fn encode(&self, image: &Rgb8Image) -> Result<Vec<f32>, EncoderError> {
-        self.encode_preprocessed(preprocess(image, self.side)?)
-    }
-
-    /// [`Self::encode`] of every image, in order, on rayon's pool (one forward per image, so a
-    /// feature does not depend on its batch).
-    ///
-    /// # Errors
-    /// As [`Self::encode`] (the first failing image's error).
-    pub fn encode_batch(&self, images: &[Rgb8Image]) -> Result<Vec<Vec<f32>>, EncoderError> {
-        images.par_iter().map(|img| self.encode(img)).collect()
-    }
-}
-
-/// `feature`, or [`EncoderError::Numerical`] naming the weights when a value is not finite.
-pub(crate) fn finite(feature: Vec<f32>, path: &Path) -> Result<Vec<f32>, EncoderError> {
-    if feature.iter().any(|v| !v.is_finite()) {
-        return Err(EncoderError::Numerical(format!(
-            "the encoder gave a non-finite feature (weights {})",
-            path.display()
-        )));
-    }
-    Ok(feature)
 }
 
 /// The ResNet input of `image`: area-resampled to `side × side`, ImageNet-normalized, CHW.

@@ -8,8 +8,8 @@ use crate::dataset::{BehaviourSummary, plan_dataset, record_dataset, summarize};
 use crate::error::CollectError;
 use crate::error::{Result, encode_err, io_err};
 use crate::ground_truth::{
-    PolicyTruth, RolloutOutcome, TaskTruth, builtin_outcomes, builtin_truth, policy_seed,
-    task_truth,
+    DatasetInfo, GroundTruthFile, PolicyTruth, PolicyValues, RolloutOutcome, RunInfo, TaskTruth,
+    builtin_outcomes, builtin_truth, policy_seed, policy_truth, task_truth,
 };
 use crate::scenes::push_tasks;
 use crate::served::{
@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// Schema tag of `ground_truth.json`.
-pub const SCHEMA: &str = "roboaudit.fqe.ground_truth.v1";
+pub const SCHEMA: &str = roboaudit_fqe::ground_truth::GROUND_TRUTH_SCHEMA;
 /// The image feature of the dataset (PNG in Parquet).
 pub const IMAGE_KEY: &str = "observation.images.scene";
 
@@ -46,42 +46,13 @@ pub enum Stage {
     ServedActions,
 }
 
-/// The content of `ground_truth.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GroundTruthFile {
-    /// [`SCHEMA`].
-    pub schema: String,
-    /// Discount per frame.
-    pub gamma: f64,
-    /// Collection seed.
-    pub seed: u64,
-    /// Dataset folder, relative to the output folder.
-    pub dataset: String,
-    /// Image feature of the dataset.
-    pub image_key: String,
-    /// Proprioception feature (15 values).
-    pub state_key: String,
-    /// Action feature (7 values: dx, dy, dz, droll, dpitch, dyaw, gripper).
-    pub action_key: String,
-    /// Success label feature (terminal, latched).
-    pub success_key: String,
-    /// Dataset episodes.
-    pub n_dataset_episodes: usize,
-    /// Dataset frames.
-    pub n_dataset_frames: usize,
-    /// Behaviour mixture as recorded.
-    pub behaviour: Vec<BehaviourSummary>,
-    /// Noise stream of the policy-actions files (see `actions_file::dataset_stream`).
-    pub actions_noise_stream: u64,
-    /// Per target policy.
-    pub policies: Vec<PolicyTruth>,
-}
-
 /// What [`collect_with`] produced.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CollectSummary {
     /// The ground-truth file's content.
     pub truth: GroundTruthFile,
+    /// Dataset episodes (the file's `n_dataset_episodes`).
+    pub episodes: usize,
     /// What was taken from an interrupted run.
     pub resumed: Resumed,
 }
@@ -97,7 +68,7 @@ pub struct Resumed {
     pub served_rollouts: usize,
 }
 
-fn readme(t: &GroundTruthFile) -> String {
+fn readme(t: &GroundTruthFile, episodes: usize) -> String {
     let mut s = format!(
         "# FQE ground truth (roboaudit fqe collect)\n\n\
          - `dataset/`: LeRobot v3.0, {} episodes, {} frames of the four push tasks; images `{}` (PNG), \
@@ -108,19 +79,19 @@ fn readme(t: &GroundTruthFile) -> String {
          - `ground_truth.json` (`{}`): per policy and task `v_pi` = mean γ^(T−1)·success and \
          `success_rate` over rollouts from the dataset's initial-state distribution; γ = {}.\n\n\
          | policy | V^π (suite) | SR (suite) | M |\n|---|---|---|---|\n",
-        t.n_dataset_episodes,
-        t.n_dataset_frames,
-        t.image_key,
-        t.state_key,
-        t.action_key,
-        t.success_key,
+        episodes,
+        t.dataset.n_dataset_frames,
+        t.run.image_key,
+        t.run.state_key,
+        t.run.action_key,
+        t.run.success_key,
         SCHEMA,
         t.gamma
     );
     for p in &t.policies {
         s += &format!(
             "| {} | {:.3} | {:.3} | {} |\n",
-            p.policy, p.suite_v_pi, p.suite_success_rate, p.samples
+            p.policy, p.values.suite_v_pi, p.values.suite_success_rate, p.values.samples
         );
     }
     s
@@ -349,24 +320,35 @@ pub fn collect_with(
     let truth = GroundTruthFile {
         schema: SCHEMA.into(),
         gamma: c.gamma,
-        seed: c.seed,
-        dataset: DATASET_DIR.into(),
-        image_key: IMAGE_KEY.into(),
-        state_key: "observation.state".into(),
-        action_key: "action".into(),
-        success_key: "next.success".into(),
-        n_dataset_episodes: dataset.episodes,
-        n_dataset_frames: dataset.frames,
-        behaviour: dataset.behaviour,
-        actions_noise_stream: dataset_stream(c.seed),
+        run: RunInfo {
+            seed: c.seed,
+            dataset: DATASET_DIR.into(),
+            image_key: IMAGE_KEY.into(),
+            state_key: "observation.state".into(),
+            action_key: "action".into(),
+            success_key: "next.success".into(),
+        },
+        n_dataset_episodes: Some(dataset.episodes),
+        dataset: DatasetInfo {
+            n_dataset_frames: dataset.frames,
+            behaviour: dataset.behaviour,
+            actions_noise_stream: dataset_stream(c.seed),
+        },
         policies,
     };
     let json = serde_json::to_string_pretty(&truth)
         .map_err(|e| encode_err("ground_truth.json")(e.to_string()))?;
     write_file(&out.join("ground_truth.json"), json.as_bytes())?;
-    write_file(&out.join("README.md"), readme(&truth).as_bytes())?;
+    write_file(
+        &out.join("README.md"),
+        readme(&truth, dataset.episodes).as_bytes(),
+    )?;
     std::fs::remove_dir_all(&resume).map_err(io_err(&resume))?;
-    Ok(CollectSummary { truth, resumed })
+    Ok(CollectSummary {
+        truth,
+        episodes: dataset.episodes,
+        resumed,
+    })
 }
 
 /// File name of a served policy's finished policy-actions file in its resume folder.
@@ -452,20 +434,14 @@ fn served_truth(
                 + manifest.reconnections,
         },
     };
-    let nt = tt.len().max(1) as f64;
-    Ok((
-        PolicyTruth {
-            policy: t.name.clone(),
-            description: "served policy (openpi websocket protocol)".into(),
-            actions_file: format!("policies/{}.parquet", t.name),
-            samples: c.samples,
-            stochastic: info.action_seeds,
-            params: None,
-            served: Some(info),
-            suite_v_pi: tt.iter().map(|x| x.v_pi).sum::<f64>() / nt,
-            suite_success_rate: tt.iter().map(|x| x.success_rate).sum::<f64>() / nt,
-            tasks: tt,
-        },
-        resumed,
-    ))
+    let values = |suite_v_pi, suite_success_rate| PolicyValues {
+        samples: c.samples,
+        stochastic: info.action_seeds,
+        params: None,
+        served: Some(info),
+        suite_v_pi,
+        suite_success_rate,
+    };
+    let description = "served policy (openpi websocket protocol)".to_owned();
+    Ok((policy_truth(&t.name, description, values, tt), resumed))
 }

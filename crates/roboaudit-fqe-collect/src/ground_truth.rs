@@ -3,12 +3,14 @@
 //! `SR = mean success`, with `T` the number of actions (frames) of the episode.
 
 use crate::config::CheckedConfig;
+use crate::dataset::BehaviourSummary;
 use crate::error::Result;
 use crate::obs::{NoiseKey, Observation, mix};
 use crate::scenes::{InitialState, Stream, push_tasks};
 use crate::served::ServedInfo;
 use crate::targets::TargetPolicy;
 use rayon::prelude::*;
+use roboaudit_fqe::ground_truth::{GroundTruth, TruthExtras, TruthPolicy, TruthTask};
 use roboaudit_testbed::{Action, Episode, TaskKind};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -94,37 +96,66 @@ pub fn rollout_initial(cfg: &CheckedConfig, task: usize, rollout: usize) -> Resu
     )
 }
 
-/// Ground truth of one policy on one task.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TaskTruth {
-    /// Instruction (the dataset's task string).
-    pub task: String,
-    /// Task index in the dataset.
-    pub task_index: usize,
-    /// Testbed task name (`push:<block>:<dir>`).
-    pub task_name: String,
-    /// `V^π = mean γ^{T−1}·success`, in `[0, 1]`.
-    pub v_pi: f64,
-    /// Success rate in `[0, 1]`.
-    pub success_rate: f64,
-    /// Standard error of `v_pi` (sample standard deviation / √n; 0 when n = 1).
-    pub v_pi_se: f64,
-    /// Mean episode length in actions.
-    pub mean_steps: f64,
-    /// Rollouts.
-    pub n_episodes: usize,
+/// What `fqe collect` adds to the documented fields of `ground_truth.json`
+/// ([`roboaudit_fqe::ground_truth`]), slot by slot, in the order it writes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Collected;
+
+impl TruthExtras for Collected {
+    type Run = RunInfo;
+    type Dataset = DatasetInfo;
+    type About = PolicyAbout;
+    type Values = PolicyValues;
+    type Name = TaskName;
+    type Spread = TaskSpread;
 }
 
-/// Ground truth of one policy.
+/// `ground_truth.json` as `fqe collect` writes it.
+pub type GroundTruthFile = GroundTruth<Collected>;
+/// Ground truth of one policy, as `fqe collect` writes it.
+pub type PolicyTruth = TruthPolicy<Collected>;
+/// Ground truth of one policy on one task, as `fqe collect` writes it.
+pub type TaskTruth = TruthTask<Collected>;
+
+/// The collection's settings (after `gamma`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PolicyTruth {
-    /// Policy name.
-    pub policy: String,
+pub struct RunInfo {
+    /// Collection seed.
+    pub seed: u64,
+    /// Dataset folder, relative to the output folder.
+    pub dataset: String,
+    /// Image feature of the dataset.
+    pub image_key: String,
+    /// Proprioception feature (15 values).
+    pub state_key: String,
+    /// Action feature (7 values: dx, dy, dz, droll, dpitch, dyaw, gripper).
+    pub action_key: String,
+    /// Success label feature (terminal, latched).
+    pub success_key: String,
+}
+
+/// The recorded dataset (after `n_dataset_episodes`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DatasetInfo {
+    /// Dataset frames.
+    pub n_dataset_frames: usize,
+    /// Behaviour mixture as recorded.
+    pub behaviour: Vec<BehaviourSummary>,
+    /// Noise stream of the policy-actions files (see `actions_file::dataset_stream`).
+    pub actions_noise_stream: u64,
+}
+
+/// What a target policy is (after its `policy`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PolicyAbout {
     /// What it is.
     pub description: String,
-    /// Its policy-actions file, relative to the output folder.
-    pub actions_file: String,
-    /// Action samples per frame in that file.
+}
+
+/// How a target policy was queried and its suite values (after its `actions_file`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PolicyValues {
+    /// Action samples per frame in its policy-actions file.
     pub samples: usize,
     /// Whether the policy draws noise: a built-in's noise σ > 0; a served policy's declared
     /// `action_seed` capability (a served policy that samples without declaring it is reported
@@ -136,12 +167,46 @@ pub struct PolicyTruth {
     /// How a served target was queried (absent for a built-in one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub served: Option<ServedInfo>,
-    /// Mean over tasks of `v_pi` (tasks weigh equally).
+    /// Mean over tasks of `v_pi` (tasks weigh equally), in `[0, 1]`.
     pub suite_v_pi: f64,
-    /// Mean over tasks of `success_rate`.
+    /// Mean over tasks of `success_rate`, in `[0, 1]`.
     pub suite_success_rate: f64,
-    /// Per task.
-    pub tasks: Vec<TaskTruth>,
+}
+
+/// The testbed's name of a task (after its `task_index`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskName {
+    /// Testbed task name (`push:<block>:<dir>`).
+    pub task_name: String,
+}
+
+/// The spread of a task's rollouts (after its `success_rate`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskSpread {
+    /// Standard error of `v_pi` (sample standard deviation / √n; 0 when n = 1).
+    pub v_pi_se: f64,
+    /// Mean episode length in actions.
+    pub mean_steps: f64,
+}
+
+/// A policy's ground truth from its per-task values `tasks`: `actions_file` is
+/// `policies/<policy>.parquet`, and the suite values are the means over tasks.
+pub(crate) fn policy_truth(
+    policy: &str,
+    description: String,
+    values: impl FnOnce(f64, f64) -> PolicyValues,
+    tasks: Vec<TaskTruth>,
+) -> PolicyTruth {
+    let nt = tasks.len().max(1) as f64;
+    let suite_v_pi = tasks.iter().map(|x| x.v_pi).sum::<f64>() / nt;
+    let suite_success_rate = tasks.iter().map(|x| x.success_rate).sum::<f64>() / nt;
+    PolicyTruth {
+        policy: policy.to_owned(),
+        about: PolicyAbout { description },
+        actions_file: Some(format!("policies/{policy}.parquet")),
+        values: values(suite_v_pi, suite_success_rate),
+        tasks,
+    }
 }
 
 /// Ground truth of one task from its rollouts' outcomes (task `k` of [`push_tasks`]).
@@ -171,13 +236,17 @@ pub(crate) fn task_truth(
     };
     TaskTruth {
         task: task.instruction(),
-        task_index: k,
-        task_name: task.name(),
+        task_index: Some(k),
+        name: TaskName {
+            task_name: task.name(),
+        },
         v_pi: mean,
         success_rate: outcomes.iter().filter(|o| o.success).count() as f64 / nf,
-        v_pi_se: se,
-        mean_steps: outcomes.iter().map(|o| o.steps as f64).sum::<f64>() / nf,
-        n_episodes: n,
+        spread: TaskSpread {
+            v_pi_se: se,
+            mean_steps: outcomes.iter().map(|o| o.steps as f64).sum::<f64>() / nf,
+        },
+        n_episodes: Some(n as u64),
     }
 }
 
@@ -241,19 +310,15 @@ pub fn builtin_truth(cfg: &CheckedConfig, outcomes: &[RolloutOutcome]) -> Vec<Po
                     task_truth(task, k, &outcomes[from..from + per_task], c.gamma)
                 })
                 .collect();
-            let nt = tt.len().max(1) as f64;
-            PolicyTruth {
-                policy: t.name.clone(),
-                description: t.description.clone(),
-                actions_file: format!("policies/{}.parquet", t.name),
+            let values = |suite_v_pi, suite_success_rate| PolicyValues {
                 samples: cfg.samples_for(t),
                 stochastic: t.is_stochastic(),
                 params: Some(t.params),
                 served: None,
-                suite_v_pi: tt.iter().map(|x| x.v_pi).sum::<f64>() / nt,
-                suite_success_rate: tt.iter().map(|x| x.success_rate).sum::<f64>() / nt,
-                tasks: tt,
-            }
+                suite_v_pi,
+                suite_success_rate,
+            };
+            policy_truth(&t.name, t.description.clone(), values, tt)
         })
         .collect()
 }
@@ -287,7 +352,7 @@ mod tests {
         // (0.5^0 + 0.5^2 + 0 + 0.5^1) / 4 = 1.75 / 4
         assert!((t.v_pi - 0.4375).abs() < 1e-15);
         assert!((t.success_rate - 0.75).abs() < 1e-15);
-        assert!((t.mean_steps - 41.5).abs() < 1e-12);
+        assert!((t.spread.mean_steps - 41.5).abs() < 1e-12);
         // sample sd of [1, .25, 0, .5] = sqrt(((.5625)+(.0625)+(.1914..)+(.0039..))/3)
         let m = 0.4375f64;
         let var = [1.0f64, 0.25, 0.0, 0.5]
@@ -295,6 +360,6 @@ mod tests {
             .map(|x| (x - m).powi(2))
             .sum::<f64>()
             / 3.0;
-        assert!((t.v_pi_se - var.sqrt() / 2.0).abs() < 1e-15);
+        assert!((t.spread.v_pi_se - var.sqrt() / 2.0).abs() < 1e-15);
     }
 }

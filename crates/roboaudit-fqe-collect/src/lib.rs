@@ -15,7 +15,7 @@
 //! let cfg = CollectConfig::small().check()?;
 //! let summary = collect(&cfg, std::path::Path::new("out"), &|_, _, _| {})?;
 //! for p in &summary.truth.policies {
-//!     println!("{}: V = {:.3}, SR = {:.3}", p.policy, p.suite_v_pi, p.suite_success_rate);
+//!     println!("{}: V = {:.3}, SR = {:.3}", p.policy, p.values.suite_v_pi, p.values.suite_success_rate);
 //! }
 //! # Ok::<(), roboaudit_fqe_collect::CollectError>(())
 //! ```
@@ -37,11 +37,11 @@ pub mod stamp;
 pub mod targets;
 
 pub use collect::{
-    CollectSummary, GroundTruthFile, Resumed, RunIdentity, Stage, WorkState, collect, collect_with,
-    open_work,
+    CollectSummary, Resumed, RunIdentity, Stage, WorkState, collect, collect_with, open_work,
 };
 pub use config::{CheckedConfig, CollectConfig};
 pub use error::{CollectError, Result};
+pub use ground_truth::GroundTruthFile;
 pub use obs::{NoiseKey, Observation};
 pub use policy::{PushParams, noisy_push_action, push_action};
 pub use served::{ServedInfo, ServedTarget};

@@ -51,11 +51,11 @@ fn small_collection_reads_back_and_is_byte_deterministic() {
         ])
         .unwrap();
     let n_frames: usize = frames.iter().map(|e| e.len()).sum();
-    assert_eq!(n_frames, truth.n_dataset_frames);
+    assert_eq!(n_frames, truth.dataset.n_dataset_frames);
     let labels = ds
         .success_labels(&SuccessSource::Column("next.success".into()))
         .unwrap();
-    let successes: usize = truth.behaviour.iter().map(|b| b.successes).sum();
+    let successes: usize = truth.dataset.behaviour.iter().map(|b| b.successes).sum();
     assert_eq!(labels.iter().filter(|l| l.success).count(), successes);
     for ep in &frames {
         let s = ep.column("next.success").unwrap();
@@ -66,14 +66,14 @@ fn small_collection_reads_back_and_is_byte_deterministic() {
             "short episode without success"
         );
     }
-    let img = ds.read_image(0, 0, &truth.image_key).unwrap();
+    let img = ds.read_image(0, 0, &truth.run.image_key).unwrap();
     assert_eq!((img.width, img.height), (32, 32));
 
     // Policy actions: every frame, M samples, equal to the policy queried at the read-back state.
     let targets = standard_targets();
     for (p, t) in truth.policies.iter().zip(&targets) {
-        let acts = read_policy_actions(a.join(&p.actions_file)).unwrap();
-        assert_eq!(acts.samples, p.samples);
+        let acts = read_policy_actions(a.join(p.actions_path())).unwrap();
+        assert_eq!(acts.samples, p.values.samples);
         assert_eq!(acts.samples, if t.is_stochastic() { 2 } else { 1 });
         assert_eq!(acts.index, (0..n_frames as i64).collect::<Vec<_>>());
         assert_eq!(ds.check_policy_actions(&acts, "action").unwrap(), 0);
@@ -117,9 +117,9 @@ fn small_collection_reads_back_and_is_byte_deterministic() {
     for p in &truth.policies {
         assert_eq!(p.tasks.len(), 4);
         for (k, t) in p.tasks.iter().enumerate() {
-            assert_eq!(t.task_index, k);
+            assert_eq!(t.task_index, Some(k));
             assert_eq!(t.task, ds.tasks()[k].task);
-            assert_eq!(t.n_episodes, 3);
+            assert_eq!(t.n_episodes, Some(3));
             assert!(t.v_pi <= t.success_rate + 1e-12 && t.v_pi >= 0.0);
         }
     }
@@ -192,29 +192,34 @@ fn target_policies_rank_as_designed() {
     let (expert, noisy_high, slow) = (get("expert"), get("noisy_high"), get("slow"));
     let (offset, far, reversed) = (get("offset"), get("far_from_data"), get("reversed"));
     assert!(
-        expert.suite_success_rate >= 0.95,
+        expert.values.suite_success_rate >= 0.95,
         "{}",
-        expert.suite_success_rate
+        expert.values.suite_success_rate
     );
-    assert!(expert.suite_v_pi > noisy_high.suite_v_pi);
-    assert!(noisy_high.suite_v_pi > slow.suite_v_pi);
+    assert!(expert.values.suite_v_pi > noisy_high.values.suite_v_pi);
+    assert!(noisy_high.values.suite_v_pi > slow.values.suite_v_pi);
     // Slow succeeds about as often as the expert but late: V and SR order it differently.
     assert!(
-        slow.suite_success_rate >= 0.9,
+        slow.values.suite_success_rate >= 0.9,
         "{}",
-        slow.suite_success_rate
+        slow.values.suite_success_rate
     );
-    assert!(slow.suite_success_rate > noisy_high.suite_success_rate - 0.05);
-    assert!(expert.suite_v_pi > slow.suite_v_pi + 0.15);
-    assert!(offset.suite_success_rate < expert.suite_success_rate - 0.2);
-    assert_eq!(reversed.suite_success_rate, 0.0);
+    assert!(slow.values.suite_success_rate > noisy_high.values.suite_success_rate - 0.05);
+    assert!(expert.values.suite_v_pi > slow.values.suite_v_pi + 0.15);
+    assert!(offset.values.suite_success_rate < expert.values.suite_success_rate - 0.2);
+    assert_eq!(reversed.values.suite_success_rate, 0.0);
     // Far from the data: the half-open gripper pushes sideways but lets a block slip through its
     // fingers when pushing forward or backward.
     for t in &far.tasks {
-        if t.task_name.ends_with("forward") || t.task_name.ends_with("backward") {
-            assert_eq!(t.success_rate, 0.0, "{}", t.task_name);
+        if t.name.task_name.ends_with("forward") || t.name.task_name.ends_with("backward") {
+            assert_eq!(t.success_rate, 0.0, "{}", t.name.task_name);
         } else {
-            assert!(t.success_rate >= 0.5, "{} {}", t.task_name, t.success_rate);
+            assert!(
+                t.success_rate >= 0.5,
+                "{} {}",
+                t.name.task_name,
+                t.success_rate
+            );
         }
     }
 }

@@ -166,13 +166,13 @@ fn served_push_controllers_get_the_ground_truth_of_their_f32_actions() {
         let want = expected(&cfg, &p.policy, params, seeded);
         let got: Vec<(f64, f64)> = p.tasks.iter().map(|t| (t.v_pi, t.success_rate)).collect();
         assert_eq!(got, want, "{}", p.policy);
-        let s = p.served.as_ref().unwrap();
-        assert_eq!(p.params, None);
-        assert_eq!(p.stochastic, seeded);
+        let s = p.values.served.as_ref().unwrap();
+        assert_eq!(p.values.params, None);
+        assert_eq!(p.values.stochastic, seeded);
         assert_eq!(s.action_seeds, seeded);
         assert!(s.reset);
         assert_eq!(s.action_horizon, 2);
-        assert_eq!(p.samples, cfg.config.samples);
+        assert_eq!(p.values.samples, cfg.config.samples);
         assert!(s.latency.rollouts.queries > 0 && s.latency.actions.queries > 0);
     }
     // The noisy controller's samples follow their seeds: its two samples differ somewhere.

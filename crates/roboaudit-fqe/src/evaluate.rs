@@ -1,13 +1,10 @@
 //! Runs every estimator for every target policy ([`fit_all`]) and scores the estimates against
-//! rollout ground truth ([`score`]); reads the ground-truth file written by `roboaudit fqe collect`.
-
-use std::path::Path;
-
-use serde::{Deserialize, Serialize};
+//! rollout ground truth ([`score`], from [`crate::ground_truth`]).
 
 use crate::FqeError;
 use crate::bounded::run_bounded;
 use crate::coverage::{SupportIndex, coverage};
+use crate::ground_truth::GroundTruth;
 use crate::inputs::{FqeInputs, TargetActions};
 use crate::linear::{LinearFqeConfig, LinearSystems};
 use crate::metrics::{Metrics, Scored, metrics, suite_truth};
@@ -19,121 +16,6 @@ use crate::report::{
     SeedSpread, TruthCell,
 };
 use rayon::prelude::*;
-
-/// Schema tag of the ground-truth file.
-pub const GROUND_TRUTH_SCHEMA: &str = "roboaudit.fqe.ground_truth.v1";
-
-/// Rollout ground truth of one task.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TruthTask {
-    /// Task text.
-    pub task: String,
-    /// Task index in the dataset's metadata.
-    pub task_index: Option<usize>,
-    /// `V^π`.
-    pub v_pi: f64,
-    /// Success rate.
-    pub success_rate: f64,
-    /// Rollout episodes.
-    pub n_episodes: Option<u64>,
-}
-
-/// Ground truth of one policy.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TruthPolicy {
-    /// Policy name.
-    pub policy: String,
-    /// Policy-actions file, relative to the ground-truth file's folder.
-    pub actions_file: Option<String>,
-    /// Per task.
-    pub tasks: Vec<TruthTask>,
-}
-
-impl TruthPolicy {
-    /// The policy-actions file its values were measured with, relative to the ground truth's
-    /// folder: `actions_file`, else `policies/<policy>.parquet`.
-    #[must_use]
-    pub fn actions_path(&self) -> String {
-        self.actions_file
-            .clone()
-            .unwrap_or_else(|| format!("policies/{}.parquet", self.policy))
-    }
-}
-
-/// `ground_truth.json` (`roboaudit.fqe.ground_truth.v1`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GroundTruth {
-    /// Schema tag.
-    pub schema: String,
-    /// Discount of `V^π`.
-    pub gamma: f64,
-    /// Per policy.
-    pub policies: Vec<TruthPolicy>,
-    /// Episodes of the dataset the collection wrote beside it (`fqe collect` records it);
-    /// `None` when not recorded. Lets a fit be checked against a ground truth whose dataset
-    /// is not at hand.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub n_dataset_episodes: Option<usize>,
-}
-
-/// Reads and checks a ground-truth file.
-///
-/// # Errors
-/// [`FqeError::Io`]; [`FqeError::BadFile`] for malformed JSON, a wrong schema, `γ ∉ [0, 1]`, a
-/// `v_pi` or `success_rate` outside [0, 1] (NaN included), or `n_episodes` 0.
-pub fn read_ground_truth(path: &Path) -> Result<GroundTruth, FqeError> {
-    read_ground_truth_fingerprinted(path).map(|(gt, _)| gt)
-}
-
-/// [`read_ground_truth`] and the file's [`crate::fingerprint`] (what
-/// [`crate::FqeReport::ground_truth`] records), from one read of the file.
-///
-/// # Errors
-/// As [`read_ground_truth`].
-pub fn read_ground_truth_fingerprinted(path: &Path) -> Result<(GroundTruth, String), FqeError> {
-    let bytes = std::fs::read(path).map_err(|e| FqeError::io("read", path, e))?;
-    let print = crate::fingerprint(&bytes);
-    let gt: GroundTruth = serde_json::from_slice(&bytes)
-        .map_err(|e| FqeError::bad_file(path, format!("invalid ground truth: {e}")))?;
-    if gt.schema != GROUND_TRUTH_SCHEMA {
-        return Err(FqeError::bad_file(
-            path,
-            format!(
-                "schema \"{}\", expected \"{GROUND_TRUTH_SCHEMA}\"",
-                gt.schema
-            ),
-        ));
-    }
-    if !(0.0..=1.0).contains(&gt.gamma) {
-        return Err(FqeError::bad_file(
-            path,
-            format!("gamma {} not in [0, 1]", gt.gamma),
-        ));
-    }
-    for p in &gt.policies {
-        for t in &p.tasks {
-            // V^π = mean γ^(T−1)·success and the success rate are both means of values in [0, 1].
-            for (field, v) in [("v_pi", t.v_pi), ("success_rate", t.success_rate)] {
-                if !(0.0..=1.0).contains(&v) {
-                    return Err(FqeError::bad_file(
-                        path,
-                        format!(
-                            "policy {} task \"{}\": {field} {v} is not in [0, 1] (a mean of discounted successes)",
-                            p.policy, t.task
-                        ),
-                    ));
-                }
-            }
-            if t.n_episodes == Some(0) {
-                return Err(FqeError::bad_file(
-                    path,
-                    format!("policy {} task \"{}\": n_episodes is 0", p.policy, t.task),
-                ));
-            }
-        }
-    }
-    Ok((gt, print))
-}
 
 /// What [`fit_all`] runs.
 #[derive(Debug, Clone, PartialEq)]

@@ -44,6 +44,7 @@ pub use roboaudit_encoders::dinov2;
 pub mod encoder;
 pub mod error;
 pub mod evaluate;
+pub mod ground_truth;
 pub mod headline;
 pub mod inputs;
 pub(crate) mod linalg;
@@ -68,10 +69,8 @@ pub use detector::{Detection, DetectorConfig, DetectorError, detect};
 pub use dinov2::{Dinov2Encoder, Dinov2Options};
 pub use encoder::Encoder;
 pub use error::{FqeError, Setting};
-pub use evaluate::{
-    FitConfig, GroundTruth, TargetPolicy, fit_all, fit_all_with_progress, fit_work,
-    read_ground_truth, read_ground_truth_fingerprinted, score,
-};
+pub use evaluate::{FitConfig, TargetPolicy, fit_all, fit_all_with_progress, fit_work, score};
+pub use ground_truth::{GroundTruth, read_ground_truth, read_ground_truth_fingerprinted};
 pub use inputs::{EpisodeSpan, FqeInputs, InputPart, TargetActions};
 pub use linear::{
     ActionTerms, LinearFit, LinearFqeConfig, LinearSolver, LinearSystems, fit_linear,

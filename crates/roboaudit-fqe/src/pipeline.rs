@@ -4,7 +4,8 @@
 //! before rescoring).
 
 use crate::FqeError;
-use crate::evaluate::{FitConfig, GroundTruth, TargetPolicy, fit_all_with_progress, score};
+use crate::evaluate::{FitConfig, TargetPolicy, fit_all_with_progress, score};
+use crate::ground_truth::GroundTruth;
 use crate::inputs::FqeInputs;
 use crate::report::{DatasetIdentity, FqeReport};
 

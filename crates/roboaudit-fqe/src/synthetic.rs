@@ -267,7 +267,7 @@ pub fn write_chain_run(dir: &Path, run: &ChainRun) -> Result<(), FqeError> {
             .collect();
         gt_policies.push(serde_json::json!({"policy": name, "actions_file": file, "tasks": tasks}));
     }
-    let gt = serde_json::json!({"schema": crate::evaluate::GROUND_TRUTH_SCHEMA, "gamma": run.gamma, "policies": gt_policies});
+    let gt = serde_json::json!({"schema": crate::ground_truth::GROUND_TRUTH_SCHEMA, "gamma": run.gamma, "policies": gt_policies});
     let gt_file = dir.join("ground_truth.json");
     fs::write(
         &gt_file,

@@ -308,6 +308,19 @@ impl LeRobotDataset {
             .collect()
     }
 
+    /// The camera a command picks when none is named (`embed`, `--features auto`): the first
+    /// `image` feature by name, else the first of
+    /// [`decodable_video_features`](Self::decodable_video_features); `None` without either.
+    pub fn first_camera(&self) -> Option<String> {
+        self.features()
+            .iter()
+            .filter(|f| f.kind == FeatureKind::Image)
+            .map(|f| f.name.as_str())
+            .min()
+            .map(str::to_owned)
+            .or_else(|| self.decodable_video_features().into_iter().next())
+    }
+
     /// The `video` features, sorted by name, that [`decodable_video_features`]
     /// (Self::decodable_video_features) leaves out, each with why: the episode with no file in
     /// the metadata, the first missing MP4 file, or the first file's open error. What a user

@@ -32,18 +32,18 @@
 pub mod checkpoint;
 pub mod random;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use candle_core::{DType, Device, Module, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::dinov2::DinoVisionTransformer;
-use rayon::prelude::*;
 use roboaudit_data::lerobot::Rgb8Image;
 use serde::Serialize;
 
 pub use checkpoint::{Dinov2Arch, HEAD_WIDTH, MAX_WIDTH, PATCH, weights_hash};
 
 use crate::EncoderError;
+use crate::frozen::{Backbone, Frozen};
 use crate::image::normalized_chw;
 pub use crate::image::{IMAGENET_MEAN, IMAGENET_STD};
 use crate::weights::file_safe;
@@ -98,25 +98,35 @@ impl Dinov2Options {
     }
 }
 
-/// A loaded, frozen DINOv2 encoder. Cheap to share (`Arc`) across threads; encoding does not
-/// change it.
-pub struct Dinov2Encoder {
-    path: PathBuf,
-    side: usize,
+/// A loaded, frozen DINOv2 encoder: id `dinov2-<file stem>-<side>`, with `-h<heads>` when the
+/// heads are not `width / 64` (e.g. `dinov2-dinov2_vits14-224`); its feature is the final-norm
+/// class token, `width` finite `f32` values (384 for ViT-S/14).
+pub type Dinov2Encoder = Frozen<Dinov2>;
+
+/// candle-transformers' DINOv2 with the probe head that outputs the class token, and the sizes
+/// read from its checkpoint.
+pub struct Dinov2 {
     arch: Dinov2Arch,
-    weights_hash: String,
-    id: String,
-    model: DinoVisionTransformer,
+    transformer: DinoVisionTransformer,
 }
 
-impl std::fmt::Debug for Dinov2Encoder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Dinov2Encoder")
-            .field("path", &self.path)
-            .field("side", &self.side)
-            .field("arch", &self.arch)
-            .field("weights_hash", &self.weights_hash)
-            .finish_non_exhaustive()
+impl Backbone for Dinov2 {
+    const LABEL: &'static str = "DINOv2 ";
+
+    fn dim(&self) -> usize {
+        self.arch.width
+    }
+
+    fn preprocess(image: &Rgb8Image, side: usize) -> Result<Vec<f32>, EncoderError> {
+        preprocess(image, side)
+    }
+
+    fn forward(&self, x: &Tensor) -> Result<Vec<f32>, EncoderError> {
+        let out = self.transformer.forward(x)?;
+        Ok(out
+            .narrow(1, 0, self.arch.width)?
+            .flatten_all()?
+            .to_vec1::<f32>()?)
     }
 }
 
@@ -125,7 +135,7 @@ impl std::fmt::Debug for Dinov2Encoder {
 impl PartialEq for Dinov2Encoder {
     fn eq(&self, other: &Self) -> bool {
         self.weights_hash == other.weights_hash
-            && self.arch == other.arch
+            && self.model.arch == other.model.arch
             && self.side == other.side
     }
 }
@@ -140,7 +150,7 @@ impl Serialize for Dinov2Encoder {
         st.serialize_field("file", &self.path)?;
         st.serialize_field("weights_hash", &self.weights_hash)?;
         st.serialize_field("side", &self.side)?;
-        st.serialize_field("arch", &self.arch)?;
+        st.serialize_field("arch", &self.model.arch)?;
         st.end()
     }
 }
@@ -175,7 +185,7 @@ impl Dinov2Encoder {
             Tensor::zeros(HEAD_OUTPUTS, DType::F32, &Device::Cpu)?,
         );
         let vb = VarBuilder::from_tensors(tensors, DType::F32, &Device::Cpu);
-        let model = DinoVisionTransformer::new(vb, arch.depth, arch.width, arch.heads)?;
+        let transformer = DinoVisionTransformer::new(vb, arch.depth, arch.width, arch.heads)?;
         let stem = path
             .file_stem()
             .map_or_else(|| "weights".to_owned(), |s| file_safe(&s.to_string_lossy()));
@@ -185,77 +195,18 @@ impl Dinov2Encoder {
         if !arch.width.is_multiple_of(HEAD_WIDTH) || arch.heads != arch.width / HEAD_WIDTH {
             id.push_str(&format!("-h{}", arch.heads));
         }
-        Ok(Self {
+        Ok(Frozen {
             path: path.to_path_buf(),
             side: options.side,
-            arch,
             weights_hash: ck.weights_hash,
             id,
-            model,
+            model: Dinov2 { arch, transformer },
         })
-    }
-
-    /// `dinov2-<file stem>-<side>`, with `-h<heads>` appended when the heads are not
-    /// `width / 64`; e.g. `dinov2-dinov2_vits14-224`. Used in cache file names and reports.
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    /// First 16 hex digits of the SHA-256 of the checkpoint file's bytes.
-    pub fn weights_hash(&self) -> &str {
-        &self.weights_hash
-    }
-
-    /// Feature width: the token width (384 for ViT-S/14).
-    pub fn dim(&self) -> usize {
-        self.arch.width
     }
 
     /// The sizes read from the checkpoint.
     pub fn arch(&self) -> Dinov2Arch {
-        self.arch
-    }
-
-    /// Input side in pixels.
-    pub fn side(&self) -> usize {
-        self.side
-    }
-
-    /// The checkpoint file.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// The final-norm class token of one image: `dim()` finite `f32` values.
-    ///
-    /// # Errors
-    /// [`EncoderError::InvalidImage`] for an empty image; [`EncoderError::Candle`];
-    /// [`EncoderError::Numerical`] for a non-finite feature (weights that overflow).
-    pub fn encode(&self, image: &Rgb8Image) -> Result<Vec<f32>, EncoderError> {
-        let x = Tensor::from_vec(
-            preprocess(image, self.side)?,
-            (1, 3, self.side, self.side),
-            &Device::Cpu,
-        )?;
-        let out = self.model.forward(&x)?;
-        let feature = out.narrow(1, 0, self.arch.width)?.flatten_all()?;
-        let feature = feature.to_vec1::<f32>()?;
-        if feature.iter().any(|v| !v.is_finite()) {
-            return Err(EncoderError::Numerical(format!(
-                "the DINOv2 encoder gave a non-finite feature (weights {})",
-                self.path.display()
-            )));
-        }
-        Ok(feature)
-    }
-
-    /// [`Self::encode`] of every image, in order, on rayon's pool (one forward per image, see
-    /// the module notes); the result does not depend on the batch or the thread count.
-    ///
-    /// # Errors
-    /// As [`Self::encode`] (the first failing image's error).
-    pub fn encode_batch(&self, images: &[Rgb8Image]) -> Result<Vec<Vec<f32>>, EncoderError> {
-        images.par_iter().map(|img| self.encode(img)).collect()
+        self.model.arch
     }
 }
 

@@ -63,12 +63,12 @@ pub fn render_summary(run: &CollectRun, config: &CollectConfig, out: &Path) -> S
     let elapsed = run.elapsed_s;
     let mut s = format!(
         "dataset: {} episodes, {} frames, 4 push tasks ({}x{} images) in {:.1} s ({:.1} episodes/s incl. rollouts)\n",
-        t.n_dataset_episodes,
-        t.n_dataset_frames,
+        run.summary.episodes,
+        t.dataset.n_dataset_frames,
         config.image_size,
         config.image_size,
         elapsed,
-        t.n_dataset_episodes as f64 / elapsed.max(1e-9)
+        run.summary.episodes as f64 / elapsed.max(1e-9)
     );
     s += &format!(
         "ground truth: {} rollouts per policy and task, gamma = {}\n",
@@ -87,13 +87,13 @@ pub fn render_summary(run: &CollectRun, config: &CollectConfig, out: &Path) -> S
         s += &format!(
             "{:<14} {:>6.3} {:>6.3}  {}\n",
             p.policy,
-            p.suite_v_pi,
-            p.suite_success_rate,
+            p.values.suite_v_pi,
+            p.values.suite_success_rate,
             per.join("  ")
         );
     }
     for p in &t.policies {
-        if let Some(v) = &p.served {
+        if let Some(v) = &p.values.served {
             let l = &v.latency;
             s += &format!(
                 "served policy {} at {}: rollouts {} queries (median {}, p95 {}), dataset frames {} queries (median {}, p95 {}), {} reconnections\n",
@@ -116,7 +116,9 @@ pub fn render_summary(run: &CollectRun, config: &CollectConfig, out: &Path) -> S
 mod tests {
     use super::*;
     use crate::collect::{CollectSummary, Resumed};
-    use crate::ground_truth::{PolicyTruth, TaskTruth};
+    use crate::ground_truth::{
+        PolicyAbout, PolicyTruth, PolicyValues, TaskName, TaskSpread, TaskTruth,
+    };
 
     fn run(resumed: Resumed) -> CollectRun {
         let truth = serde_json::json!({
@@ -125,31 +127,43 @@ mod tests {
             "n_dataset_episodes": 8, "n_dataset_frames": 400, "behaviour": [],
             "actions_noise_stream": 0, "policies": []
         });
-        let mut truth: crate::collect::GroundTruthFile = serde_json::from_value(truth).unwrap();
+        let mut truth: crate::GroundTruthFile = serde_json::from_value(truth).unwrap();
         let task = |v_pi, success_rate| TaskTruth {
             task: "push_left".into(),
-            task_index: 0,
-            task_name: "push left".into(),
+            task_index: Some(0),
+            name: TaskName {
+                task_name: "push left".into(),
+            },
             v_pi,
             success_rate,
-            v_pi_se: 0.0,
-            mean_steps: 10.0,
-            n_episodes: 3,
+            spread: TaskSpread {
+                v_pi_se: 0.0,
+                mean_steps: 10.0,
+            },
+            n_episodes: Some(3),
         };
         truth.policies.push(PolicyTruth {
             policy: "expert".into(),
-            description: String::new(),
-            actions_file: "policies/expert.parquet".into(),
-            samples: 1,
-            stochastic: false,
-            params: None,
-            served: None,
-            suite_v_pi: 0.5,
-            suite_success_rate: 0.75,
+            about: PolicyAbout {
+                description: String::new(),
+            },
+            actions_file: Some("policies/expert.parquet".into()),
+            values: PolicyValues {
+                samples: 1,
+                stochastic: false,
+                params: None,
+                served: None,
+                suite_v_pi: 0.5,
+                suite_success_rate: 0.75,
+            },
             tasks: vec![task(0.5, 0.75), task(0.25, 1.0)],
         });
         CollectRun {
-            summary: CollectSummary { truth, resumed },
+            summary: CollectSummary {
+                truth,
+                episodes: 8,
+                resumed,
+            },
             elapsed_s: 2.0,
         }
     }

@@ -71,18 +71,8 @@ pub fn frame_features(
             };
         }
     }
-    let mut images: Vec<&str> = ds
-        .features()
-        .iter()
-        .filter(|f| f.kind == FeatureKind::Image)
-        .map(|f| f.name.as_str())
-        .collect();
-    images.sort_unstable();
-    if let Some(first) = images.first() {
-        return Ok(FrameFeatures::Image((*first).to_owned()));
-    }
-    if let Some(first) = ds.decodable_video_features().first() {
-        return Ok(FrameFeatures::Image(first.clone()));
+    if let Some(camera) = ds.first_camera() {
+        return Ok(FrameFeatures::Image(camera));
     }
     match state_feature {
         Some(s)

@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
 use roboaudit_data::{MemoryLabel, MemoryRecord};
-use roboaudit_fqe::evaluate::{GROUND_TRUTH_SCHEMA, TruthPolicy, TruthTask};
+use roboaudit_fqe::ground_truth::{GROUND_TRUTH_SCHEMA, NoExtra, TruthPolicy, TruthTask};
 use roboaudit_fqe::report::{Cell, PolicyReport, SeedSpread};
 use roboaudit_fqe::{
     CurvePoint, FqeReport, GroundTruth, LinearFqeConfig, NeuralFqeConfig, TaskCoverage,
@@ -217,22 +217,30 @@ pub fn fqe_fixture(dir: &Path) {
     let task = |i: usize, v: f64| TruthTask {
         task: format!("push {}", ["left", "right"][i]),
         task_index: Some(i),
+        name: NoExtra {},
         v_pi: v,
         success_rate: v / 0.9,
+        spread: NoExtra {},
         n_episodes: Some(50),
     };
     let truth = GroundTruth {
         schema: GROUND_TRUTH_SCHEMA.into(),
         gamma: 0.9,
+        run: NoExtra {},
+        dataset: NoExtra {},
         policies: vec![
             TruthPolicy {
                 policy: "good".into(),
+                about: NoExtra {},
                 actions_file: None,
+                values: NoExtra {},
                 tasks: vec![task(0, 0.68), task(1, 0.54)],
             },
             TruthPolicy {
                 policy: "weak".into(),
+                about: NoExtra {},
                 actions_file: None,
+                values: NoExtra {},
                 tasks: vec![task(0, 0.36), task(1, 0.18)],
             },
         ],

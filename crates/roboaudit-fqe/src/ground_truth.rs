@@ -1,0 +1,194 @@
+//! `ground_truth.json` (`roboaudit.fqe.ground_truth.v1`): rollout values of target policies per
+//! task, one type for the harness that writes the file and the scoring that reads it.
+//!
+//! The documented fields, which any harness may write and [`read_ground_truth`] reads, are
+//! [`GroundTruth`], [`TruthPolicy`] and [`TruthTask`]. A writer that records more (`fqe collect`
+//! adds its seed, keys, behaviour mixture, policy descriptions, controller parameters, served
+//! settings and standard errors: `roboaudit_fqe_collect::ground_truth::Collected`) names its
+//! additions with a [`TruthExtras`] type; each extra is a struct flattened into its place among
+//! the documented fields, so the writer decides the field order of the file it writes. The reader
+//! uses [`NoExtras`], which reads the documented fields and ignores any others.
+
+use std::fmt::Debug;
+use std::path::Path;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::FqeError;
+
+/// Schema tag of the ground-truth file.
+pub const GROUND_TRUTH_SCHEMA: &str = "roboaudit.fqe.ground_truth.v1";
+
+/// What one slot of [`TruthExtras`] must be: a struct (serialized flattened into the enclosing
+/// object) that can be compared, cloned and printed.
+pub trait Extra: Serialize + DeserializeOwned + Debug + Clone + PartialEq {}
+
+impl<T: Serialize + DeserializeOwned + Debug + Clone + PartialEq> Extra for T {}
+
+/// The fields a writer adds to the documented ones, by where they go in the file. Each is a
+/// struct with named fields, flattened in place; [`NoExtra`] adds none.
+pub trait TruthExtras: Debug + Clone + PartialEq {
+    /// Top level, after `gamma`.
+    type Run: Extra;
+    /// Top level, after `n_dataset_episodes`.
+    type Dataset: Extra;
+    /// Per policy, after `policy`.
+    type About: Extra;
+    /// Per policy, after `actions_file`.
+    type Values: Extra;
+    /// Per task, after `task_index`.
+    type Name: Extra;
+    /// Per task, after `success_rate`.
+    type Spread: Extra;
+}
+
+/// No fields: an empty slot of [`TruthExtras`] (nothing written, anything else ignored on read).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct NoExtra {}
+
+/// The documented fields only: what [`read_ground_truth`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct NoExtras;
+
+impl TruthExtras for NoExtras {
+    type Run = NoExtra;
+    type Dataset = NoExtra;
+    type About = NoExtra;
+    type Values = NoExtra;
+    type Name = NoExtra;
+    type Spread = NoExtra;
+}
+
+/// Rollout ground truth of one task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(bound = "")]
+pub struct TruthTask<X: TruthExtras = NoExtras> {
+    /// Task text.
+    pub task: String,
+    /// Task index in the dataset's metadata.
+    pub task_index: Option<usize>,
+    /// The writer's fields after `task_index`.
+    #[serde(flatten)]
+    pub name: X::Name,
+    /// `V^π = mean γ^(T−1)·success` over rollouts, in `[0, 1]`.
+    pub v_pi: f64,
+    /// Success rate over rollouts, in `[0, 1]`.
+    pub success_rate: f64,
+    /// The writer's fields after `success_rate`.
+    #[serde(flatten)]
+    pub spread: X::Spread,
+    /// Rollout episodes (`≥ 1` when present).
+    pub n_episodes: Option<u64>,
+}
+
+/// Ground truth of one policy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(bound = "")]
+pub struct TruthPolicy<X: TruthExtras = NoExtras> {
+    /// Policy name.
+    pub policy: String,
+    /// The writer's fields after `policy`.
+    #[serde(flatten)]
+    pub about: X::About,
+    /// Policy-actions file, relative to the ground-truth file's folder.
+    pub actions_file: Option<String>,
+    /// The writer's fields after `actions_file`.
+    #[serde(flatten)]
+    pub values: X::Values,
+    /// Per task.
+    pub tasks: Vec<TruthTask<X>>,
+}
+
+impl<X: TruthExtras> TruthPolicy<X> {
+    /// The policy-actions file its values were measured with, relative to the ground truth's
+    /// folder: `actions_file`, else `policies/<policy>.parquet`.
+    #[must_use]
+    pub fn actions_path(&self) -> String {
+        self.actions_file
+            .clone()
+            .unwrap_or_else(|| format!("policies/{}.parquet", self.policy))
+    }
+}
+
+/// `ground_truth.json` (`roboaudit.fqe.ground_truth.v1`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(bound = "")]
+pub struct GroundTruth<X: TruthExtras = NoExtras> {
+    /// Schema tag.
+    pub schema: String,
+    /// Discount of `V^π`, in `[0, 1]`.
+    pub gamma: f64,
+    /// The writer's fields after `gamma`.
+    #[serde(flatten)]
+    pub run: X::Run,
+    /// Episodes of the dataset the collection wrote beside it (`fqe collect` records it);
+    /// `None` when not recorded. Lets a fit be checked against a ground truth whose dataset
+    /// is not at hand.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub n_dataset_episodes: Option<usize>,
+    /// The writer's fields after `n_dataset_episodes`.
+    #[serde(flatten)]
+    pub dataset: X::Dataset,
+    /// Per policy.
+    pub policies: Vec<TruthPolicy<X>>,
+}
+
+/// Reads and checks a ground-truth file.
+///
+/// # Errors
+/// [`FqeError::Io`]; [`FqeError::BadFile`] for malformed JSON, a wrong schema, `γ ∉ [0, 1]`, a
+/// `v_pi` or `success_rate` outside [0, 1] (NaN included), or `n_episodes` 0.
+pub fn read_ground_truth(path: &Path) -> Result<GroundTruth, FqeError> {
+    read_ground_truth_fingerprinted(path).map(|(gt, _)| gt)
+}
+
+/// [`read_ground_truth`] and the file's [`crate::fingerprint`] (what
+/// [`crate::FqeReport::ground_truth`] records), from one read of the file.
+///
+/// # Errors
+/// As [`read_ground_truth`].
+pub fn read_ground_truth_fingerprinted(path: &Path) -> Result<(GroundTruth, String), FqeError> {
+    let bytes = std::fs::read(path).map_err(|e| FqeError::io("read", path, e))?;
+    let print = crate::fingerprint(&bytes);
+    let gt: GroundTruth = serde_json::from_slice(&bytes)
+        .map_err(|e| FqeError::bad_file(path, format!("invalid ground truth: {e}")))?;
+    if gt.schema != GROUND_TRUTH_SCHEMA {
+        return Err(FqeError::bad_file(
+            path,
+            format!(
+                "schema \"{}\", expected \"{GROUND_TRUTH_SCHEMA}\"",
+                gt.schema
+            ),
+        ));
+    }
+    if !(0.0..=1.0).contains(&gt.gamma) {
+        return Err(FqeError::bad_file(
+            path,
+            format!("gamma {} not in [0, 1]", gt.gamma),
+        ));
+    }
+    for p in &gt.policies {
+        for t in &p.tasks {
+            // V^π = mean γ^(T−1)·success and the success rate are both means of values in [0, 1].
+            for (field, v) in [("v_pi", t.v_pi), ("success_rate", t.success_rate)] {
+                if !(0.0..=1.0).contains(&v) {
+                    return Err(FqeError::bad_file(
+                        path,
+                        format!(
+                            "policy {} task \"{}\": {field} {v} is not in [0, 1] (a mean of discounted successes)",
+                            p.policy, t.task
+                        ),
+                    ));
+                }
+            }
+            if t.n_episodes == Some(0) {
+                return Err(FqeError::bad_file(
+                    path,
+                    format!("policy {} task \"{}\": n_episodes is 0", p.policy, t.task),
+                ));
+            }
+        }
+    }
+    Ok((gt, print))
+}
