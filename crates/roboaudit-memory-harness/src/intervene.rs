@@ -31,7 +31,8 @@ use crate::pairs::{HistoryPlan, enter_world, run_history};
 use crate::policy::{ACTION_DIM, MemoryPolicy, MemoryState, Observation, check_chunk};
 use crate::tasks::MemoryTask;
 pub use roboaudit_memory::interventions::{
-    ConditionSummary, Continuation, InterventionConfig, InterventionStudy, Replacement, Restoration,
+    CohortSettings, ConditionSummary, Continuation, InterventionConfig, InterventionStudy,
+    Replacement, Restoration,
 };
 
 /// One prepared recipient: its scene, own history and donors.
@@ -53,18 +54,22 @@ fn recipient(
     i: usize,
 ) -> Result<Option<Recipient>, HarnessError> {
     let id = format!("e{i:03}");
-    let level = cfg.layout_levels[i % cfg.layout_levels.len().max(1)];
-    let scene = task.scene(&id, level, splitmix64(cfg.seed ^ splitmix64(i as u64 + 7)))?;
+    let level = cfg.cohort.layout_levels[i % cfg.cohort.layout_levels.len().max(1)];
+    let scene = task.scene(
+        &id,
+        level,
+        splitmix64(cfg.cohort.seed ^ splitmix64(i as u64 + 7)),
+    )?;
     let compiled = CompiledScene::new(&scene, 64)?;
     let origins = task.origins(i);
     let own = task.branch(&origins[0]);
     let opposite = task.branch(&origins[1]);
     let how = HistoryPlan {
-        obs_every: cfg.obs_every,
+        obs_every: cfg.cohort.obs_every,
         expert: roboaudit_testbed::ExpertParams::default(),
         route: None,
     };
-    let seed = splitmix64(cfg.seed ^ splitmix64(i as u64 + 0xd0));
+    let seed = splitmix64(cfg.cohort.seed ^ splitmix64(i as u64 + 0xd0));
     let runs = [
         (seed, &origins[0]),
         (splitmix64(seed), &origins[0]),
@@ -321,7 +326,12 @@ impl crate::shard_parts::UnitPart for RecipientPart {
 /// # Errors
 /// [`HarnessError::InvalidConfig`] or [`HarnessError::UnsupportedTask`].
 pub fn prepare(cfg: &InterventionConfig) -> Result<MemoryTask, HarnessError> {
-    let task = native_rollout_task(cfg.task, cfg.episodes, cfg.obs_every, &cfg.layout_levels)?;
+    let task = native_rollout_task(
+        cfg.cohort.task,
+        cfg.cohort.episodes,
+        cfg.cohort.obs_every,
+        &cfg.cohort.layout_levels,
+    )?;
     if cfg.fault_chunks == 0 {
         return Err(HarnessError::InvalidConfig(
             "fault_chunks must be ≥ 1 (the restoration happens at query fault_chunks)".into(),
@@ -391,11 +401,11 @@ pub fn assemble_study(
     mut parts: Vec<RecipientPart>,
 ) -> Result<InterventionStudy, HarnessError> {
     parts.sort_by_key(|p| p.index);
-    if parts.len() != cfg.episodes || parts.iter().enumerate().any(|(i, p)| p.index != i) {
+    if parts.len() != cfg.cohort.episodes || parts.iter().enumerate().any(|(i, p)| p.index != i) {
         return Err(HarnessError::InvalidConfig(format!(
             "a {} study of {} recipients needs one part per recipient, got {} parts",
             kind.name(),
-            cfg.episodes,
+            cfg.cohort.episodes,
             parts.len()
         )));
     }
@@ -428,7 +438,7 @@ fn study(
     policy: &mut dyn MemoryPolicy,
 ) -> Result<InterventionStudy, HarnessError> {
     let task = prepare(cfg)?;
-    let parts = (0..cfg.episodes)
+    let parts = (0..cfg.cohort.episodes)
         .map(|i| run_recipient(kind, cfg, &task, i, policy))
         .collect::<Result<Vec<_>, _>>()?;
     assemble_study(kind, cfg, parts)
@@ -489,7 +499,7 @@ fn replace(
         let mut ep = fresh_episode(r, task)?;
         policy.set_memory(&memory)?;
         let (success, committed, first) =
-            continue_unhooked(&mut ep, task, policy, cfg.action_seed)?;
+            continue_unhooked(&mut ep, task, policy, cfg.cohort.action_seed)?;
         out.push(Continuation {
             episode_id: r.id.clone(),
             condition: names_of_replacement(cond).into(),
@@ -553,7 +563,7 @@ fn restore(
             Ok(())
         };
         let (success, committed, first) =
-            continue_closed_loop(&mut ep, task, policy, cfg.action_seed, &mut hook)?;
+            continue_closed_loop(&mut ep, task, policy, cfg.cohort.action_seed, &mut hook)?;
         if !restored {
             return Err(HarnessError::InvalidConfig(format!(
                 "fault_chunks {fault}: episode {} ended after {queries} queries, before the restoration query, so condition `{}` would not restore anything; use fewer fault chunks",

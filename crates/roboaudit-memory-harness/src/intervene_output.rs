@@ -89,8 +89,8 @@ pub fn markdown(study: &InterventionStudy, policy: &str) -> String {
     let mut md = format!(
         "# Memory intervention: {} study\n\nPolicy `{policy}` on `{}`, {} recipients ({} skipped before any query).\n\n",
         study.study,
-        study.config.task.name(),
-        study.config.episodes - study.skipped,
+        study.config.cohort.task.name(),
+        study.config.cohort.episodes - study.skipped,
         study.skipped
     );
     md.push_str(&format!("| {} |\n", HEADER.join(" | ")));

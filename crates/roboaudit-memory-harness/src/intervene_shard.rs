@@ -72,7 +72,7 @@ pub fn run_shard(
         (out, shard),
         (&spec, policy_identity),
         policy,
-        cfg.episodes,
+        cfg.cohort.episodes,
         &mut |i, policy| run_recipient(kind, cfg, &task, i, policy),
         on_recipient,
     )
@@ -99,7 +99,7 @@ pub fn finish_merged(merged: &Path) -> Result<(), HarnessError> {
     PARTS.finish(
         merged,
         "an intervention study",
-        |s: &StudySpec| s.config.episodes,
+        |s: &StudySpec| s.config.cohort.episodes,
         |spec, parts: Vec<RecipientPart>| {
             let study = assemble_study(spec.study, &spec.config, parts)?;
             crate::intervene_output::write_study(merged, &study, &spec.policy)

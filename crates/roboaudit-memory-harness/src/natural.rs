@@ -24,8 +24,8 @@ use crate::pairs::{HistoryPlan, enter_world, run_history};
 use crate::policy::MemoryPolicy;
 use crate::tasks::MemoryTask;
 pub use roboaudit_memory::natural::{
-    COHORT_NOTE, DECISION_RULE, NATURAL_SCHEMA, NaturalConfig, NaturalEpisode, NaturalStudy,
-    analyze_natural, markdown,
+    COHORT_NOTE, CohortSettings, DECISION_RULE, NATURAL_SCHEMA, NaturalConfig, NaturalEpisode,
+    NaturalStudy, analyze_natural, markdown,
 };
 
 /// File name of the study (JSON) inside the output folder.
@@ -88,10 +88,10 @@ pub fn contains_decision(candidates: &[usize], warranted: usize) -> bool {
 /// above 3, or bootstrap settings out of range.
 pub fn prepare(cfg: &NaturalConfig) -> Result<MemoryTask, HarnessError> {
     let task = crate::intervene::native_rollout_task(
-        cfg.task,
-        cfg.episodes,
-        cfg.obs_every,
-        &cfg.layout_levels,
+        cfg.cohort.task,
+        cfg.cohort.episodes,
+        cfg.cohort.obs_every,
+        &cfg.cohort.layout_levels,
     )?;
     let b = &cfg.bootstrap;
     let resamples_ok = (1..=roboaudit_memory::MAX_RESAMPLES).contains(&b.resamples);
@@ -116,17 +116,18 @@ pub fn run_episode(
 ) -> Result<NaturalEpisode, HarnessError> {
     let id = format!("n{index:03}");
     let level = cfg
+        .cohort
         .layout_levels
-        .get(index % cfg.layout_levels.len().max(1))
+        .get(index % cfg.cohort.layout_levels.len().max(1))
         .copied()
         .ok_or_else(|| HarnessError::InvalidConfig("layout_levels must be non-empty".into()))?;
-    let [layout_seed, episode_seed] = episode_seeds(cfg.seed, index);
+    let [layout_seed, episode_seed] = episode_seeds(cfg.cohort.seed, index);
     let scene = task.scene(&id, level, layout_seed)?;
     let compiled = CompiledScene::new(&scene, 64)?;
     let origins = task.origins(index)[0].clone();
     let warranted = task.branch(&origins);
     let plan = HistoryPlan {
-        obs_every: cfg.obs_every,
+        obs_every: cfg.cohort.obs_every,
         expert: ExpertParams::default(),
         route: None,
     };
@@ -164,7 +165,8 @@ pub fn run_episode(
     for o in &history.observations {
         policy.observe(o)?;
     }
-    let (success, committed, first) = continue_unhooked(&mut ep, task, policy, cfg.action_seed)?;
+    let (success, committed, first) =
+        continue_unhooked(&mut ep, task, policy, cfg.cohort.action_seed)?;
     record.first_direction = first;
     record.committed = committed;
     record.success = Some(success);
@@ -183,10 +185,10 @@ pub fn natural_study(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<NaturalStudy, HarnessError> {
     let task = prepare(cfg)?;
-    let mut episodes = Vec::with_capacity(cfg.episodes);
-    for i in 0..cfg.episodes {
+    let mut episodes = Vec::with_capacity(cfg.cohort.episodes);
+    for i in 0..cfg.cohort.episodes {
         episodes.push(run_episode(cfg, &task, i, policy)?);
-        progress(i + 1, cfg.episodes);
+        progress(i + 1, cfg.cohort.episodes);
     }
     assemble_study(cfg, policy.name(), episodes)
 }

@@ -81,7 +81,7 @@ pub fn run_shard(
         (out, shard),
         (&spec, policy_identity),
         policy,
-        cfg.episodes,
+        cfg.cohort.episodes,
         &mut |i, policy| {
             Ok(NaturalPart {
                 index: i,
@@ -114,7 +114,7 @@ pub fn finish_merged(merged: &Path) -> Result<(), HarnessError> {
     PARTS.finish(
         merged,
         "a natural study",
-        |s: &StudySpec| s.config.episodes,
+        |s: &StudySpec| s.config.cohort.episodes,
         |spec, parts: Vec<NaturalPart>| {
             let episodes = parts.into_iter().map(|p| p.episode).collect();
             let study = assemble_study(&spec.config, spec.policy, episodes)?;

@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use roboaudit_memory_harness::intervene::{
-    InterventionConfig, replacement_study, restoration_study,
+    CohortSettings, InterventionConfig, replacement_study, restoration_study,
 };
 use roboaudit_memory_harness::{BuiltinPolicy, PolicyKind, PolicyParams};
 
@@ -21,7 +21,7 @@ fn row<'a>(
 #[test]
 fn replacement_redirects_toward_the_replaced_content() {
     let cfg = InterventionConfig {
-        episodes: 6,
+        cohort: CohortSettings::with_episodes(6),
         ..InterventionConfig::default()
     };
     let s = replacement_study(&cfg, &mut faithful()).unwrap();
@@ -51,7 +51,7 @@ fn replacement_redirects_toward_the_replaced_content() {
 #[test]
 fn restoring_the_anchor_recovers_the_success_a_cleared_bank_loses() {
     let cfg = InterventionConfig {
-        episodes: 6,
+        cohort: CohortSettings::with_episodes(6),
         ..InterventionConfig::default()
     };
     let s = restoration_study(&cfg, &mut faithful()).unwrap();

@@ -4,7 +4,9 @@
 //! scenes of its own.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use roboaudit_memory_harness::natural::{NaturalConfig, episode_seeds, natural_study};
+use roboaudit_memory_harness::natural::{
+    CohortSettings, NaturalConfig, episode_seeds, natural_study,
+};
 use roboaudit_memory_harness::{BuiltinPolicy, PolicyKind, PolicyParams};
 use roboaudit_testbed::TaskKind;
 use roboaudit_types::seed::splitmix64;
@@ -15,7 +17,7 @@ fn policy(kind: PolicyKind) -> BuiltinPolicy {
 
 fn cfg(episodes: usize) -> NaturalConfig {
     let mut c = NaturalConfig {
-        episodes,
+        cohort: CohortSettings::with_episodes(episodes),
         ..NaturalConfig::default()
     };
     c.bootstrap.resamples = 500;
@@ -77,7 +79,8 @@ fn the_blind_calibrator_heads_for_the_first_tray_whatever_memory_warrants() {
 #[test]
 fn the_same_seed_gives_the_same_bytes_and_another_seed_other_scenes() {
     let run = |seed: u64| {
-        let c = NaturalConfig { seed, ..cfg(2) };
+        let mut c = cfg(2);
+        c.cohort.seed = seed;
         let s = natural_study(&c, &mut policy(PolicyKind::Bank), &mut |_, _| {}).unwrap();
         serde_json::to_vec(&s).unwrap()
     };
@@ -105,10 +108,8 @@ fn natural_scenes_come_from_a_stream_of_their_own() {
 /// tray blue started in and succeeds, the blind one takes the first candidate whatever happened.
 #[test]
 fn swap_succeeds_only_for_the_policy_that_remembers_where_blue_started() {
-    let c = NaturalConfig {
-        task: TaskKind::Swap,
-        ..cfg(4)
-    };
+    let mut c = cfg(4);
+    c.cohort.task = TaskKind::Swap;
     let s = natural_study(&c, &mut policy(PolicyKind::Faithful), &mut |_, _| {}).unwrap();
     let targets: Vec<usize> = s.episodes.iter().map(|e| e.warranted).collect();
     assert_eq!(targets, vec![1, 2, 1, 2]);

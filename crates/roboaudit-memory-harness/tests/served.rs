@@ -9,7 +9,7 @@ mod common;
 use std::time::Duration;
 
 use roboaudit_memory_harness::intervene::{
-    InterventionConfig, replacement_study, restoration_study,
+    CohortSettings, InterventionConfig, replacement_study, restoration_study,
 };
 use roboaudit_memory_harness::served::serve::serve_policy;
 use roboaudit_memory_harness::{
@@ -142,7 +142,7 @@ fn native_memory_gives_the_builtin_records_and_declares_the_protected_anchor() {
 #[test]
 fn interventions_through_the_wire_equal_the_builtin_studies() {
     let cfg = InterventionConfig {
-        episodes: 6,
+        cohort: CohortSettings::with_episodes(6),
         ..InterventionConfig::default()
     };
     for kind in [PolicyKind::Faithful, PolicyKind::Bank] {
@@ -178,7 +178,7 @@ fn interventions_through_the_wire_equal_the_builtin_studies() {
 #[test]
 fn restoration_without_an_anchor_runs_none_and_full() {
     let cfg = InterventionConfig {
-        episodes: 6,
+        cohort: CohortSettings::with_episodes(6),
         ..InterventionConfig::default()
     };
     let server = serve_builtin(PolicyKind::Faithful, &["reset", "action_seed"]);

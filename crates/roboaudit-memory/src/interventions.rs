@@ -35,21 +35,45 @@ pub enum Restoration {
     Full,
 }
 
+/// The cohort of native episodes a study runs: the settings an intervention study and a
+/// natural-occurrence study share. Serialized flattened into either study's settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CohortSettings {
+    /// `put_back` or `rearrange` (native rollouts need the task's success predicate).
+    pub task: TaskKind,
+    /// Episodes (≥ 1); an intervention study's recipients cycle their targets over the trays.
+    pub episodes: usize,
+    /// Master seed of the episodes' layouts, scenes and histories.
+    pub seed: u64,
+    /// Layout levels (0–3) cycled over episodes; the level is the stratum.
+    pub layout_levels: Vec<u8>,
+    /// The policy observes every this many history steps (≥ 1).
+    pub obs_every: usize,
+    /// Action seed of the closed-loop queries (chunk `c` uses `action_seed + c`).
+    pub action_seed: u64,
+}
+
+impl CohortSettings {
+    /// `episodes` put_back episodes, seed 0, layout levels 0 and 1, observations every 4
+    /// steps, action seed 0.
+    pub fn with_episodes(episodes: usize) -> Self {
+        CohortSettings {
+            task: TaskKind::PutBack,
+            episodes,
+            seed: 0,
+            layout_levels: vec![0, 1],
+            obs_every: 4,
+            action_seed: 0,
+        }
+    }
+}
+
 /// Settings of an intervention study.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InterventionConfig {
-    /// `put_back` or `rearrange`.
-    pub task: TaskKind,
-    /// Recipient episodes (≥ 1); targets cycle over the trays.
-    pub episodes: usize,
-    /// Master seed of layouts and episodes.
-    pub seed: u64,
-    /// Layout levels cycled over episodes; the level is the stratum.
-    pub layout_levels: Vec<u8>,
-    /// How histories are played.
-    pub obs_every: usize,
-    /// Action seed of the closed-loop queries (chunk `c` uses `seed + c`).
-    pub action_seed: u64,
+    /// Recipient episodes and how they run.
+    #[serde(flatten)]
+    pub cohort: CohortSettings,
     /// Restoration: chunks run with the cleared bank before the restoration query (≥ 1, and
     /// fewer than every episode runs after the event, or the study fails: a restoration that
     /// never happens would report the `none` numbers as `anchor` and `full`).
@@ -62,12 +86,7 @@ impl Default for InterventionConfig {
     /// put_back, 12 episodes, layout levels 0 and 1, one fault chunk.
     fn default() -> Self {
         InterventionConfig {
-            task: TaskKind::PutBack,
-            episodes: 12,
-            seed: 0,
-            layout_levels: vec![0, 1],
-            obs_every: 4,
-            action_seed: 0,
+            cohort: CohortSettings::with_episodes(12),
             fault_chunks: 1,
             bootstrap: BootstrapSettings::default(),
         }

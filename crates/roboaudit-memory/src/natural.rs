@@ -13,11 +13,10 @@
 use std::collections::BTreeMap;
 
 use roboaudit_stats::{BootstrapConfig, IntervalMethod, ResampleDesign, bootstrap};
-use roboaudit_types::task::TaskKind;
 use serde::{Deserialize, Serialize};
 
 use crate::MemoryError;
-pub use crate::interventions::BootstrapSettings;
+pub use crate::interventions::{BootstrapSettings, CohortSettings};
 
 /// Schema tag of `natural.json`.
 pub const NATURAL_SCHEMA: &str = "roboaudit.memory.natural.v1";
@@ -31,18 +30,9 @@ pub const COHORT_NOTE: &str = "natural cohort: untreated native episodes; observ
 /// Settings of a natural-occurrence study.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NaturalConfig {
-    /// `put_back` or `rearrange` (native rollouts need the task's success predicate).
-    pub task: TaskKind,
-    /// Natural episodes (≥ 1).
-    pub episodes: usize,
-    /// Master seed of the episodes' own scene and history stream.
-    pub seed: u64,
-    /// Layout levels (0–3) cycled over episodes; the level is the stratum.
-    pub layout_levels: Vec<u8>,
-    /// The policy observes every this many history steps (≥ 1).
-    pub obs_every: usize,
-    /// Action seed of the closed-loop queries (chunk `c` uses `action_seed + c`).
-    pub action_seed: u64,
+    /// The natural episodes and how they run.
+    #[serde(flatten)]
+    pub cohort: CohortSettings,
     /// Episode bootstrap of the contrasts' intervals.
     pub bootstrap: BootstrapSettings,
 }
@@ -52,12 +42,7 @@ impl Default for NaturalConfig {
     /// steps, 10,000 resamples at 95 %.
     fn default() -> Self {
         NaturalConfig {
-            task: TaskKind::PutBack,
-            episodes: 96,
-            seed: 0,
-            layout_levels: vec![0, 1],
-            obs_every: 4,
-            action_seed: 0,
+            cohort: CohortSettings::with_episodes(96),
             bootstrap: BootstrapSettings::default(),
         }
     }
@@ -471,7 +456,7 @@ pub fn text_summary(study: &NaturalStudy) -> String {
 /// The study as the Markdown of `natural.md`.
 pub fn markdown(study: &NaturalStudy) -> String {
     let a = &study.analysis;
-    let c = &study.config;
+    let c = &study.config.cohort;
     let levels: Vec<String> = c.layout_levels.iter().map(u8::to_string).collect();
     let mut md = format!(
         "# Natural-occurrence analysis\n\nPolicy `{}` on `{}`: {} untreated native episodes (seed {}, layout levels {}).\n\n**Observational.** {}.\n\n",
@@ -503,7 +488,7 @@ pub fn markdown(study: &NaturalStudy) -> String {
     for row in contrast_rows(a) {
         md.push_str(&format!("| {} |\n", row.join(" | ")));
     }
-    let b = &c.bootstrap;
+    let b = &study.config.bootstrap;
     md.push_str(&format!(
         "\nIntervals: {level:.0}% percentile episode bootstrap within layout-level strata over the decision episodes, {} resamples, seed {}; resamples missing a group are left out ({} and {}). A verdict is `unresolved` when the interval contains 0.\n",
         b.resamples,

@@ -507,8 +507,8 @@ fn checked_in_fixtures_are_current() {
 #[test]
 fn a_natural_study_beside_a_memory_audit_is_shown_apart() {
     use roboaudit_memory::natural::{
-        COHORT_NOTE, DECISION_RULE, NATURAL_SCHEMA, NaturalConfig, NaturalEpisode, NaturalStudy,
-        analyze_natural,
+        COHORT_NOTE, CohortSettings, DECISION_RULE, NATURAL_SCHEMA, NaturalConfig, NaturalEpisode,
+        NaturalStudy, analyze_natural,
     };
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("memory");
@@ -529,7 +529,7 @@ fn a_natural_study_beside_a_memory_audit_is_shown_apart() {
         })
         .collect();
     let config = NaturalConfig {
-        episodes: 4,
+        cohort: CohortSettings::with_episodes(4),
         ..NaturalConfig::default()
     };
     let study = NaturalStudy {

@@ -305,33 +305,34 @@ impl LeRobotDataset {
     }
 
     fn check_metadata(&self, problems: &mut Problems, info_file: &Path) {
-        if let Some(total) = self.info.total_episodes
-            && total != self.episodes.len() as u64
-        {
-            problems.push(
+        let counts = [
+            (
                 "episode count",
-                info_file,
-                None,
-                None,
-                format!(
-                    "total_episodes is {total}, the episodes metadata describes {}",
-                    self.episodes.len()
-                ),
-            );
-        }
-        if let Some(total) = self.info.total_tasks
-            && total != self.tasks.len() as u64
-        {
-            problems.push(
+                "total_episodes",
+                self.info.total_episodes,
+                self.episodes.len(),
+                "the episodes metadata describes",
+            ),
+            (
                 "task count",
-                info_file,
-                None,
-                None,
-                format!(
-                    "total_tasks is {total}, the tasks metadata lists {}",
-                    self.tasks.len()
-                ),
-            );
+                "total_tasks",
+                self.info.total_tasks,
+                self.tasks.len(),
+                "the tasks metadata lists",
+            ),
+        ];
+        for (kind, key, total, found, metadata) in counts {
+            if let Some(total) = total
+                && total != found as u64
+            {
+                problems.push(
+                    kind,
+                    info_file,
+                    None,
+                    None,
+                    format!("{key} is {total}, {metadata} {found}"),
+                );
+            }
         }
         let fps = self.info.fps;
         for f in &self.info.features {

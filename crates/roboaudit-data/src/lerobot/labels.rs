@@ -48,6 +48,9 @@ pub struct EpisodeLabel {
     pub success: bool,
 }
 
+/// The columns every labels file has.
+const LABEL_COLUMNS: &[&str] = &["episode_index", "success"];
+
 /// Reads a labels file (`episode_index`, `success`), in file order.
 ///
 /// # Errors
@@ -56,7 +59,7 @@ pub struct EpisodeLabel {
 pub fn read_labels_file(path: impl AsRef<Path>) -> Result<Vec<EpisodeLabel>, DataError> {
     let file = path.as_ref();
     let columns = Columns {
-        required: &["episode_index", "success"],
+        required: LABEL_COLUMNS,
         optional: &[],
         all: false,
     };
@@ -107,7 +110,7 @@ pub struct LabelSources {
 pub fn read_label_sources(path: impl AsRef<Path>) -> Result<Option<LabelSources>, DataError> {
     let file = path.as_ref();
     let columns = Columns {
-        required: &["episode_index", "success"],
+        required: LABEL_COLUMNS,
         optional: &["source"],
         all: false,
     };
@@ -165,33 +168,20 @@ impl LeRobotDataset {
                 Ok(out)
             }
             SuccessSource::LastReward { column, threshold } => {
-                let frames = self.read_frames(&[column.as_str()])?;
-                Ok(frames
-                    .iter()
-                    .map(|ep| EpisodeLabel {
-                        episode_index: ep.episode_index,
-                        success: ep
-                            .column(column)
-                            .and_then(<[Vec<f32>]>::last)
-                            .and_then(|v| v.first())
-                            .is_some_and(|r| f64::from(*r) >= *threshold),
-                    })
-                    .collect())
+                self.reward_labels(column, |rewards| {
+                    rewards
+                        .last()
+                        .and_then(|v| v.first())
+                        .is_some_and(|r| f64::from(*r) >= *threshold)
+                })
             }
             SuccessSource::MaxReward { column, threshold } => {
-                let frames = self.read_frames(&[column.as_str()])?;
-                Ok(frames
-                    .iter()
-                    .map(|ep| EpisodeLabel {
-                        episode_index: ep.episode_index,
-                        success: ep
-                            .column(column)
-                            .unwrap_or_default()
-                            .iter()
-                            .filter_map(|v| v.first())
-                            .any(|r| f64::from(*r) >= *threshold),
-                    })
-                    .collect())
+                self.reward_labels(column, |rewards| {
+                    rewards
+                        .iter()
+                        .filter_map(|v| v.first())
+                        .any(|r| f64::from(*r) >= *threshold)
+                })
             }
             SuccessSource::File(path) => {
                 let labels = read_labels_file(path)?;
@@ -239,5 +229,22 @@ impl LeRobotDataset {
                     .collect())
             }
         }
+    }
+
+    /// One label per episode: `success` of the episode's per-frame values of reward `column`
+    /// (a missing column reads as no frames).
+    fn reward_labels(
+        &self,
+        column: &str,
+        success: impl Fn(&[Vec<f32>]) -> bool,
+    ) -> Result<Vec<EpisodeLabel>, DataError> {
+        let frames = self.read_frames(&[column])?;
+        Ok(frames
+            .iter()
+            .map(|ep| EpisodeLabel {
+                episode_index: ep.episode_index,
+                success: success(ep.column(column).unwrap_or_default()),
+            })
+            .collect())
     }
 }

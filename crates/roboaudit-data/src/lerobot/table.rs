@@ -92,26 +92,33 @@ impl ParquetTable {
             .map(|f| f.data_type().clone())
     }
 
-    /// Calls `visit(array, row_in_batch, file_row_1based)` for every row of column `name`.
-    fn each(
+    /// Column `name` of `batch`; a missing column is [`DataError::MissingColumn`].
+    fn column<'b>(&self, batch: &'b RecordBatch, name: &str) -> Result<&'b ArrayRef, DataError> {
+        batch
+            .column_by_name(name)
+            .ok_or_else(|| DataError::MissingColumn {
+                file: self.file.clone(),
+                column: name.to_owned(),
+            })
+    }
+
+    /// Reads every row of column `name` with `cell(array, row_in_batch)`; a cell's error
+    /// message becomes an [`DataError::Invalid`] naming file, 1-based row and column.
+    fn cells<T>(
         &self,
         name: &str,
-        visit: &mut dyn FnMut(&ArrayRef, usize, usize) -> Result<(), DataError>,
-    ) -> Result<(), DataError> {
+        cell: impl Fn(&ArrayRef, usize) -> Result<T, String>,
+    ) -> Result<Vec<T>, DataError> {
+        let mut out = Vec::with_capacity(self.rows);
         let mut offset = 0;
         for batch in &self.batches {
-            let array = batch
-                .column_by_name(name)
-                .ok_or_else(|| DataError::MissingColumn {
-                    file: self.file.clone(),
-                    column: name.to_owned(),
-                })?;
+            let array = self.column(batch, name)?;
             for i in 0..batch.num_rows() {
-                visit(array, i, offset + i + 1)?;
+                out.push(cell(array, i).map_err(|m| self.err(offset + i + 1, name, m))?);
             }
             offset += batch.num_rows();
         }
-        Ok(())
+        Ok(out)
     }
 
     fn err(&self, row: usize, column: &str, message: impl Into<String>) -> DataError {
@@ -120,101 +127,37 @@ impl ParquetTable {
 
     /// An integer column (any integer type, or a one-element list of one); nulls are errors.
     pub fn ints(&self, name: &str) -> Result<Vec<i64>, DataError> {
-        let mut out = Vec::with_capacity(self.rows);
-        self.each(name, &mut |array, i, row| {
-            let value = scalar(array, i).map_err(|m| self.err(row, name, m))?;
-            match value {
-                Scalar::Int(v) => out.push(v),
-                other => {
-                    return Err(self.err(
-                        row,
-                        name,
-                        format!("expected an integer, got {}", other.describe()),
-                    ));
-                }
-            }
-            Ok(())
-        })?;
-        Ok(out)
+        self.cells(name, |array, i| match scalar(array, i)? {
+            Scalar::Int(v) => Ok(v),
+            other => Err(format!("expected an integer, got {}", other.describe())),
+        })
     }
 
     /// A numeric or boolean scalar column as `f64` (bool as 0/1); nulls are `None`.
     pub fn numbers(&self, name: &str) -> Result<Vec<Option<f64>>, DataError> {
-        let mut out = Vec::with_capacity(self.rows);
-        self.each(name, &mut |array, i, row| {
-            out.push(
-                match scalar(array, i).map_err(|m| self.err(row, name, m))? {
-                    Scalar::Null => None,
-                    Scalar::Int(v) => Some(v as f64),
-                    Scalar::Float(v) => Some(v),
-                    Scalar::Bool(b) => Some(if b { 1.0 } else { 0.0 }),
-                    other => {
-                        return Err(self.err(
-                            row,
-                            name,
-                            format!("expected a number, got {}", other.describe()),
-                        ));
-                    }
-                },
-            );
-            Ok(())
-        })?;
-        Ok(out)
+        self.cells(name, |array, i| match scalar(array, i)? {
+            Scalar::Null => Ok(None),
+            Scalar::Int(v) => Ok(Some(v as f64)),
+            Scalar::Float(v) => Ok(Some(v)),
+            Scalar::Bool(b) => Ok(Some(if b { 1.0 } else { 0.0 })),
+            other => Err(format!("expected a number, got {}", other.describe())),
+        })
     }
 
     /// A numeric column as one `f32` vector per row: list, large list and fixed-size list
     /// columns of numbers, or scalars as one-element vectors. Nulls (rows or elements) are errors.
     pub fn vectors(&self, name: &str) -> Result<Vec<Vec<f32>>, DataError> {
-        let mut out = Vec::with_capacity(self.rows);
-        self.each(name, &mut |array, i, row| {
-            let values = vector(array, i).map_err(|m| self.err(row, name, m))?;
-            out.push(values);
-            Ok(())
-        })?;
-        Ok(out)
+        self.cells(name, vector)
     }
 
     /// A string column (UTF-8 of any width); nulls are `None`.
     pub fn strings(&self, name: &str) -> Result<Vec<Option<String>>, DataError> {
-        let mut out = Vec::with_capacity(self.rows);
-        self.each(name, &mut |array, i, row| {
-            out.push(string_at(array, i).map_err(|m| self.err(row, name, m))?);
-            Ok(())
-        })?;
-        Ok(out)
+        self.cells(name, string_at)
     }
 
     /// A list-of-strings column (a plain string is a one-element list); nulls are empty lists.
     pub fn string_lists(&self, name: &str) -> Result<Vec<Vec<String>>, DataError> {
-        let mut out = Vec::with_capacity(self.rows);
-        self.each(name, &mut |array, i, row| {
-            if array.is_null(i) {
-                out.push(Vec::new());
-                return Ok(());
-            }
-            let items = match array.data_type() {
-                DataType::List(_) => array.as_list::<i32>().value(i),
-                DataType::LargeList(_) => array.as_list::<i64>().value(i),
-                _ => {
-                    out.push(
-                        string_at(array, i)
-                            .map_err(|m| self.err(row, name, m))?
-                            .into_iter()
-                            .collect(),
-                    );
-                    return Ok(());
-                }
-            };
-            let mut list = Vec::with_capacity(items.len());
-            for k in 0..items.len() {
-                if let Some(s) = string_at(&items, k).map_err(|m| self.err(row, name, m))? {
-                    list.push(s);
-                }
-            }
-            out.push(list);
-            Ok(())
-        })?;
-        Ok(out)
+        self.cells(name, string_list_at)
     }
 
     /// The `{bytes, path}` struct of an `image` column at 0-based `index`.
@@ -222,19 +165,33 @@ impl ParquetTable {
         let mut offset = 0;
         for batch in &self.batches {
             if index < offset + batch.num_rows() {
-                let row = index + 1;
-                let array = batch
-                    .column_by_name(name)
-                    .ok_or_else(|| DataError::MissingColumn {
-                        file: self.file.clone(),
-                        column: name.to_owned(),
-                    })?;
-                return image_cell(array, index - offset).map_err(|m| self.err(row, name, m));
+                let array = self.column(batch, name)?;
+                return image_cell(array, index - offset).map_err(|m| self.err(index + 1, name, m));
             }
             offset += batch.num_rows();
         }
         Err(self.err(index + 1, name, "row out of range"))
     }
+}
+
+/// The strings at `i` of a list-of-strings column (null items skipped), a plain string as a
+/// one-element list, or an empty list for a null row.
+fn string_list_at(array: &ArrayRef, i: usize) -> Result<Vec<String>, String> {
+    if array.is_null(i) {
+        return Ok(Vec::new());
+    }
+    let items = match array.data_type() {
+        DataType::List(_) => array.as_list::<i32>().value(i),
+        DataType::LargeList(_) => array.as_list::<i64>().value(i),
+        _ => return Ok(string_at(array, i)?.into_iter().collect()),
+    };
+    let mut list = Vec::with_capacity(items.len());
+    for k in 0..items.len() {
+        if let Some(s) = string_at(&items, k)? {
+            list.push(s);
+        }
+    }
+    Ok(list)
 }
 
 /// An encoded image as LeRobot stores it: inline bytes, or a path relative to the dataset root.

@@ -263,11 +263,11 @@ pub struct InterveneOptions {
     /// Recipient episodes (1 to 100,000).
     #[cfg_attr(
         feature = "clap",
-        arg(long, default_value_t = InterventionConfig::default().episodes)
+        arg(long, default_value_t = InterventionConfig::default().cohort.episodes)
     )]
     pub episodes: usize,
     /// Master seed of layouts and episodes.
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = InterventionConfig::default().seed))]
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = InterventionConfig::default().cohort.seed))]
     pub seed: u64,
     /// Restoration only: chunks run with the cleared bank before the restoration query (at
     /// least 1, at most the chunks an episode of the task can run; a study whose episode ends
@@ -364,10 +364,10 @@ pub struct NaturalOptions {
     #[cfg_attr(feature = "clap", arg(long, default_value = "put_back"))]
     pub task: String,
     /// Natural episodes (1 to 100,000).
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = NaturalConfig::default().episodes))]
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = NaturalConfig::default().cohort.episodes))]
     pub episodes: usize,
     /// Master seed of the natural episodes' own scene and history stream.
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = NaturalConfig::default().seed))]
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = NaturalConfig::default().cohort.seed))]
     pub seed: u64,
     /// Bank policy only: recall probability per tray index, each in [0, 1] (comma-separated;
     /// the last one repeats) [default: 0.95,0.95,0.3].

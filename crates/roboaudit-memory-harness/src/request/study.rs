@@ -11,6 +11,7 @@ use crate::intervene::{
 use crate::natural::{NaturalConfig, NaturalStudy};
 use crate::policy::MemoryPolicy;
 use crate::served::ServedPolicy;
+use roboaudit_memory::interventions::CohortSettings;
 use roboaudit_testbed::TaskKind;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -35,6 +36,15 @@ impl StudySettings {
             resamples: self.resamples,
             seed: self.bootstrap_seed,
             ..BootstrapSettings::default()
+        }
+    }
+
+    /// The cohort of `task` these settings name; the rest as the defaults.
+    fn cohort(&self, task: TaskKind) -> CohortSettings {
+        CohortSettings {
+            task,
+            seed: self.seed,
+            ..CohortSettings::with_episodes(self.episodes)
         }
     }
 }
@@ -83,12 +93,9 @@ pub fn intervention_config(
         ));
     }
     let cfg = InterventionConfig {
-        task,
-        episodes: settings.episodes,
-        seed: settings.seed,
+        cohort: settings.cohort(task),
         fault_chunks,
         bootstrap: settings.bootstrap(),
-        ..InterventionConfig::default()
     };
     Ok((kind, cfg))
 }
@@ -168,8 +175,8 @@ pub fn intervention_text(
         "{} study, {} on {}: {} recipients ({} skipped before any query)",
         study.study,
         policy,
-        cfg.task.name(),
-        cfg.episodes - study.skipped,
+        cfg.cohort.task.name(),
+        cfg.cohort.episodes - study.skipped,
         study.skipped
     );
     s.push_str(&crate::intervene_output::table(study));
@@ -210,11 +217,8 @@ pub fn natural_config(
     sharded: bool,
 ) -> Result<NaturalConfig, RequestError> {
     let cfg = NaturalConfig {
-        task,
-        episodes: settings.episodes,
-        seed: settings.seed,
+        cohort: settings.cohort(task),
         bootstrap: settings.bootstrap(),
-        ..NaturalConfig::default()
     };
     crate::natural::prepare(&cfg)?;
     if sharded && spec.is_served() {
@@ -234,8 +238,8 @@ pub fn natural_text(study: &NaturalStudy, seconds: f64, served: Option<&ServedPo
         s,
         "natural study, {} on {}: {} episodes in {seconds:.1} s",
         study.policy,
-        study.config.task.name(),
-        study.config.episodes,
+        study.config.cohort.task.name(),
+        study.config.cohort.episodes,
     );
     s.push_str(&roboaudit_memory::natural::text_summary(study));
     s

@@ -40,8 +40,8 @@ fn intervention_blocks(id: &str, study: &InterventionStudy) -> Vec<Block> {
     let mut text = format!(
         "History {} study on {}: {} recipients continued closed loop from the lift event ({} skipped before any query); intervals are {level:.0} % layout-stratified bootstraps over recipients.",
         study.study,
-        study.config.task.name(),
-        study.config.episodes.saturating_sub(study.skipped),
+        study.config.cohort.task.name(),
+        study.config.cohort.episodes.saturating_sub(study.skipped),
         study.skipped
     );
     if let Some(ok) = study.own_reproduces_native {
@@ -134,7 +134,7 @@ fn natural_blocks(id: &str, study: &NaturalStudy) -> Vec<Block> {
         Block::Para(format!(
             "Policy {} on {}: {}/{} untreated native episodes contained the audited decision type (registered, outcome-blind rule). {}. Intervals are episode bootstraps within layout strata over the decision episodes.",
             study.policy,
-            study.config.task.name(),
+            study.config.cohort.task.name(),
             a.decision.count,
             a.decision.n,
             roboaudit_memory::natural::COHORT_NOTE

@@ -19,7 +19,7 @@ pub fn run(args: &InterveneOptions) -> Result<()> {
         return super::run_study_shard(
             out,
             shard,
-            (cfg.episodes, "recipients", "recipients"),
+            (cfg.cohort.episodes, "recipients", "recipients"),
             |on| intervene_shard::run_shard(kind, &cfg, policy, &identity, out, shard, on),
         );
     }

@@ -24,12 +24,12 @@ pub fn run(args: &NaturalOptions) -> Result<()> {
         return super::run_study_shard(
             out,
             shard,
-            (cfg.episodes, "episodes", "natural episodes"),
+            (cfg.cohort.episodes, "episodes", "natural episodes"),
             |on| natural_shard::run_shard(&cfg, policy, &identity, out, shard, on),
         );
     }
     natural_shard::refuse_shard_folder(&args.out).map_err(super::collect::usage_or)?;
-    let bar = progress::bar(cfg.episodes as u64, "natural episodes");
+    let bar = progress::bar(cfg.cohort.episodes as u64, "natural episodes");
     let result = natural_study(&cfg, opened.as_policy(), &mut |d, _| {
         bar.set_position(d as u64);
     });
