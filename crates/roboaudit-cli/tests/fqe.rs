@@ -241,6 +241,20 @@ fn explicit_dataset_and_policy_files_then_evaluate_with_ground_truth() {
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     assert!(text(&o).contains("absent.json"), "{}", text(&o));
     assert_eq!(std::fs::read(&file).unwrap(), before);
+    // So is a folder given where the file goes.
+    let folder = dir.path().join("gt-folder");
+    std::fs::create_dir_all(&folder).unwrap();
+    let o = roboaudit(&[
+        "fqe",
+        "evaluate",
+        "--ground-truth",
+        folder.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(text(&o).contains("gt-folder"), "{}", text(&o));
+    assert_eq!(std::fs::read(&file).unwrap(), before);
 
     // A report of another schema is refused (exit 3) and left as it was.
     let foreign = std::fs::read_to_string(&file)

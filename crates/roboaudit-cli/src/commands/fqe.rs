@@ -71,13 +71,22 @@ pub(super) fn classify(e: FqeError) -> anyhow::Error {
         | FqeError::InvalidInputs(_)
         | FqeError::BadFile { .. }
         | FqeError::Weights { .. } => InvalidInput(text).into(),
-        // A file the user named that is not there (ground truth, weights) is bad input; other
-        // I/O failures (a full disk, a cache that vanished mid-run) are not.
+        // A file the user named that is not there, is a folder or cannot be read (ground
+        // truth, weights) is bad input; other I/O failures (a full disk, a cache that vanished
+        // mid-run) are not.
         FqeError::Io {
             action: "read",
             ref source,
             ..
-        } if source.kind() == std::io::ErrorKind::NotFound => InvalidInput(text).into(),
+        } if matches!(
+            source.kind(),
+            std::io::ErrorKind::NotFound
+                | std::io::ErrorKind::IsADirectory
+                | std::io::ErrorKind::PermissionDenied
+        ) =>
+        {
+            InvalidInput(text).into()
+        }
         other => other.into(),
     }
 }
