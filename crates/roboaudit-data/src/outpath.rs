@@ -116,6 +116,12 @@ pub fn refuse_out_file(out: &Path) -> Result<(), OutputPathError> {
     Ok(())
 }
 
+/// The one field every roboaudit result file shares, read without knowing which result it is.
+#[derive(serde::Deserialize)]
+struct SchemaTag {
+    schema: Option<String>,
+}
+
 /// Refuses an `--out` folder that already holds a result of another kind (a usage error, before
 /// any work): each `(file, schemas)` names a file this command writes into `out` and the
 /// `schema` tags it may replace, or (with no schemas) another command's result file whose
@@ -144,9 +150,9 @@ pub fn refuse_foreign_results(
                 )));
             }
         };
-        let found = serde_json::from_slice::<serde_json::Value>(&text)
+        let found = serde_json::from_slice::<SchemaTag>(&text)
             .ok()
-            .and_then(|v| v.get("schema").and_then(|s| s.as_str()).map(str::to_owned));
+            .and_then(|t| t.schema);
         let wanted = schemas
             .iter()
             .map(|s| format!("\"{s}\""))
