@@ -26,18 +26,10 @@ impl Observation {
     /// The observation of an episode's present state, converted to `f32` exactly as
     /// [`roboaudit_testbed::record_episode`] records it.
     pub fn of_episode(ep: &Episode) -> Observation {
-        let state = ep
-            .proprio()
-            .to_vec()
-            .into_iter()
-            .map(|x| x as f32)
-            .collect();
-        let p = ep.privileged();
-        let mut env = Vec::with_capacity(p.blocks.len() * 7);
-        for b in &p.blocks {
-            env.extend(b.pos.iter().chain(&b.quat).map(|&x| x as f32));
+        Observation {
+            state: roboaudit_testbed::record::recorded_state(ep),
+            env: roboaudit_testbed::record::env_state(ep),
         }
-        Observation { state, env }
     }
 
     /// The observation recorded in a frame (before its action).

@@ -57,7 +57,23 @@ impl EpisodeRecord {
     }
 }
 
-fn env_state(ep: &Episode) -> Vec<f32> {
+/// The proprioceptive state of the episode's present as a frame records it (`observation.state`:
+/// the proprio vector as `f32`).
+#[must_use]
+pub fn recorded_state(ep: &Episode) -> Vec<f32> {
+    ep.proprio()
+        .to_vec()
+        .into_iter()
+        .map(|x| x as f32)
+        .collect()
+}
+
+/// The object state of the episode's present as a frame records it
+/// (`observation.environment_state`, `f32`): each block's position (m) and quaternion
+/// (w, x, y, z), 7 values a block in scene order, then the door and lever angles (rad) on the
+/// articulated tasks.
+#[must_use]
+pub fn env_state(ep: &Episode) -> Vec<f32> {
     let p = ep.privileged();
     let mut v: Vec<f32> = Vec::new();
     for b in &p.blocks {
@@ -104,12 +120,7 @@ pub fn record_episode(
         } else {
             None
         };
-        let state = ep
-            .proprio()
-            .to_vec()
-            .into_iter()
-            .map(|x| x as f32)
-            .collect();
+        let state = recorded_state(ep);
         let env = env_state(ep);
         let was = ep.success();
         let a = policy(ep);
