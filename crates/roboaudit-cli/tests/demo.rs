@@ -360,3 +360,22 @@ fn demo_into_a_memory_audit_folder_is_refused_and_leaves_it() {
     let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
     assert_eq!(left.len(), 2, "nothing added: {left:?}");
 }
+
+/// An FQE fit's folder is refused: the demo's report beside it would read the fit as one more
+/// FQE section.
+#[test]
+fn demo_into_an_fqe_fit_folder_is_refused_and_leaves_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fit = br#"{"schema": "roboaudit.fqe.v1"}"#;
+    std::fs::write(tmp.path().join("fqe.json"), fit).unwrap();
+    let out = demo(tmp.path(), "small");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("holds another kind of result (fqe.json"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read(tmp.path().join("fqe.json")).unwrap(), fit);
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert_eq!(left.len(), 1, "nothing added: {left:?}");
+}

@@ -19,6 +19,9 @@ pub fn run(req: &DemoRequest) -> Result<()> {
             ("audit.json", &[DEMO_SCHEMA]),
             ("retrieval/audit.json", &[DEMO_SCHEMA]),
             ("report.json", &[roboaudit_report::SCHEMA]),
+            // An FQE fit's folder: the report written beside it would read it as one more
+            // FQE section.
+            ("fqe.json", &[]),
         ],
     )?;
     let started = Instant::now();
