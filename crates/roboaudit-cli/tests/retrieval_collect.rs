@@ -141,6 +141,20 @@ fn killed_run_resumes_to_the_bytes_of_an_uninterrupted_run() {
 #[test]
 fn max_chunks_stops_early_and_a_different_config_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
+    let damaged = tmp.path().join("damaged");
+    std::fs::create_dir_all(&damaged).unwrap();
+    std::fs::write(damaged.join("collect.json"), "garbage\n").unwrap();
+    let o = collect(&damaged, &[]);
+    assert_eq!(o.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("collect.json") && err.contains("line 1 column 1"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(damaged.join("collect.json")).unwrap(),
+        b"garbage\n"
+    );
     let dir = tmp.path().join("run");
     let none = collect(&dir, &["--max-chunks", "0"]);
     assert_eq!(none.status.code(), Some(2));

@@ -79,12 +79,17 @@ pub enum RequestError {
 }
 
 impl From<CollectError> for RequestError {
-    /// A configuration error is a usage error, a resume refusal an input error, the rest stay
-    /// collection errors.
+    /// A configuration error is a usage error, a resume refusal or a manifest that does not
+    /// parse an input error, the rest stay collection errors.
     fn from(e: CollectError) -> Self {
         match e {
             CollectError::InvalidConfig(m) => Self::Usage(m),
             CollectError::Resume { .. } => Self::Input(roboaudit_types::error_chain(&e)),
+            // A run folder's manifest that does not parse is a damaged input file (writing one
+            // fails only with an I/O error).
+            CollectError::Manifest { ref source, .. } if !source.is_io() => {
+                Self::Input(roboaudit_types::error_chain(&e))
+            }
             other => Self::Collect(other),
         }
     }
