@@ -48,6 +48,13 @@ impl Default for CollectConfig {
     }
 }
 
+/// Most dataset episodes one collection records.
+pub const MAX_EPISODES: usize = 100_000;
+/// Most ground-truth rollouts per target policy and task.
+pub const MAX_ROLLOUTS: usize = 100_000;
+/// Most action samples per frame of a stochastic target policy.
+pub const MAX_SAMPLES: usize = 10_000;
+
 impl CollectConfig {
     /// A few-second configuration for tests and demos: 8 episodes, 3 rollouts, 32-pixel images,
     /// 2 samples.
@@ -61,7 +68,10 @@ impl CollectConfig {
         }
     }
 
-    /// Validates every field and fixes the target-policy set ([`standard_targets`]).
+    /// Validates every field and fixes the target-policy set ([`standard_targets`]): episodes
+    /// in 4..=[`MAX_EPISODES`], rollouts in 1..=[`MAX_ROLLOUTS`], samples in
+    /// 1..=[`MAX_SAMPLES`] (a typo of a few digits would otherwise fill the memory before
+    /// anything is written).
     ///
     /// # Errors
     /// [`CollectError::InvalidConfig`] naming the first field out of range.
@@ -73,8 +83,20 @@ impl CollectConfig {
                 self.episodes
             ));
         }
+        if self.episodes > MAX_EPISODES {
+            return bad(format!(
+                "episodes = {} (at most {MAX_EPISODES})",
+                self.episodes
+            ));
+        }
         if self.rollouts == 0 {
             return bad("rollouts = 0 (need at least 1 per policy and task)".into());
+        }
+        if self.rollouts > MAX_ROLLOUTS {
+            return bad(format!(
+                "rollouts = {} (at most {MAX_ROLLOUTS} per policy and task)",
+                self.rollouts
+            ));
         }
         if !(16..=128).contains(&self.image_size) {
             return bad(format!("image size {} is not in 16..=128", self.image_size));
@@ -90,6 +112,12 @@ impl CollectConfig {
         }
         if self.samples == 0 {
             return bad("samples = 0 (need at least 1)".into());
+        }
+        if self.samples > MAX_SAMPLES {
+            return bad(format!(
+                "samples = {} (at most {MAX_SAMPLES})",
+                self.samples
+            ));
         }
         if self.layout_level > 3 {
             return bad(format!(

@@ -39,7 +39,7 @@ pub mod targets;
 pub use collect::{
     CollectSummary, Resumed, RunIdentity, Stage, WorkState, collect, collect_with, open_work,
 };
-pub use config::{CheckedConfig, CollectConfig};
+pub use config::{CheckedConfig, CollectConfig, MAX_EPISODES, MAX_ROLLOUTS, MAX_SAMPLES};
 pub use error::{CollectError, Result};
 pub use ground_truth::GroundTruthFile;
 pub use obs::{NoiseKey, Observation};

@@ -34,10 +34,11 @@ pub struct CollectRequest {
     /// resumed from there by the same command.
     #[cfg_attr(feature = "clap", arg(long, value_name = "DIR"))]
     pub out: PathBuf,
-    /// Dataset episodes (default 750; 8 with --small).
+    /// Dataset episodes, 4 to 100,000 (default 750; 8 with --small).
     #[cfg_attr(feature = "clap", arg(long))]
     pub episodes: Option<usize>,
-    /// Ground-truth rollouts per target policy and task (default 100; 3 with --small).
+    /// Ground-truth rollouts per target policy and task, 1 to 100,000 (default 100; 3 with
+    /// --small).
     #[cfg_attr(feature = "clap", arg(long))]
     pub rollouts: Option<usize>,
     /// Seed of every random draw.
@@ -46,7 +47,8 @@ pub struct CollectRequest {
     /// Side of the scene-camera images in pixels, 16..=128 (default 64; 32 with --small).
     #[cfg_attr(feature = "clap", arg(long, value_name = "PIXELS"))]
     pub image_size: Option<usize>,
-    /// Action samples per frame for stochastic target policies (default 8; 2 with --small).
+    /// Action samples per frame for stochastic target policies, 1 to 10,000 (default 8; 2 with
+    /// --small).
     #[cfg_attr(feature = "clap", arg(long))]
     pub samples: Option<usize>,
     /// Discount per frame for V^π (default 0.99, seed 003's value).
@@ -443,6 +445,31 @@ mod tests {
             ..request()
         };
         assert!(usage(too_few.prepare()).contains("episodes"));
+        for (too_many, says) in [
+            (
+                CollectRequest {
+                    episodes: Some(100_001),
+                    ..request()
+                },
+                "episodes = 100001 (at most 100000)",
+            ),
+            (
+                CollectRequest {
+                    rollouts: Some(99_999_999),
+                    ..request()
+                },
+                "rollouts = 99999999 (at most 100000",
+            ),
+            (
+                CollectRequest {
+                    samples: Some(10_001),
+                    ..request()
+                },
+                "samples = 10001 (at most 10000)",
+            ),
+        ] {
+            assert!(usage(too_many.prepare()).contains(says), "{says}");
+        }
     }
 
     #[test]
