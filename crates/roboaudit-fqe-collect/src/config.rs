@@ -52,8 +52,9 @@ impl Default for CollectConfig {
 pub const MAX_EPISODES: usize = 100_000;
 /// Most ground-truth rollouts per target policy and task.
 pub const MAX_ROLLOUTS: usize = 100_000;
-/// Most action samples per frame of a stochastic target policy.
-pub const MAX_SAMPLES: usize = 10_000;
+/// Most action samples per frame of a stochastic target policy: the bound `fqe actions` puts
+/// on a served policy's samples.
+pub use roboaudit_policy_client::summary::MAX_SAMPLES;
 
 impl CollectConfig {
     /// A few-second configuration for tests and demos: 8 episodes, 3 rollouts, 32-pixel images,
