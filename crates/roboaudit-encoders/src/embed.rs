@@ -18,9 +18,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
-use roboaudit_data::lerobot::{
-    DEFAULT_TOLERANCE_S, FeatureKind, LeRobotDataset, Rgb8Image, decode_png,
-};
+use roboaudit_data::lerobot::{DEFAULT_TOLERANCE_S, LeRobotDataset, Rgb8Image, decode_png};
 use roboaudit_types::{EmbeddingKind, EmbeddingRecord};
 
 use crate::EncoderError;
@@ -207,7 +205,7 @@ pub fn read_items(source: &EmbedSource) -> Result<Vec<Item>, EncoderError> {
                 Some(c) => {
                     let ok = ds
                         .feature(c)
-                        .is_some_and(|f| matches!(f.kind, FeatureKind::Image | FeatureKind::Video));
+                        .is_some_and(roboaudit_data::lerobot::Feature::is_camera);
                     // The camera is the user's choice on a readable dataset: a wrong option,
                     // as a wrong `data frame --key` or `fqe fit --features` is.
                     if !ok {

@@ -177,7 +177,7 @@ fn camera(report: &FqeReport, dataset: &LeRobotDataset) -> Option<String> {
     let is_camera = |name: &str| {
         dataset
             .feature(name)
-            .is_some_and(|f| matches!(f.kind, FeatureKind::Image | FeatureKind::Video))
+            .is_some_and(roboaudit_data::lerobot::Feature::is_camera)
     };
     let fitted = report.image_feature().filter(|k| is_camera(k));
     if let Some(key) = fitted {

@@ -92,6 +92,12 @@ impl Feature {
     pub fn width(&self) -> usize {
         self.shape.iter().product()
     }
+
+    /// Whether the feature is a camera: an `image` feature (PNG frames) or a `video` feature
+    /// (MP4 frames decoded by timestamp).
+    pub fn is_camera(&self) -> bool {
+        matches!(self.kind, FeatureKind::Image | FeatureKind::Video)
+    }
 }
 
 /// The parsed `meta/info.json`.

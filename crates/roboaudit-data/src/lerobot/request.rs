@@ -247,21 +247,27 @@ fn check_reward_column(dataset: &LeRobotDataset, reward: &str) -> Result<(), Req
         ),
         None => format!("declares no column \"{reward}\""),
     };
-    let usable: Vec<&str> = dataset
-        .features()
-        .iter()
-        .filter(|f| scalar(f))
-        .map(|f| f.name.as_str())
-        .collect();
-    let usable = if usable.is_empty() {
-        "none".to_owned()
-    } else {
-        usable.join(", ")
-    };
+    let usable = feature_names(dataset, scalar);
     Err(RequestError::Usage(format!(
         "--reward {reward}: {} {problem}; numeric scalar columns usable as a reward: {usable}",
         dataset.root().join("meta/info.json").display()
     )))
+}
+
+/// The names of the dataset's features that pass `keep`, comma-separated, or `none`: what a
+/// refusal of a feature option offers instead.
+fn feature_names(dataset: &LeRobotDataset, keep: impl Fn(&Feature) -> bool) -> String {
+    let names: Vec<&str> = dataset
+        .features()
+        .iter()
+        .filter(|f| keep(f))
+        .map(|f| f.name.as_str())
+        .collect();
+    if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join(", ")
+    }
 }
 
 /// Refuses a `--key` that is not a declared image or video feature: like `--reward` (and
@@ -269,21 +275,10 @@ fn check_reward_column(dataset: &LeRobotDataset, reward: &str) -> Result<(), Req
 /// is a wrong option (exit code 2 at the CLI), and the message lists the camera features. An
 /// episode or frame the data lacks stays an input error, found when the data is read.
 fn check_frame_key(dataset: &LeRobotDataset, key: &str) -> Result<(), RequestError> {
-    let camera = |f: &Feature| matches!(f.kind, FeatureKind::Image | FeatureKind::Video);
-    if dataset.feature(key).is_some_and(camera) {
+    if dataset.feature(key).is_some_and(Feature::is_camera) {
         return Ok(());
     }
-    let cameras: Vec<&str> = dataset
-        .features()
-        .iter()
-        .filter(|f| camera(f))
-        .map(|f| f.name.as_str())
-        .collect();
-    let cameras = if cameras.is_empty() {
-        "none".to_owned()
-    } else {
-        cameras.join(", ")
-    };
+    let cameras = feature_names(dataset, Feature::is_camera);
     Err(RequestError::Usage(format!(
         "--key {key}: {} declares no image or video feature of that name; camera features: {cameras}",
         dataset.root().join("meta/info.json").display()

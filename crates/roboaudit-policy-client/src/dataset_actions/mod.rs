@@ -25,7 +25,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use roboaudit_data::lerobot::{
-    DEFAULT_TOLERANCE_S, FeatureKind, LeRobotDataset, Rgb8Image, read_policy_actions,
+    DEFAULT_TOLERANCE_S, Feature, FeatureKind, LeRobotDataset, Rgb8Image, read_policy_actions,
 };
 use serde::{Deserialize, Serialize};
 
@@ -96,14 +96,13 @@ impl ActionsConfig {
                 dataset.describe_features()
             ))
         };
-        let kind = |name: &str| dataset.feature(name).map(|f| f.kind);
         if let Some(name) = &self.image_feature
-            && !matches!(kind(name), Some(FeatureKind::Image | FeatureKind::Video))
+            && !dataset.feature(name).is_some_and(Feature::is_camera)
         {
             return Err(refuse("image or video", name));
         }
         if let Some(name) = &self.state_feature
-            && kind(name) != Some(FeatureKind::Numeric)
+            && dataset.feature(name).map(|f| f.kind) != Some(FeatureKind::Numeric)
         {
             return Err(refuse("numeric state", name));
         }
