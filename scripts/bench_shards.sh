@@ -5,15 +5,20 @@
 # pairs with the hypervisor's steal time beside it; the target is >= 1.8 on 2 free cores); per-shard overhead (a shard that writes no part: start-up, library recording, model
 # compilation, embeddings, manifests); the merge; and the per-execution cost that the README's
 # cluster estimate uses. Appends the figures to BENCHMARKS.md (machine and date).
-# Usage: scripts/bench_shards.sh path/to/roboaudit [LIBRARY SCENES SEEDS]
+# Parts are the unit a shard owns (part p belongs to shard p mod N), so the default chunk of 10
+# gives 42 parts, 21 per shard: an odd part count (21 parts of 20) splits 11/10 and caps two
+# shards at 2·21/22 = 1.91x before any overhead, which measures the split, not the sharding.
+# Usage: scripts/bench_shards.sh path/to/roboaudit [LIBRARY SCENES SEEDS CHUNK]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-roboaudit=$(realpath "${1:?usage: scripts/bench_shards.sh path/to/roboaudit [LIBRARY SCENES SEEDS]}")
+roboaudit=$(realpath "${1:?usage: scripts/bench_shards.sh path/to/roboaudit [LIBRARY SCENES SEEDS CHUNK]}")
 library=${2:-10}
 scenes=${3:-20}
 seeds=${4:-2}
-args="--task stack --library $library --scenes $scenes --seeds $seeds --chunk 20"
+chunk=${5:-10}
+args="--task stack --library $library --scenes $scenes --seeds $seeds --chunk $chunk"
 executions=$((library * (scenes + 1) * seeds))
+parts=$(( (executions + chunk - 1) / chunk ))
 work=$(mktemp -d /tmp/roboaudit-bench-shards.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 now() { date +%s.%N; }
@@ -89,7 +94,7 @@ echo "one shard ${ones[*]} s, two shards ${twos[*]} s: throughput ratios ${ratio
 echo "machine ceiling (a CPU-bound loop sharing nothing, 2 copies vs 1): ${spin_ratios[*]}, median ${spin_ratio}x"
 echo "per-shard overhead ${overhead} s (runs: ${overheads[*]}); per execution ${per_exec} ms; merge ${merge} s; merged = unsharded: ${identical}"
 {
-  echo "| $day | $host | retrieval collect, 2 shards as 2 processes vs 1 ($args, $executions executions, 1 thread each) | 2 shards ${two} s (median of 3) | 1 shard ${one} s | throughput ${ratio}x (runs ${ratios[*]}; hypervisor steal ${steals[*]} %; the machine's ceiling, a CPU-bound loop 2 copies vs 1: ${spin_ratio}x, runs ${spin_ratios[*]}) |"
+  echo "| $day | $host | retrieval collect, 2 shards as 2 processes vs 1 ($args, $executions executions in $parts parts, 1 thread each) | 2 shards ${two} s (median of 3) | 1 shard ${one} s | throughput ${ratio}x (runs ${ratios[*]}; hypervisor steal ${steals[*]} %; the machine's ceiling, a CPU-bound loop 2 copies vs 1: ${spin_ratio}x, runs ${spin_ratios[*]}) |"
   echo "| $day | $host | per-shard overhead (shard stopped before its first part, median of 3) | ${overhead} s | per execution ${per_exec} ms | merge ${merge} s, byte-identical: ${identical} |"
 } >> BENCHMARKS.md
 [ "$identical" = yes ]
