@@ -90,6 +90,66 @@ fn timed(
     (t0.elapsed().as_secs_f64(), cpu_seconds() - c0)
 }
 
+/// Floating-point operations (2 per multiply-add) of one gradient step of the network in
+/// `neural/mlp.rs` at this example's shape (one 39-wide input part, 4-d actions, 2 tasks) with
+/// `m` target-action samples: the target network's forward pass over `m` samples per row, then
+/// the forward and backward passes of one sample per row. Products only; element-wise passes
+/// are a few percent of the time (perf).
+fn step_flop(c: &NeuralFqeConfig, m: usize) -> f64 {
+    let (b, dx, da) = (c.batch_size as f64, 39.0, 4.0);
+    let (pe, ae, te, h) = (
+        c.part_embedding as f64,
+        c.action_embedding as f64,
+        c.task_embedding as f64,
+        c.hidden as f64,
+    );
+    let m = m as f64;
+    // Per row: part embedding, the first layer's input and task blocks.
+    let row = dx * pe + pe * h + te * h;
+    // Per sample: action embedding, the first layer's action block, the second layer, the head.
+    let sample = da * ae + ae * h + h * h + h;
+    let forward = |m: f64| b * (row + m * sample);
+    // Backward: a weight gradient for every product, an input gradient for all but the first.
+    let backward = 2.0 * forward(1.0) - b * dx * pe - b * da * ae;
+    2.0 * (forward(m) + forward(1.0) + backward)
+}
+
+/// GFLOP/s of CPU time of `n × n × n` f32 products by the `gemm` crate on this thread (`reps`
+/// of them: CPU time, so that other processes on the machine do not lower it).
+fn gemm_gflops(n: usize, reps: usize) -> f64 {
+    let a: Vec<f32> = (0..n * n).map(|i| (i % 7) as f32 * 0.1).collect();
+    let mut c = vec![0.0f32; n * n];
+    let c0 = cpu_seconds();
+    for _ in 0..reps {
+        // SAFETY: three n × n row-major buffers, `c` distinct from `a`.
+        #[allow(unsafe_code)]
+        unsafe {
+            gemm::gemm(
+                n,
+                n,
+                n,
+                c.as_mut_ptr(),
+                1,
+                n as isize,
+                false,
+                a.as_ptr(),
+                1,
+                n as isize,
+                a.as_ptr(),
+                1,
+                n as isize,
+                1.0,
+                1.0,
+                false,
+                false,
+                false,
+                gemm::Parallelism::None,
+            );
+        }
+    }
+    2.0 * (n * n * n * reps) as f64 / (cpu_seconds() - c0) / 1e9
+}
+
 fn main() {
     let steps: usize = std::env::args().nth(1).map_or(1000, |s| s.parse().unwrap());
     let mut rng = ChaCha8Rng::seed_from_u64(0);
@@ -118,6 +178,20 @@ fn main() {
             ms(c8, 1),
             w8 / w1,
             c8 / c1
+        );
+        let (flop1, flop8) = (step_flop(&config, 1), step_flop(&config, 8));
+        let peak = gemm_gflops(1024, 20);
+        println!(
+            "work per step: M=1 {:.0} MFLOP, M=8 {:.0} MFLOP (ratio {:.2}); gemm's f32 kernel on \
+             this core, 1024^3 product: {peak:.1} GFLOP/s, so a step cannot take less than \
+             {:.2} ms (M=1) / {:.2} ms (M=8); achieved {:.1} / {:.1} GFLOP/s of CPU time",
+            flop1 / 1e6,
+            flop8 / 1e6,
+            flop8 / flop1,
+            flop1 / peak / 1e6,
+            flop8 / peak / 1e6,
+            flop1 / (ms(c1, 1) * 1e6),
+            flop8 / (ms(c8, 1) * 1e6),
         );
         return;
     }
