@@ -9,7 +9,9 @@ impl CollectOutcome {
     /// The lines saying what this run did (each ending in a newline): executions resumed from
     /// an earlier run (when any), the library's acceptance counts, then either the command that
     /// comes next (`roboaudit merge` for a finished shard `shard`, `retrieval audit` for a
-    /// complete run) or how far an unfinished run got.
+    /// complete run) or how far an unfinished run got. A finished shard that owned no part
+    /// (fewer parts than shards) says so: it idled, and a smaller `--chunk` would have spread
+    /// the run over every shard.
     #[must_use]
     pub fn summary(&self, shard: Option<Shard>) -> String {
         let dir = self.dir.display();
@@ -26,6 +28,13 @@ impl CollectOutcome {
             "library: {} experiences accepted of {} recorded ({} rejected in their own base scene)",
             self.library.pool, self.library.attempts, self.library.rejected
         );
+        if let (Some(shard), true, 0) = (shard, self.complete, self.total) {
+            let _ = writeln!(
+                out,
+                "note: shard {shard} owns no part: the run has fewer parts (of --chunk executions) \
+                 than shards; a smaller --chunk spreads it over every shard"
+            );
+        }
         let _ = match (shard, self.complete) {
             (Some(shard), true) => writeln!(
                 out,
@@ -93,5 +102,17 @@ mod tests {
                 "resumed after 30 of 120 executions already in runs/stack\n{library}stopped after 40 of 120 executions in runs/stack; rerun the same command to resume\n"
             )
         );
+        let idle = CollectOutcome {
+            total: 0,
+            done: 0,
+            ..outcome(true, 0)
+        };
+        assert_eq!(
+            idle.summary(Some(shard)),
+            format!(
+                "{library}note: shard 1/3 owns no part: the run has fewer parts (of --chunk executions) than shards; a smaller --chunk spreads it over every shard\nshard 1/3: wrote its 0 executions to runs/stack; when every shard is done: roboaudit merge SHARD_DIR… --out DIR\n"
+            )
+        );
+        assert!(!idle.summary(None).contains("owns no part"));
     }
 }
