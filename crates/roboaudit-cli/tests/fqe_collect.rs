@@ -92,3 +92,67 @@ fn an_out_file_is_named_a_file() {
     assert!(err.contains("is a file, not a folder"), "{err}");
     assert!(!err.contains("not empty"), "{err}");
 }
+
+/// Episodes kept by the dataset stage of `out`'s interrupted run (its work folder's).
+fn kept_episodes(out: &std::path::Path) -> usize {
+    let name = out.file_name().unwrap().to_string_lossy();
+    let dir = out
+        .with_file_name(format!(".fqe-collect-{name}.partial"))
+        .join(".resume/episodes");
+    std::fs::read_dir(dir).map_or(0, |d| {
+        d.filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".episode"))
+        })
+        .count()
+    })
+}
+
+/// A run killed while it records the dataset keeps the episodes it recorded; the rerun records
+/// only the rest and writes the bytes of an uninterrupted run.
+#[test]
+fn killed_in_the_dataset_stage_resumes_its_episodes() {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let tmp = tempfile::tempdir().unwrap();
+    let (whole, killed) = (tmp.path().join("whole"), tmp.path().join("killed"));
+    let args = |out: &std::path::Path| {
+        let mut a: Vec<String> = ["fqe", "collect", "--small", "--episodes", "24", "--out"]
+            .map(String::from)
+            .to_vec();
+        a.push(out.to_str().unwrap().to_owned());
+        a
+    };
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_roboaudit"))
+        .args(args(&whole))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", common::text(&o));
+
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_roboaudit"))
+        .args(args(&killed))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while kept_episodes(&killed) < 2 && start.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let at_kill = kept_episodes(&killed);
+    assert!(
+        (2..24).contains(&at_kill),
+        "killed with {at_kill} of 24 episodes kept"
+    );
+
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_roboaudit"))
+        .args(args(&killed))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", common::text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(" of 24 episodes kept"), "{err}");
+    assert_eq!(common::tree(&whole), common::tree(&killed));
+}

@@ -54,12 +54,17 @@ const SCENE_COLUMNS: [&str; 4] = [
     "appearance_draw",
 ];
 
-/// Reads the scenes file (`scene_id`, `perturbation`, `layout_level`, `appearance_draw`; every
-/// other column is kept as text in [`SceneRecord::extra`], nulls omitted). File order is kept.
+/// The layout levels a scenes file may give: the testbed's scene generator draws layouts at
+/// levels 0 (the base layout) to 3 (the largest displacement).
+pub const LAYOUT_LEVELS: std::ops::RangeInclusive<i64> = 0..=3;
+
+/// Reads the scenes file (`scene_id`, `perturbation`, `layout_level` in [`LAYOUT_LEVELS`],
+/// `appearance_draw`; every other column is kept as text in [`SceneRecord::extra`], nulls
+/// omitted). File order is kept.
 ///
 /// # Errors
-/// [`DataError`] for a bad or missing value, an unknown perturbation, an empty file, or a
-/// repeated `scene_id` (naming both rows).
+/// [`DataError`] for a bad or missing value, an unknown perturbation, a layout level outside
+/// [`LAYOUT_LEVELS`], an empty file, or a repeated `scene_id` (naming both rows).
 pub fn read_scenes(path: impl AsRef<Path>) -> Result<Vec<SceneRecord>, DataError> {
     let file = path.as_ref();
     let columns = Columns {
@@ -86,15 +91,28 @@ pub fn read_scenes(path: impl AsRef<Path>) -> Result<Vec<SceneRecord>, DataError
                 extra.insert(name.to_owned(), text);
             }
         }
+        let layout_level = required(
+            file,
+            row,
+            "layout_level",
+            cell::to_int(r.get("layout_level")),
+        )?;
+        if !LAYOUT_LEVELS.contains(&layout_level) {
+            return Err(DataError::invalid(
+                file,
+                Some(row),
+                Some("layout_level"),
+                format!(
+                    "layout level {layout_level} is not in {}..={} (the testbed's layout levels)",
+                    LAYOUT_LEVELS.start(),
+                    LAYOUT_LEVELS.end()
+                ),
+            ));
+        }
         out.push(SceneRecord {
             scene_id,
             perturbation,
-            layout_level: required(
-                file,
-                row,
-                "layout_level",
-                cell::to_int(r.get("layout_level")),
-            )?,
+            layout_level,
             appearance_draw: required(
                 file,
                 row,

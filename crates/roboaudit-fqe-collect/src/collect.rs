@@ -4,7 +4,8 @@
 
 use crate::actions_file::{dataset_stream, policy_actions, write_actions_parquet};
 use crate::config::CheckedConfig;
-use crate::dataset::{BehaviourSummary, plan_dataset, record_dataset, summarize};
+use crate::dataset::{BehaviourSummary, plan_dataset, record_dataset_kept, summarize};
+use crate::episodes::EPISODES_DIR;
 use crate::error::CollectError;
 use crate::error::{Result, encode_err, io_err};
 use crate::ground_truth::{
@@ -62,6 +63,9 @@ pub struct CollectSummary {
 pub struct Resumed {
     /// The dataset and the built-in policy-actions files.
     pub dataset: bool,
+    /// Dataset episodes kept by an interrupted run's recording stage (0 when `dataset`: the
+    /// finished dataset was kept whole).
+    pub dataset_episodes: usize,
     /// The built-in targets' rollouts.
     pub builtin_rollouts: bool,
     /// Served rollouts, over every served target.
@@ -271,7 +275,14 @@ pub fn collect_with(
             }
         }
         let plan = plan_dataset(cfg)?;
-        let records = record_dataset(cfg, &plan, &|d, n| progress(Stage::Dataset, d, n))?;
+        // Each episode is kept as it is recorded: a run stopped here records only the rest.
+        let kept_dir = resume.join(EPISODES_DIR);
+        std::fs::create_dir_all(&kept_dir).map_err(io_err(&kept_dir))?;
+        let (records, kept_episodes) =
+            record_dataset_kept(cfg, &plan, Some(&kept_dir), &|d, n| {
+                progress(Stage::Dataset, d, n);
+            })?;
+        resumed.dataset_episodes = kept_episodes;
         progress(Stage::Writing, 0, 1);
         let summary = write_lerobot_v3_with(&ds, &records, &WriteOptions { video: c.video })?;
         progress(Stage::Writing, 1, 1);
@@ -289,6 +300,8 @@ pub fn collect_with(
             files: stamp_dirs(out, &[DATASET_DIR, POLICIES_DIR])?,
         };
         write_json(&stage_file, &d)?;
+        // The finished stage stands for its episodes now.
+        std::fs::remove_dir_all(&kept_dir).map_err(io_err(&kept_dir))?;
         d
     };
     let builtin_file = resume.join("builtin.json");

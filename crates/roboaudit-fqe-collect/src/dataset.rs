@@ -3,6 +3,7 @@
 
 use crate::behaviour::{BehaviourKind, BehaviourPolicy};
 use crate::config::CheckedConfig;
+use crate::episodes::{read_episode, write_episode};
 use crate::error::Result;
 use crate::obs::rng_for;
 use crate::scenes::{InitialState, Stream, push_tasks};
@@ -10,6 +11,7 @@ use rand::RngExt;
 use rayon::prelude::*;
 use roboaudit_testbed::{EpisodeRecord, SceneRenderer, TaskKind, record_episode};
 use serde::{Deserialize, Serialize};
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// One planned dataset episode.
@@ -84,14 +86,45 @@ pub fn record_dataset(
     plan: &[PlannedEpisode],
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Vec<EpisodeRecord>> {
+    record_dataset_kept(cfg, plan, None, progress).map(|(records, _)| records)
+}
+
+/// [`record_dataset`] keeping each episode in `kept` (a folder, see [`crate::episodes`]) as soon
+/// as it is recorded, and taking the intact ones an earlier run kept there instead of recording
+/// them again; with `None`, nothing is kept. Returns the records in plan order and how many were
+/// taken from `kept`; the records are the same either way.
+///
+/// # Errors
+/// The first testbed error, in plan order; [`crate::CollectError::Io`] when an episode cannot
+/// be kept.
+pub fn record_dataset_kept(
+    cfg: &CheckedConfig,
+    plan: &[PlannedEpisode],
+    kept: Option<&Path>,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<(Vec<EpisodeRecord>, usize)> {
     let done = AtomicUsize::new(0);
-    plan.par_iter()
+    let reused = AtomicUsize::new(0);
+    let records = plan
+        .par_iter()
         .map(|p| {
-            let r = record_planned(p, cfg.config.image_size);
+            let r = match kept.and_then(|dir| read_episode(dir, p)) {
+                Some(r) => {
+                    reused.fetch_add(1, Ordering::Relaxed);
+                    Ok(r)
+                }
+                None => record_planned(p, cfg.config.image_size).and_then(|r| {
+                    if let Some(dir) = kept {
+                        write_episode(dir, p.index, &r)?;
+                    }
+                    Ok(r)
+                }),
+            };
             progress(done.fetch_add(1, Ordering::Relaxed) + 1, plan.len());
             r
         })
-        .collect()
+        .collect::<Result<Vec<_>>>()?;
+    Ok((records, reused.into_inner()))
 }
 
 /// Per behaviour kind: episodes, successes and frames in the recorded dataset.

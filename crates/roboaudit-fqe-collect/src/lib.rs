@@ -25,6 +25,7 @@ pub mod behaviour;
 pub mod collect;
 pub mod config;
 pub mod dataset;
+pub mod episodes;
 pub mod error;
 pub mod ground_truth;
 pub mod obs;

@@ -40,7 +40,20 @@ pub(crate) fn check_count(
     ))
 }
 
-/// `value` in `[0, 1]` (a discount, a Polyak rate).
+/// `value` in `(0, 1]`: a discount γ (SPEC §3). γ = 0 is refused as `fqe collect` refuses it:
+/// it makes the ground truth `V^π = E[γ^(T−1) · success]` zero for every episode longer than one
+/// frame, so no error or ranking against it means anything.
+pub(crate) fn check_discount(setting: Setting, value: f64) -> Result<(), FqeError> {
+    if value > 0.0 && value <= 1.0 {
+        return Ok(());
+    }
+    Err(FqeError::setting(
+        setting,
+        format!("{} is out of range (0, 1]", compact(value)),
+    ))
+}
+
+/// `value` in `[0, 1]` (a Polyak rate).
 pub(crate) fn check_unit(setting: Setting, value: f64) -> Result<(), FqeError> {
     if (0.0..=1.0).contains(&value) {
         return Ok(());

@@ -45,10 +45,10 @@ impl FitConfig {
     /// for the fixed (non-user) settings.
     pub fn validate(&self) -> Result<(), FqeError> {
         use crate::bounds_settings::{
-            MAX_BOOTSTRAP, check_count, check_positive, check_seeds, check_unit,
+            MAX_BOOTSTRAP, check_count, check_discount, check_positive, check_seeds,
         };
         use crate::error::Setting;
-        check_unit(Setting::Gamma, self.linear.gamma)?;
+        check_discount(Setting::Gamma, self.linear.gamma)?;
         check_seeds(&self.seeds)?;
         if let Some(neural) = &self.neural {
             neural.validate()?;

@@ -117,7 +117,7 @@ impl<X: TruthExtras> TruthPolicy<X> {
 pub struct GroundTruth<X: TruthExtras = NoExtras> {
     /// Schema tag.
     pub schema: String,
-    /// Discount of `V^π`, in `[0, 1]`.
+    /// Discount of `V^π`, in `(0, 1]`.
     pub gamma: f64,
     /// The writer's fields after `gamma`.
     #[serde(flatten)]
@@ -137,7 +137,7 @@ pub struct GroundTruth<X: TruthExtras = NoExtras> {
 /// Reads and checks a ground-truth file.
 ///
 /// # Errors
-/// [`FqeError::Io`]; [`FqeError::BadFile`] for malformed JSON, a wrong schema, `γ ∉ [0, 1]`, a
+/// [`FqeError::Io`]; [`FqeError::BadFile`] for malformed JSON, a wrong schema, `γ ∉ (0, 1]`, a
 /// `v_pi` or `success_rate` outside [0, 1] (NaN included), or `n_episodes` 0.
 pub fn read_ground_truth(path: &Path) -> Result<GroundTruth, FqeError> {
     read_ground_truth_fingerprinted(path).map(|(gt, _)| gt)
@@ -162,10 +162,12 @@ pub fn read_ground_truth_fingerprinted(path: &Path) -> Result<(GroundTruth, Stri
             ),
         ));
     }
-    if !(0.0..=1.0).contains(&gt.gamma) {
+    // (0, 1], as `fqe collect` writes it and `fqe fit` takes it: with γ = 0 every V^π of an
+    // episode longer than one frame is 0.
+    if !(gt.gamma > 0.0 && gt.gamma <= 1.0) {
         return Err(FqeError::bad_file(
             path,
-            format!("gamma {} not in [0, 1]", gt.gamma),
+            format!("gamma {} not in (0, 1]", gt.gamma),
         ));
     }
     for p in &gt.policies {

@@ -74,11 +74,11 @@ impl LinearFqeConfig {
     /// Checks ranges.
     ///
     /// # Errors
-    /// [`FqeError::Setting`] for `γ ∉ [0, 1]` or `λ` not finite and `> 0`;
+    /// [`FqeError::Setting`] for `γ ∉ (0, 1]` or `λ` not finite and `> 0`;
     /// [`FqeError::InvalidConfig`] for zero iterations or a tolerance ≤ 0.
     pub fn validate(&self) -> Result<(), FqeError> {
-        use crate::bounds_settings::{check_positive, check_unit};
-        check_unit(crate::error::Setting::Gamma, self.gamma)?;
+        use crate::bounds_settings::{check_discount, check_positive};
+        check_discount(crate::error::Setting::Gamma, self.gamma)?;
         check_positive(crate::error::Setting::Ridge, self.ridge)?;
         if self.max_iterations == 0 || self.tolerance.is_nan() || self.tolerance <= 0.0 {
             return Err(FqeError::InvalidConfig(

@@ -8,11 +8,11 @@ use crate::{FqeError, TaskEstimate};
 /// Naive `V̂(l)` per task; `None` for a task without episodes.
 ///
 /// # Errors
-/// [`FqeError::InvalidConfig`] for `γ ∉ [0, 1]`; [`FqeError::InvalidInputs`] from validation.
+/// [`FqeError::InvalidConfig`] for `γ ∉ (0, 1]` (SPEC §3's discounts, as every estimator); [`FqeError::InvalidInputs`] from validation.
 pub fn naive_estimate(inputs: &FqeInputs, gamma: f64) -> Result<Vec<TaskEstimate>, FqeError> {
-    if !(0.0..=1.0).contains(&gamma) {
+    if !(gamma > 0.0 && gamma <= 1.0) {
         return Err(FqeError::InvalidConfig(format!(
-            "gamma {gamma} not in [0, 1]"
+            "gamma {gamma} not in (0, 1]"
         )));
     }
     inputs.validate()?;

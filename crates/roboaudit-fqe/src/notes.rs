@@ -2,7 +2,7 @@
 //! learning curve has not flattened or that made fewer Bellman backups than an episode has
 //! frames, and estimates outside `[0, 1]`.
 //!
-//! The return is a terminal success `r_i ∈ {0, 1}` discounted by `γ ∈ [0, 1]` (SPEC §3), so every
+//! The return is a terminal success `r_i ∈ {0, 1}` discounted by `γ ∈ (0, 1]` (SPEC §3), so every
 //! true `Q` and `V^π` lies in `[0, 1]`: an estimate outside it is an estimator failure (divergence,
 //! extrapolation off the data), not a value. The SPEC fixes the bootstrapped target exactly, so the
 //! estimators do not clip it; these notes say so instead.

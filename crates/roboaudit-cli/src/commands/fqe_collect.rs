@@ -110,6 +110,8 @@ pub fn run(request: &CollectRequest) -> anyhow::Result<()> {
         return run_shard(request, &prepared, shard);
     }
     crate::output::refuse_out_file(&request.out)?;
+    // Before the check of OUT: two runs into a new OUT would both pass it.
+    let _lock = crate::output::lock_out(&request.out)?;
     request.check_out().map_err(request_error)?;
     let client_cfg = request.served.client_config().map_err(classify)?;
     let mut served = Vec::with_capacity(prepared.served.len());
@@ -144,6 +146,7 @@ fn run_shard(
     request.check_shard(prepared).map_err(request_error)?;
     let out = &request.out;
     crate::output::refuse_out_file(out)?;
+    let _lock = crate::output::lock_out(out)?;
     crate::output::ensure_dir(out)?;
     let started = Instant::now();
     let pb = crate::progress::bar(0, "fqe collect: ground-truth rollouts");

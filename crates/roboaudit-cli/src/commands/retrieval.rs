@@ -108,6 +108,7 @@ fn audit(args: AuditOptions) -> Result<()> {
 fn collect(request: &CollectRequest) -> Result<()> {
     output::refuse_out_file(&request.out)?;
     let config = request.config().map_err(collect_error)?;
+    let _lock = output::lock_out(&request.out)?;
     let bar = CollectBar::new(config.task.name());
     let out = roboaudit_retrieval_learned::request::collect_request(&config, request, &bar);
     drop(bar);

@@ -23,8 +23,7 @@ pub use summary::{render_summary, resumed_note, stage_label, work_note};
 
 /// Everything `fqe collect` needs, as typed values; `None` sizes take the preset's
 /// ([`CollectConfig::small`] with `small`, else [`CollectConfig::default`]). Each field's doc is
-/// its `--help` text (derived with the `clap` feature); what the help leaves out: `gamma` is in
-/// `[0, 1]`; `policies` are checked by [`PolicySpec::parse`] and [`CollectRequest::prepare`];
+/// its `--help` text (derived with the `clap` feature); what the help leaves out: `policies` are checked by [`PolicySpec::parse`] and [`CollectRequest::prepare`];
 /// `served` is used by the caller to connect them; `shard` runs through `crate::shard`.
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
@@ -51,7 +50,7 @@ pub struct CollectRequest {
     /// --small).
     #[cfg_attr(feature = "clap", arg(long))]
     pub samples: Option<usize>,
-    /// Discount per frame for V^π (default 0.99, seed 003's value).
+    /// Discount per frame for V^π, in (0, 1] (default 0.99, seed 003's value).
     #[cfg_attr(feature = "clap", arg(long, default_value_t = CollectConfig::default().gamma))]
     pub gamma: f64,
     /// A few-second preset for tests and demos; explicit flags override it.

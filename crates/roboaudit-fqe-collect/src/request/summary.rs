@@ -43,14 +43,23 @@ pub fn work_note(state: WorkState, work: &Path) -> Option<String> {
 pub fn resumed_note(run: &CollectRun) -> Option<String> {
     let r = run.summary.resumed;
     let kept = |k: bool| if k { "kept" } else { "redone" };
-    (r.dataset || r.builtin_rollouts || r.served_rollouts > 0).then(|| {
+    let dataset = if r.dataset_episodes > 0 {
         format!(
-            "resumed from the interrupted run: dataset {}, built-in rollouts {}, {} served rollouts",
-            kept(r.dataset),
-            kept(r.builtin_rollouts),
-            r.served_rollouts
+            "{} of {} episodes kept",
+            r.dataset_episodes, run.summary.episodes
         )
-    })
+    } else {
+        kept(r.dataset).to_owned()
+    };
+    (r.dataset || r.dataset_episodes > 0 || r.builtin_rollouts || r.served_rollouts > 0).then(
+        || {
+            format!(
+                "resumed from the interrupted run: dataset {dataset}, built-in rollouts {}, {} served rollouts",
+                kept(r.builtin_rollouts),
+                r.served_rollouts
+            )
+        },
+    )
 }
 
 /// The summary of a finished collection `run` with settings `config` written to `out`: the
@@ -193,10 +202,19 @@ mod tests {
             dataset: true,
             builtin_rollouts: false,
             served_rollouts: 2,
+            ..Resumed::default()
         };
         assert_eq!(
             resumed_note(&run(r)).unwrap(),
             "resumed from the interrupted run: dataset kept, built-in rollouts redone, 2 served rollouts"
+        );
+        let episodes = Resumed {
+            dataset_episodes: 5,
+            ..Resumed::default()
+        };
+        assert_eq!(
+            resumed_note(&run(episodes)).unwrap(),
+            "resumed from the interrupted run: dataset 5 of 8 episodes kept, built-in rollouts redone, 0 served rollouts"
         );
         assert_eq!(work_note(WorkState::Fresh, Path::new("w")), None);
     }

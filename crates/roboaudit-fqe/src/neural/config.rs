@@ -95,14 +95,16 @@ impl NeuralFqeConfig {
     /// Checks ranges.
     ///
     /// # Errors
-    /// [`FqeError::Setting`] for `γ ∉ [0, 1]`, steps, batch rows or target period outside
+    /// [`FqeError::Setting`] for `γ ∉ (0, 1]`, steps, batch rows or target period outside
     /// `1..=`[`crate::bounds_settings::MAX_STEPS`] (batch: [`crate::bounds_settings::MAX_BATCH`]),
     /// `τ ∉ [0, 1]` or a learning rate `∉ (0, 1]`; [`FqeError::InvalidConfig`] for a zero layer
     /// size or curve period, `final_lr_fraction ∉ (0, 1]` or a negative weight decay.
     pub fn validate(&self) -> Result<(), FqeError> {
-        use crate::bounds_settings::{MAX_BATCH, MAX_STEPS, check_count, check_unit};
+        use crate::bounds_settings::{
+            MAX_BATCH, MAX_STEPS, check_count, check_discount, check_unit,
+        };
         let bad = |m: &str| Err(FqeError::InvalidConfig(m.to_owned()));
-        check_unit(Setting::Gamma, self.gamma)?;
+        check_discount(Setting::Gamma, self.gamma)?;
         let steps = if self.auto_steps {
             Setting::MaxSteps
         } else {

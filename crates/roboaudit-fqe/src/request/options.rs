@@ -50,7 +50,7 @@ impl FromStr for Steps {
 /// - `policy_actions` specs are split at the first `=`;
 /// - `ground_truth`: `None` reads `RUN/ground_truth.json` when it exists;
 /// - `out` is also the feature cache's default parent;
-/// - `gamma` in `[0, 1]`; `None`: the ground truth's, else [`DEFAULT_GAMMA`];
+/// - `gamma` in `(0, 1]` (said in its help); `None`: the ground truth's, else [`DEFAULT_GAMMA`];
 /// - `max_steps` caps [`Steps::Auto`];
 /// - `threads` in `1..=`[`crate::bounds_settings::MAX_THREADS`]; `None`: rayon's default;
 /// - `target_update` is a period in steps; `target_tau` in `[0, 1]`;
@@ -90,8 +90,8 @@ pub struct FitOptions {
     /// Output folder (not inside the dataset folder).
     #[cfg_attr(feature = "clap", arg(long, value_name = "DIR"))]
     pub out: PathBuf,
-    /// Discount γ; default: the ground truth's, else 0.99. With ground truth it must be the
-    /// ground truth's (exit code 2 otherwise): values at two discounts are not comparable.
+    /// Discount γ, in (0, 1]; default: the ground truth's, else 0.99. With ground truth it must
+    /// be the ground truth's (exit code 2 otherwise): values at two discounts are not comparable.
     #[cfg_attr(feature = "clap", arg(long))]
     pub gamma: Option<f64>,
     /// Neural training seeds, comma-separated, each once.

@@ -47,6 +47,7 @@ pub fn run(args: &CollectOptions) -> Result<()> {
     // Its audit's summary.md would replace an FQE result's (see `memory audit`).
     crate::output::refuse_foreign_results(&args.out, &[("fqe.json", &[])])?;
     let (req, spec, params) = args.request().map_err(request_error)?;
+    let _lock = crate::output::lock_out(&args.out)?;
     let mut opened = super::open(&spec, req.config.task, params, &args.served, false)?;
     crate::output::ensure_dir(&args.out)?;
     let started = Instant::now();
