@@ -93,9 +93,10 @@ pub fn collect(
             progress,
             &ReplayReuse(config.mechanism.retarget()),
         ),
-        Mechanism::Policy => Err(CollectError::InvalidConfig(
-            "mechanism policy needs trained policies: collect it with roboaudit_retrieval_learned::reuse (the CLI's `retrieval collect --mechanism policy`)".into(),
-        )),
+        Mechanism::Policy | Mechanism::PolicyDr => Err(CollectError::InvalidConfig(format!(
+            "mechanism {0} needs trained policies: collect it with roboaudit_retrieval_learned::reuse (the CLI's `retrieval collect --mechanism {0}`)",
+            config.mechanism.name()
+        ))),
     }
 }
 
