@@ -2,7 +2,8 @@
 //! uninterrupted one byte for byte (each execution renders through a camera of its own), also
 //! when it stopped while training (policies/ but no collect.json yet), and a checkpoint changed
 //! after `collect.json` recorded its hash is refused on resume. `--mechanism policy-dr` writes a
-//! run folder the audit reads, its policies trained under domain randomization.
+//! run folder the audit reads, its policies trained under domain randomization and their
+//! visual feature (`policy_encoder`) among the representations.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -138,5 +139,7 @@ fn a_policy_dr_collection_records_its_randomization_and_is_audited() {
         audit.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", text(&o));
-    assert!(audit.join("audit.json").is_file());
+    // The Policy+DR network's visual feature is one of the audited representations.
+    let audited = std::fs::read_to_string(audit.join("audit.json")).unwrap();
+    assert!(audited.contains("\"policy_encoder\""), "{audited}");
 }

@@ -34,5 +34,5 @@ pub use config::{DomainRandomization, PolicyConfig, TrainConfig};
 pub use error::{PolicyError, Result};
 pub use frames::{Camera, Observation, Sample, demonstration};
 pub use policy::ImagePolicy;
-pub use reuse::{POLICIES_DIR, PolicyReuse};
+pub use reuse::{POLICIES_DIR, POLICY_ENCODER, PolicyReuse};
 pub use train::{Provenance, Trained, train};

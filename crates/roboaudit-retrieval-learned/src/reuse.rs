@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use roboaudit_retrieval_collect::seeding::mix;
-use roboaudit_retrieval_collect::{CollectError, Library, LibraryItem, Reuse};
+use roboaudit_retrieval_collect::{CollectError, Library, LibraryItem, Representation, Reuse};
 use roboaudit_testbed::{CompiledScene, EpisodeConfig};
 use serde::{Deserialize, Serialize};
 
@@ -36,6 +36,11 @@ use crate::train::{Provenance, Trained, train};
 
 /// Folder of a run holding the policy checkpoints.
 pub const POLICIES_DIR: &str = "policies";
+/// Name in `embeddings.parquet` of the policy-encoder representation of a `policy-dr` run: the
+/// visual feature ([`crate::config::TrainConfig::feature`] values, 64 by default, each ≥ 0) of
+/// the first library experience's (`e00`) Policy+DR network on each scene's first image, one
+/// network for every scene so that the vectors are comparable (README: why this one).
+pub const POLICY_ENCODER: &str = "policy_encoder";
 
 fn collect_err(e: PolicyError) -> CollectError {
     match e {
@@ -260,6 +265,19 @@ fn recorded_hashes(run: &Path) -> BTreeMap<usize, (String, String)> {
         .unwrap_or_default()
 }
 
+/// Channel-interleaved `h × w × 3` values (a `pixels32` vector, rows from the top) as the
+/// policy's channel-major `3 × h × w` input.
+fn channel_major(hwc: &[f32]) -> Vec<f32> {
+    let px = hwc.len() / 3;
+    let mut out = vec![0.0f32; hwc.len()];
+    for (i, rgb) in hwc.chunks_exact(3).enumerate() {
+        for (c, v) in rgb.iter().enumerate() {
+            out[c * px + i] = *v;
+        }
+    }
+    out
+}
+
 fn poisoned() -> PolicyError {
     PolicyError::InvalidConfig("a collection thread panicked while holding the policies".into())
 }
@@ -314,6 +332,43 @@ impl Reuse for PolicyReuse {
         &[POLICIES_DIR]
     }
 
+    fn representations(
+        &self,
+        library: &Library,
+        experiences: &[Vec<f32>],
+        scenes: &[Vec<f32>],
+    ) -> Result<Vec<Representation>, CollectError> {
+        let Some(first) = library.items.first() else {
+            return Ok(Vec::new());
+        };
+        if self.train.dr.is_none() {
+            return Ok(Vec::new());
+        }
+        let policy = self
+            .entries
+            .lock()
+            .map_err(|_| collect_err(poisoned()))?
+            .get(&first.candidate)
+            .map(|e| e.policy.clone())
+            .ok_or_else(|| {
+                collect_err(PolicyError::InvalidConfig(format!(
+                    "no trained policy for candidate {}",
+                    first.candidate
+                )))
+            })?;
+        let encode = |images: &[Vec<f32>]| -> Result<Vec<Vec<f32>>, CollectError> {
+            images
+                .iter()
+                .map(|img| policy.encode(&channel_major(img)).map_err(collect_err))
+                .collect()
+        };
+        Ok(vec![Representation {
+            name: POLICY_ENCODER.into(),
+            experiences: encode(experiences)?,
+            scenes: encode(scenes)?,
+        }])
+    }
+
     fn manifest(&self, library: &Library) -> Result<Option<serde_json::Value>, CollectError> {
         let m = self.records(library).map_err(collect_err)?;
         serde_json::to_value(&m)
@@ -339,6 +394,15 @@ mod tests {
             })
             .collect();
         train(&samples, cfg, prov, &mut |_, _| {}).unwrap()
+    }
+
+    #[test]
+    fn pixels32_vectors_become_channel_major_images() {
+        // Two pixels (r, g, b) = (1, 2, 3) and (4, 5, 6): the reds, then the greens, the blues.
+        assert_eq!(
+            channel_major(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]),
+            vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]
+        );
     }
 
     #[test]
