@@ -189,6 +189,20 @@ impl PolicyReuse {
         Ok(())
     }
 
+    /// The policy trained (or loaded) for `candidate` by [`Reuse::accept`].
+    fn trained_policy(&self, candidate: usize) -> Result<ImagePolicy, CollectError> {
+        self.entries
+            .lock()
+            .map_err(|_| collect_err(poisoned()))?
+            .get(&candidate)
+            .map(|e| e.policy.clone())
+            .ok_or_else(|| {
+                collect_err(PolicyError::InvalidConfig(format!(
+                    "no trained policy for candidate {candidate}"
+                )))
+            })
+    }
+
     /// The records of every trained policy in candidate order, with the library ids of
     /// `library`'s accepted items.
     ///
@@ -311,18 +325,7 @@ impl Reuse for PolicyReuse {
         scene: &CompiledScene,
         cfg: &EpisodeConfig,
     ) -> Result<bool, CollectError> {
-        let policy = self
-            .entries
-            .lock()
-            .map_err(|_| collect_err(poisoned()))?
-            .get(&item.candidate)
-            .map(|e| e.policy.clone())
-            .ok_or_else(|| {
-                collect_err(PolicyError::InvalidConfig(format!(
-                    "no trained policy for candidate {}",
-                    item.candidate
-                )))
-            })?;
+        let policy = self.trained_policy(item.candidate)?;
         policy
             .execute(scene, item.experience.task, cfg, &mut Camera::new())
             .map_err(collect_err)
@@ -344,18 +347,7 @@ impl Reuse for PolicyReuse {
         if self.train.dr.is_none() {
             return Ok(Vec::new());
         }
-        let policy = self
-            .entries
-            .lock()
-            .map_err(|_| collect_err(poisoned()))?
-            .get(&first.candidate)
-            .map(|e| e.policy.clone())
-            .ok_or_else(|| {
-                collect_err(PolicyError::InvalidConfig(format!(
-                    "no trained policy for candidate {}",
-                    first.candidate
-                )))
-            })?;
+        let policy = self.trained_policy(first.candidate)?;
         let encode = |images: &[Vec<f32>]| -> Result<Vec<Vec<f32>>, CollectError> {
             images
                 .iter()
