@@ -234,7 +234,10 @@ fn bad_settings_are_usage_errors() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("is a file, not a folder"));
     for (args, needle) in [
         (vec!["--task", "push"], "valid: stack, door"),
-        (vec!["--mechanism", "policy-dr"], "valid: replay, policy"),
+        (
+            vec!["--mechanism", "policy_dr"],
+            "valid: replay, policy, policy-dr",
+        ),
         (vec!["--seeds", "0"], "seeds"),
         (vec!["--scenes", "2"], "scenes"),
     ] {

@@ -1,7 +1,9 @@
 //! `retrieval collect --mechanism policy`: an interrupted and resumed collection equals an
 //! uninterrupted one byte for byte (each execution renders through a camera of its own), also
 //! when it stopped while training (policies/ but no collect.json yet), and a checkpoint changed
-//! after `collect.json` recorded its hash is refused on resume.
+//! after `collect.json` recorded its hash is refused on resume. `--mechanism policy-dr` writes a
+//! run folder the audit reads, its policies trained under domain randomization and their
+//! visual feature (`policy_encoder`) among the representations.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -9,15 +11,19 @@ use common::{roboaudit, text, tree};
 use std::path::Path;
 
 fn collect(out: &Path, extra: &[&str]) -> std::process::Output {
+    collect_k("policy", "1", out, extra)
+}
+
+fn collect_k(mechanism: &str, library: &str, out: &Path, extra: &[&str]) -> std::process::Output {
     let mut args = vec![
         "retrieval",
         "collect",
         "--task",
         "stack",
         "--mechanism",
-        "policy",
+        mechanism,
         "--library",
-        "1",
+        library,
         "--scenes",
         "3",
         "--seeds",
@@ -92,4 +98,48 @@ fn a_resumed_policy_collection_equals_an_uninterrupted_one_and_changed_weights_a
         text(&o)
     );
     assert_eq!(std::fs::read(whole.join("collect.json")).unwrap(), manifest);
+}
+
+#[test]
+fn a_policy_dr_collection_records_its_randomization_and_is_audited() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    let o = collect_k("policy-dr", "2", &run, &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("policy own-base check:"), "{}", text(&o));
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run.join("collect.json")).unwrap()).unwrap();
+    assert_eq!(manifest["config"]["mechanism"], "policy-dr");
+    let reuse = &manifest["reuse"];
+    assert_eq!(reuse["mechanism"], "policy-dr", "{reuse}");
+    assert_eq!(reuse["train"]["dr"]["draws"], 4, "{reuse}");
+    let policies = reuse["policies"].as_array().unwrap();
+    assert!(policies.len() >= 2, "{reuse}");
+    for p in policies {
+        let dir = run.join(p["dir"].as_str().unwrap());
+        let config: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("config.json")).unwrap()).unwrap();
+        assert_eq!(config["train"]["dr"], reuse["train"]["dr"]);
+        // The demonstration (about 70 steps on Stack) and its successful re-runs.
+        assert!(p["samples"].as_u64().unwrap() > 140, "{p}");
+    }
+    let audit = tmp.path().join("audit");
+    let o = roboaudit(&[
+        "retrieval",
+        "audit",
+        "--run",
+        run.to_str().unwrap(),
+        "--structural",
+        "structural",
+        "--resamples",
+        "100",
+        "--permutations",
+        "100",
+        "--out",
+        audit.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    // The Policy+DR network's visual feature is one of the audited representations.
+    let audited = std::fs::read_to_string(audit.join("audit.json")).unwrap();
+    assert!(audited.contains("\"policy_encoder\""), "{audited}");
 }

@@ -68,7 +68,8 @@ pub struct CollectOutcome {
 }
 
 /// Collects (or resumes collecting) `config` into `dir`: `collect.json`, `scenes.csv`,
-/// `experiences.csv`, `embeddings.parquet` (`pixels32`, `structural`), and `executions/`
+/// `experiences.csv`, `embeddings.parquet` (`pixels32`, `structural`; [`collect_with`]: then the
+/// mechanism's [`Reuse::representations`]), and `executions/`
 /// (`part-NNNNNN.parquet`, `config.chunk` rows each, written atomically in job order). Killed at any
 /// moment and called again with the same config, it continues after the last complete part; the
 /// result is byte-identical to an uninterrupted run. With [`RunOptions::shard`] it writes only that
@@ -93,9 +94,10 @@ pub fn collect(
             progress,
             &ReplayReuse(config.mechanism.retarget()),
         ),
-        Mechanism::Policy => Err(CollectError::InvalidConfig(
-            "mechanism policy needs trained policies: collect it with roboaudit_retrieval_learned::reuse (the CLI's `retrieval collect --mechanism policy`)".into(),
-        )),
+        Mechanism::Policy | Mechanism::PolicyDr => Err(CollectError::InvalidConfig(format!(
+            "mechanism {0} needs trained policies: collect it with roboaudit_retrieval_learned::reuse (the CLI's `retrieval collect --mechanism {0}`)",
+            config.mechanism.name()
+        ))),
     }
 }
 
@@ -181,7 +183,7 @@ pub fn collect_with(
         &experience_records(&library),
     )?;
     progress(Progress::Embeddings);
-    let embeddings = embeddings(config, &library, &compiled_bases, &compiled_queries)?;
+    let embeddings = embeddings(config, &library, &compiled_bases, &compiled_queries, reuse)?;
     roboaudit_data::write_embeddings_parquet(dir.join("embeddings.parquet"), &embeddings)?;
 
     let shard = options.shard.unwrap_or(Shard::WHOLE);
@@ -276,6 +278,7 @@ fn embeddings(
     library: &Library,
     bases: &[CompiledScene],
     queries: &[CompiledScene],
+    reuse: &dyn Reuse,
 ) -> Result<Vec<EmbeddingRecord>> {
     let task = config.task.kind();
     let mut embedder = Embedder::new();
@@ -306,6 +309,34 @@ fn embeddings(
                 id: id.clone(),
                 vector: pick(e),
             }));
+        }
+    }
+    let pixels = |list: &[(String, Embedding)]| -> Vec<Vec<f32>> {
+        list.iter().map(|(_, e)| e.pixels32.clone()).collect()
+    };
+    for rep in reuse.representations(library, &pixels(&exp), &pixels(&scn))? {
+        for (kind, list, vectors) in [
+            (EmbeddingKind::Experience, &exp, rep.experiences),
+            (EmbeddingKind::Scene, &scn, rep.scenes),
+        ] {
+            if vectors.len() != list.len() {
+                return Err(CollectError::InvalidConfig(format!(
+                    "representation {} has {} vectors for {} {kind:?} ids",
+                    rep.name,
+                    vectors.len(),
+                    list.len()
+                )));
+            }
+            out.extend(
+                list.iter()
+                    .zip(vectors)
+                    .map(|((id, _), vector)| EmbeddingRecord {
+                        representation: rep.name.clone(),
+                        kind,
+                        id: id.clone(),
+                        vector,
+                    }),
+            );
         }
     }
     Ok(out)

@@ -47,8 +47,8 @@ impl AuditTask {
 }
 
 /// How a stored experience is reused in a query scene (seed 000 §II). Replay runs in this crate;
-/// Policy needs trained image policies, built by `roboaudit-retrieval-learned` and run through
-/// [`crate::collect::collect_with`].
+/// Policy and Policy+DR need trained image policies, built by `roboaudit-retrieval-learned` and
+/// run through [`crate::collect::collect_with`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mechanism {
@@ -58,10 +58,14 @@ pub enum Mechanism {
     /// A behaviour-cloned closed-loop image policy per experience, trained on its own
     /// demonstration (`roboaudit-retrieval-learned`): camera-dependent.
     Policy,
+    /// Policy trained on its demonstration and its re-runs under domain randomization of
+    /// appearance (and, per task, layout): `policy-dr` in files and on the command line.
+    #[serde(rename = "policy-dr")]
+    PolicyDr,
 }
 
 impl Mechanism {
-    /// Parses `replay` or `policy`.
+    /// Parses `replay`, `policy` or `policy-dr`.
     ///
     /// # Errors
     /// [`CollectError::InvalidConfig`] listing the valid names.
@@ -69,8 +73,9 @@ impl Mechanism {
         match s {
             "replay" => Ok(Mechanism::Replay),
             "policy" => Ok(Mechanism::Policy),
+            "policy-dr" => Ok(Mechanism::PolicyDr),
             other => Err(CollectError::InvalidConfig(format!(
-                "unknown mechanism \"{other}\" (valid: replay, policy)"
+                "unknown mechanism \"{other}\" (valid: replay, policy, policy-dr)"
             ))),
         }
     }
@@ -80,6 +85,7 @@ impl Mechanism {
         match self {
             Mechanism::Replay => "replay",
             Mechanism::Policy => "policy",
+            Mechanism::PolicyDr => "policy-dr",
         }
     }
 

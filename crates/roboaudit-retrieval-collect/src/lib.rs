@@ -44,5 +44,5 @@ pub use config::{AuditTask, CollectConfig, Mechanism, SceneSplit};
 pub use error::{CollectError, Result};
 pub use library::{DemoStyle, Library, LibraryItem, record_library, record_library_with};
 pub use manifest::{LibraryStats, Manifest};
-pub use reuse::{ReplayReuse, Reuse};
+pub use reuse::{ReplayReuse, Representation, Reuse};
 pub use roboaudit_shard::Shard;

@@ -31,7 +31,9 @@ pub struct CollectRequest {
     pub task: String,
     /// Reuse mechanism: replay (open-loop path retargeted to the first manipulated object) or
     /// policy (a behaviour-cloned closed-loop image policy per experience, trained on its own
-    /// demonstration into DIR/policies/; one that fails in its own base scene is rejected).
+    /// demonstration into DIR/policies/; one that fails in its own base scene is rejected) or
+    /// policy-dr (the same, trained also on its demonstration re-run under 4 randomized
+    /// appearances, Stack blocks moved by up to 1 cm).
     #[cfg_attr(
         feature = "clap",
         arg(long, default_value_t = CollectConfig::default().mechanism.name().to_owned())

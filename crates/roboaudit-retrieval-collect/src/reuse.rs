@@ -37,11 +37,39 @@ pub trait Reuse: Sync {
     /// Failures reading what is to be recorded.
     fn manifest(&self, library: &Library) -> Result<Option<serde_json::Value>>;
 
+    /// Representations the mechanism adds to `embeddings.parquet` after `pixels32` and
+    /// `structural`, from the first images of `library`'s experiences (`experiences`, library
+    /// order: each base scene at its recording seed) and of the query scenes (`scenes`, query
+    /// order), each a `pixels32` vector (3072 values in `[0, 1]`, 32×32 RGB, row-major from the
+    /// top-left, channels interleaved); none by default.
+    ///
+    /// # Errors
+    /// Failures computing them.
+    fn representations(
+        &self,
+        _library: &Library,
+        _experiences: &[Vec<f32>],
+        _scenes: &[Vec<f32>],
+    ) -> Result<Vec<Representation>> {
+        Ok(Vec::new())
+    }
+
     /// Entries of the run folder the mechanism writes before `collect.json` exists (a run stopped
     /// then resumes there instead of being refused as someone else's folder); none by default.
     fn own_entries(&self) -> &'static [&'static str] {
         &[]
     }
+}
+
+/// A representation added by a reuse mechanism ([`Reuse::representations`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Representation {
+    /// Its name in `embeddings.parquet` (e.g. `policy_encoder`).
+    pub name: String,
+    /// One vector per library experience, in library order.
+    pub experiences: Vec<Vec<f32>>,
+    /// One vector per query scene, in query order.
+    pub scenes: Vec<Vec<f32>>,
 }
 
 /// Reuse by Replay: every successful recording is accepted; execution replays the recorded path

@@ -121,5 +121,16 @@ fn policy_mechanism_needs_trained_policies() {
         "{e}"
     );
     assert_eq!(Mechanism::Policy.name(), "policy");
-    assert!(Mechanism::parse("policy-dr").is_err());
+    assert_eq!(Mechanism::parse("policy-dr").unwrap(), Mechanism::PolicyDr);
+    assert_eq!(Mechanism::PolicyDr.name(), "policy-dr");
+    assert!(Mechanism::parse("policy_dr").is_err());
+    let config = CollectConfig {
+        mechanism: Mechanism::PolicyDr,
+        ..small()
+    };
+    let e = collect(&config, dir.path(), &RunOptions::default(), &|_| {}).unwrap_err();
+    assert!(
+        matches!(&e, CollectError::InvalidConfig(m) if m.contains("--mechanism policy-dr")),
+        "{e}"
+    );
 }

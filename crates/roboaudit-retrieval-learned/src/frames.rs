@@ -117,9 +117,57 @@ impl Demonstrator {
     }
 }
 
+/// One run of an item's demonstrator: its samples, the commanded tool-centre point after each
+/// step (m, world) and whether the task succeeded.
+#[derive(Debug, Clone)]
+pub struct Rerun {
+    /// One sample per step.
+    pub samples: Vec<Sample>,
+    /// The commanded tool-centre point after each step.
+    pub commanded: Vec<[f64; 3]>,
+    /// Whether the episode ended in success.
+    pub success: bool,
+}
+
+/// Runs `item`'s demonstrator in `scene` (a compiled scene of the item's task) with the
+/// recording seed until the episode ends, rendering before every step. The demonstrator plans
+/// each macro from the state, so in a jittered layout it follows the blocks where they are.
+///
+/// # Errors
+/// Testbed and rendering errors.
+pub fn rerun(item: &LibraryItem, scene: &CompiledScene, camera: &mut Camera) -> Result<Rerun> {
+    let exp = &item.experience;
+    let cfg = EpisodeConfig {
+        seed: exp.seed,
+        ..EpisodeConfig::default()
+    };
+    let mut ep = Episode::new(scene, exp.task, &cfg)?;
+    let mut demo = match item.style {
+        DemoStyle::Expert(p) => Demonstrator::Expert(Box::new(Expert::new(exp.task, p, exp.seed))),
+        DemoStyle::Door(s) => Demonstrator::Door(DoorDemo::new(s)),
+    };
+    let mut out = Rerun {
+        samples: Vec::with_capacity(exp.waypoints.len()),
+        commanded: Vec::with_capacity(exp.waypoints.len()),
+        success: false,
+    };
+    while !ep.done() {
+        let obs = camera.observe(&mut ep)?;
+        let a = demo.act(&ep);
+        ep.step(&a)?;
+        out.samples.push(Sample {
+            obs,
+            target: commanded(&ep),
+        });
+        out.commanded.push(ep.world().commanded_tcp());
+    }
+    out.success = ep.success();
+    Ok(out)
+}
+
 /// The samples of `item`'s demonstration: its demonstrator re-run in `base` (the item's compiled
-/// base scene) with the recording seed, rendering before every step. Checked against the recorded
-/// waypoints: same length, same success, commanded path within 1 µm.
+/// base scene) with the recording seed, rendering before every step ([`rerun`]). Checked against
+/// the recorded waypoints: same length, same success, commanded path within 1 µm.
 ///
 /// # Errors
 /// [`PolicyError::DemoMismatch`] when the re-run differs from the recording; testbed errors.
@@ -129,58 +177,37 @@ pub fn demonstration(
     camera: &mut Camera,
 ) -> Result<Vec<Sample>> {
     let exp = &item.experience;
-    let cfg = EpisodeConfig {
-        seed: exp.seed,
-        ..EpisodeConfig::default()
-    };
-    let mut ep = Episode::new(base, exp.task, &cfg)?;
-    let mut demo = match item.style {
-        DemoStyle::Expert(p) => Demonstrator::Expert(Box::new(Expert::new(exp.task, p, exp.seed))),
-        DemoStyle::Door(s) => Demonstrator::Door(DoorDemo::new(s)),
-    };
     let mismatch = |message: String| PolicyError::DemoMismatch {
         experience_id: item.experience_id.clone(),
         message,
     };
-    let mut out = Vec::with_capacity(exp.waypoints.len());
-    while !ep.done() {
-        let obs = camera.observe(&mut ep)?;
-        let a = demo.act(&ep);
-        ep.step(&a)?;
-        let target = commanded(&ep);
-        let Some(w) = exp.waypoints.get(out.len()) else {
-            return Err(mismatch(format!(
-                "longer than the {} recorded steps",
-                exp.waypoints.len()
-            )));
-        };
+    let run = rerun(item, base, camera)?;
+    if run.samples.len() != exp.waypoints.len() || run.success != exp.recorded_success {
+        return Err(mismatch(format!(
+            "{} steps (success {}), recorded {} (success {})",
+            run.samples.len(),
+            run.success,
+            exp.waypoints.len(),
+            exp.recorded_success
+        )));
+    }
+    for (i, (c, w)) in run.commanded.iter().zip(&exp.waypoints).enumerate() {
         let anchor = exp
             .base_anchors
             .iter()
             .find(|(a, _)| *a == w.anchor)
             .map_or([0.0; 3], |(_, p)| *p);
-        let c = ep.world().commanded_tcp();
         let off = (0..3)
             .map(|k| (c[k] - anchor[k] - w.offset[k]).abs())
             .fold(0.0, f64::max);
         if off > 1e-6 {
             return Err(mismatch(format!(
                 "commanded point of step {} is {off:.2e} m off",
-                out.len() + 1
+                i + 1
             )));
         }
-        out.push(Sample { obs, target });
     }
-    if out.len() != exp.waypoints.len() || ep.success() != exp.recorded_success {
-        return Err(mismatch(format!(
-            "{} steps (success {}), recorded {} (success {})",
-            out.len(),
-            ep.success(),
-            exp.waypoints.len(),
-            exp.recorded_success
-        )));
-    }
-    Ok(out)
+    Ok(run.samples)
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! The `retrieval collect` pipeline with its mechanism chosen: `replay` runs the harness's own
-//! [`run_collect`], `policy` runs [`run_collect_with`] a [`PolicyReuse`] of the run folder
-//! (here, above the harness, so that candle stays out of it). [`policy_checks`] renders each
+//! [`run_collect`], `policy` and `policy-dr` run [`run_collect_with`] a [`PolicyReuse`] of the
+//! run folder (here, above the harness, so that candle stays out of it). [`policy_checks`] renders each
 //! trained policy's own-base check (seed 000 §VII) from the run's `collect.json`.
 
 use std::fmt::Write as _;
@@ -18,7 +18,8 @@ use crate::reuse::{PolicyManifest, PolicyReuse};
 
 /// Runs (or resumes) the collection `config` (checked by [`CollectRequest::config`]) into
 /// `req.out` with `config.mechanism`: Replay, or per-experience policies trained with the
-/// default [`TrainConfig`] and the collection's master seed.
+/// collection's master seed and the default [`TrainConfig`] (Policy) or
+/// [`TrainConfig::policy_dr`] of the task (Policy+DR).
 ///
 /// # Errors
 /// [`RequestError::Usage`] when the policy training settings are out of range (before any
@@ -30,8 +31,12 @@ pub fn collect_request(
 ) -> Result<CollectOutcome, RequestError> {
     match config.mechanism {
         Mechanism::Replay => run_collect(config, &req.out, &req.options(), obs),
-        Mechanism::Policy => {
-            let reuse = PolicyReuse::new(&req.out, config.seed, TrainConfig::default())
+        Mechanism::Policy | Mechanism::PolicyDr => {
+            let train = match config.mechanism {
+                Mechanism::PolicyDr => TrainConfig::policy_dr(config.task.name()),
+                _ => TrainConfig::default(),
+            };
+            let reuse = PolicyReuse::new(&req.out, config.seed, train)
                 .map_err(|e| RequestError::Usage(roboaudit_types::error_chain(&e)))?;
             run_collect_with(config, &req.out, &req.options(), obs, &reuse)
         }

@@ -1,10 +1,12 @@
-//! The `policy` mechanism of `retrieval collect` (seed 000 §II "Policy", §VII): each candidate
-//! whose recording succeeded gets a policy trained on its own demonstration, saved under
+//! The `policy` and `policy-dr` mechanisms of `retrieval collect` (seed 000 §II "Policy",
+//! "Policy+DR", §VII): each candidate whose recording succeeded gets a policy trained on its own
+//! demonstration (for `policy-dr`, with its domain-randomized re-runs, [`crate::dr`]), saved under
 //! `RUN/policies/cNNN/` (candidate index); the policy is run once in its own base scene with the
 //! recording seed, and a policy that does not reproduce its demonstration there is rejected like
 //! a failed recording. Accepted experiences are executed closed loop, rendering every step.
 //! `collect.json` records, under `reuse`, every trained policy's folder, the SHA-256 of its
-//! weights and config, its final training loss and own-base check.
+//! weights and config, its final training loss and own-base check, and which mechanism trained
+//! them.
 //!
 //! A resumed run finds the checkpoints already written: one whose config is what this run would
 //! train is loaded instead of trained again (training is deterministic, so the bytes are the
@@ -20,19 +22,25 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use roboaudit_retrieval_collect::seeding::mix;
-use roboaudit_retrieval_collect::{CollectError, Library, LibraryItem, Reuse};
+use roboaudit_retrieval_collect::{CollectError, Library, LibraryItem, Representation, Reuse};
 use roboaudit_testbed::{CompiledScene, EpisodeConfig};
 use serde::{Deserialize, Serialize};
 
 use crate::checkpoint::{file_sha256, load, save};
 use crate::config::{CONFIG_FILE, TrainConfig, WEIGHTS_FILE};
+use crate::dr::dr_demonstrations;
 use crate::error::PolicyError;
 use crate::frames::{Camera, demonstration};
 use crate::policy::ImagePolicy;
-use crate::train::{Provenance, train};
+use crate::train::{Provenance, Trained, train};
 
 /// Folder of a run holding the policy checkpoints.
 pub const POLICIES_DIR: &str = "policies";
+/// Name in `embeddings.parquet` of the policy-encoder representation of a `policy-dr` run: the
+/// visual feature ([`crate::config::TrainConfig::feature`] values, 64 by default, each ≥ 0) of
+/// the first library experience's (`e00`) Policy+DR network on each scene's first image, one
+/// network for every scene so that the vectors are comparable (README: why this one).
+pub const POLICY_ENCODER: &str = "policy_encoder";
 
 fn collect_err(e: PolicyError) -> CollectError {
     match e {
@@ -66,7 +74,8 @@ pub struct PolicyRecord {
 /// What `collect.json` records under `reuse` for the policy mechanism.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PolicyManifest {
-    /// `policy`.
+    /// The mechanism that trained the policies: `policy`, or `policy-dr` (the domain
+    /// randomization is in `train.dr`).
     pub mechanism: String,
     /// Network sizes and training settings shared by every policy (each policy's seed is
     /// derived from the master seed and its candidate index).
@@ -83,7 +92,7 @@ struct Entry {
     own_base_success: bool,
 }
 
-/// The `policy` reuse mechanism of one run folder.
+/// The `policy` (or, with [`TrainConfig::dr`], `policy-dr`) reuse mechanism of one run folder.
 #[derive(Debug)]
 pub struct PolicyReuse {
     run: PathBuf,
@@ -97,7 +106,7 @@ pub struct PolicyReuse {
 impl PolicyReuse {
     /// The mechanism for run folder `run` with master seed `master_seed` (the collection's
     /// `seed`) and training settings `train` (its `seed` is replaced per candidate by
-    /// `mix(master_seed, "policy", candidate)`).
+    /// `mix(master_seed, mechanism, candidate)`, the mechanism being [`PolicyReuse::mechanism`]).
     ///
     /// # Errors
     /// [`PolicyError::InvalidConfig`] for training settings out of range.
@@ -116,6 +125,15 @@ impl PolicyReuse {
         })
     }
 
+    /// `policy-dr` when the training settings randomize the demonstrations, else `policy`.
+    pub fn mechanism(&self) -> &'static str {
+        if self.train.dr.is_some() {
+            "policy-dr"
+        } else {
+            "policy"
+        }
+    }
+
     fn dir_of(candidate: usize) -> String {
         format!("{POLICIES_DIR}/c{candidate:03}")
     }
@@ -126,7 +144,7 @@ impl PolicyReuse {
         base: &CompiledScene,
     ) -> Result<ImagePolicy, PolicyError> {
         let cfg = TrainConfig {
-            seed: mix(self.master_seed, "policy", item.candidate as u64),
+            seed: mix(self.master_seed, self.mechanism(), item.candidate as u64),
             ..self.train.clone()
         };
         let prov = Provenance {
@@ -135,16 +153,13 @@ impl PolicyReuse {
             recording_seed: item.experience.seed,
         };
         let dir = self.run.join(Self::dir_of(item.candidate));
-        let policy = if dir.join(CONFIG_FILE).is_file()
-            && let Ok(t) = load(&dir)
-            && t.config.train == cfg
-            && t.config.base_scene_id == prov.base_scene_id
-            && t.config.recording_seed == prov.recording_seed
-            && t.config.task == prov.task
-        {
+        let policy = if let Some(t) = matching_checkpoint(&dir, &cfg, &prov) {
             ImagePolicy::new(t)
         } else {
-            let samples = demonstration(item, base, &mut Camera::new())?;
+            let samples = match &cfg.dr {
+                Some(dr) => dr_demonstrations(item, base, dr, cfg.seed)?.samples,
+                None => demonstration(item, base, &mut Camera::new())?,
+            };
             let trained = train(&samples, &cfg, &prov, &mut |_, _| {})?;
             save(&dir, &trained)?;
             ImagePolicy::new(trained)
@@ -172,6 +187,20 @@ impl PolicyReuse {
             }
         }
         Ok(())
+    }
+
+    /// The policy trained (or loaded) for `candidate` by [`Reuse::accept`].
+    fn trained_policy(&self, candidate: usize) -> Result<ImagePolicy, CollectError> {
+        self.entries
+            .lock()
+            .map_err(|_| collect_err(poisoned()))?
+            .get(&candidate)
+            .map(|e| e.policy.clone())
+            .ok_or_else(|| {
+                collect_err(PolicyError::InvalidConfig(format!(
+                    "no trained policy for candidate {candidate}"
+                )))
+            })
     }
 
     /// The records of every trained policy in candidate order, with the library ids of
@@ -206,12 +235,29 @@ impl PolicyReuse {
             .filter(|p| !p.own_base_success && p.candidate < library.attempts)
             .count();
         Ok(PolicyManifest {
-            mechanism: "policy".into(),
+            mechanism: self.mechanism().into(),
             train: self.train.clone(),
             policies,
             rejected,
         })
     }
+}
+
+/// The checkpoint in `dir` when it loads and is what training with `cfg` on the demonstration
+/// `prov` would give: the same training settings (so the same mechanism: a Policy checkpoint
+/// has no [`TrainConfig::dr`], a Policy+DR one has the randomization it was trained with), task,
+/// base scene and recording seed. `None` means train.
+fn matching_checkpoint(dir: &Path, cfg: &TrainConfig, prov: &Provenance) -> Option<Trained> {
+    if !dir.join(CONFIG_FILE).is_file() {
+        return None;
+    }
+    let t = load(dir).ok()?;
+    let c = &t.config;
+    (c.train == *cfg
+        && c.base_scene_id == prov.base_scene_id
+        && c.recording_seed == prov.recording_seed
+        && c.task == prov.task)
+        .then_some(t)
 }
 
 /// The checkpoint hashes `run/collect.json` recorded under `reuse` (none without the file, or
@@ -231,6 +277,19 @@ fn recorded_hashes(run: &Path) -> BTreeMap<usize, (String, String)> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// Channel-interleaved `h × w × 3` values (a `pixels32` vector, rows from the top) as the
+/// policy's channel-major `3 × h × w` input.
+fn channel_major(hwc: &[f32]) -> Vec<f32> {
+    let px = hwc.len() / 3;
+    let mut out = vec![0.0f32; hwc.len()];
+    for (i, rgb) in hwc.chunks_exact(3).enumerate() {
+        for (c, v) in rgb.iter().enumerate() {
+            out[c * px + i] = *v;
+        }
+    }
+    out
 }
 
 fn poisoned() -> PolicyError {
@@ -266,18 +325,7 @@ impl Reuse for PolicyReuse {
         scene: &CompiledScene,
         cfg: &EpisodeConfig,
     ) -> Result<bool, CollectError> {
-        let policy = self
-            .entries
-            .lock()
-            .map_err(|_| collect_err(poisoned()))?
-            .get(&item.candidate)
-            .map(|e| e.policy.clone())
-            .ok_or_else(|| {
-                collect_err(PolicyError::InvalidConfig(format!(
-                    "no trained policy for candidate {}",
-                    item.candidate
-                )))
-            })?;
+        let policy = self.trained_policy(item.candidate)?;
         policy
             .execute(scene, item.experience.task, cfg, &mut Camera::new())
             .map_err(collect_err)
@@ -287,10 +335,106 @@ impl Reuse for PolicyReuse {
         &[POLICIES_DIR]
     }
 
+    fn representations(
+        &self,
+        library: &Library,
+        experiences: &[Vec<f32>],
+        scenes: &[Vec<f32>],
+    ) -> Result<Vec<Representation>, CollectError> {
+        let Some(first) = library.items.first() else {
+            return Ok(Vec::new());
+        };
+        if self.train.dr.is_none() {
+            return Ok(Vec::new());
+        }
+        let policy = self.trained_policy(first.candidate)?;
+        let encode = |images: &[Vec<f32>]| -> Result<Vec<Vec<f32>>, CollectError> {
+            images
+                .iter()
+                .map(|img| policy.encode(&channel_major(img)).map_err(collect_err))
+                .collect()
+        };
+        Ok(vec![Representation {
+            name: POLICY_ENCODER.into(),
+            experiences: encode(experiences)?,
+            scenes: encode(scenes)?,
+        }])
+    }
+
     fn manifest(&self, library: &Library) -> Result<Option<serde_json::Value>, CollectError> {
         let m = self.records(library).map_err(collect_err)?;
         serde_json::to_value(&m)
             .map(Some)
             .map_err(|e| collect_err(PolicyError::InvalidConfig(e.to_string())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{DomainRandomization, LOW_DIM, TARGET_DIM};
+    use crate::frames::{Observation, Sample};
+
+    fn tiny(cfg: &TrainConfig, prov: &Provenance) -> Trained {
+        let samples: Vec<Sample> = (0..6)
+            .map(|i| Sample {
+                obs: Observation {
+                    image: vec![i as f32 / 6.0; 3 * 32 * 32],
+                    low: [i as f32; LOW_DIM],
+                },
+                target: [i as f32; TARGET_DIM],
+            })
+            .collect();
+        train(&samples, cfg, prov, &mut |_, _| {}).unwrap()
+    }
+
+    #[test]
+    fn pixels32_vectors_become_channel_major_images() {
+        // Two pixels (r, g, b) = (1, 2, 3) and (4, 5, 6): the reds, then the greens, the blues.
+        assert_eq!(
+            channel_major(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]),
+            vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]
+        );
+    }
+
+    #[test]
+    fn a_checkpoint_of_one_mechanism_is_not_loaded_for_the_other() {
+        let policy = TrainConfig {
+            steps: 2,
+            seed: 5,
+            channels: [2, 2],
+            feature: 4,
+            hidden: 4,
+            ..TrainConfig::default()
+        };
+        let dr = TrainConfig {
+            batch: Some(4),
+            dr: Some(DomainRandomization::for_task("stack")),
+            ..policy.clone()
+        };
+        let prov = Provenance {
+            task: "stack".into(),
+            base_scene_id: "b00".into(),
+            recording_seed: 3,
+        };
+        for (trained_with, asked) in [(&policy, &dr), (&dr, &policy)] {
+            let tmp = tempfile::tempdir().unwrap();
+            save(tmp.path(), &tiny(trained_with, &prov)).unwrap();
+            assert!(matching_checkpoint(tmp.path(), trained_with, &prov).is_some());
+            assert!(
+                matching_checkpoint(tmp.path(), asked, &prov).is_none(),
+                "a checkpoint trained with dr {:?} was loaded for dr {:?}",
+                trained_with.dr,
+                asked.dr
+            );
+        }
+        // Other settings of the randomization are another training too.
+        let tmp = tempfile::tempdir().unwrap();
+        save(tmp.path(), &tiny(&dr, &prov)).unwrap();
+        let mut fewer = dr.clone();
+        if let Some(d) = fewer.dr.as_mut() {
+            d.draws = 1;
+        }
+        assert!(matching_checkpoint(tmp.path(), &fewer, &prov).is_none());
     }
 }

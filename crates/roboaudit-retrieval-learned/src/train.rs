@@ -1,6 +1,7 @@
-//! Behaviour cloning of one experience's policy on its own demonstration: full-batch Adam on the
-//! mean squared error of the normalized targets, with seeded Gaussian noise on the inputs at
-//! every step (deterministic: the same samples and settings give the same weights, bit for bit).
+//! Behaviour cloning of one experience's policy on its own demonstration: Adam on the mean squared
+//! error of the normalized targets, full batch or in seeded mini-batches
+//! ([`TrainConfig::batch`]), with optional seeded Gaussian noise on the inputs at every step
+//! (deterministic: the same samples and settings give the same weights, bit for bit).
 //! The reported final loss is that of the final weights on the clean inputs.
 
 use candle_core::{Device, Tensor};
@@ -59,6 +60,38 @@ fn normals(rng: &mut ChaCha8Rng, n: usize, sd: f64) -> Vec<f32> {
     }
     out.truncate(n);
     out
+}
+
+/// Seeded mini-batches: the sample indices in a fresh shuffle (Fisher–Yates) every epoch, taken
+/// `size` at a time; an epoch's remainder shorter than `size` is skipped.
+struct Batches {
+    rng: ChaCha8Rng,
+    order: Vec<u32>,
+    at: usize,
+    size: usize,
+}
+
+impl Batches {
+    fn new(n: usize, size: usize, seed: u64) -> Batches {
+        Batches {
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            order: (0..n as u32).collect(),
+            at: n,
+            size,
+        }
+    }
+
+    fn next_batch(&mut self) -> Vec<u32> {
+        if self.at + self.size > self.order.len() {
+            for i in (1..self.order.len()).rev() {
+                let j = self.rng.random_range(0..=i);
+                self.order.swap(i, j);
+            }
+            self.at = 0;
+        }
+        self.at += self.size;
+        self.order[self.at - self.size..self.at].to_vec()
+    }
 }
 
 /// Where the demonstration came from, for the checkpoint's config.
@@ -126,23 +159,48 @@ pub fn train(
             ..ParamsAdamW::default()
         },
     )?;
+    // Mini-batches have a stream of their own, so they shift neither of the others.
+    let mut batches = cfg
+        .batch
+        .filter(|&b| b < n)
+        .map(|b| Batches::new(n, b, cfg.seed ^ 0x6a09_e667_f3bc_c908));
     for step in 0..cfg.steps {
         let w: Vec<Tensor> = vars.iter().map(|v| v.as_tensor().clone()).collect();
+        let (images_b, low_b, target_b, patches_b) = match &mut batches {
+            Some(b) => {
+                let idx = Tensor::from_vec(b.next_batch(), b.size, &dev)?;
+                let img = images.index_select(&idx, 0)?;
+                let p = image_patches(&img)?;
+                (
+                    img,
+                    low.index_select(&idx, 0)?,
+                    target.index_select(&idx, 0)?,
+                    p,
+                )
+            }
+            None => (
+                images.clone(),
+                low.clone(),
+                target.clone(),
+                clean_patches.clone(),
+            ),
+        };
+        let nb = images_b.dim(0)?;
         let p1 = if cfg.pixel_noise > 0.0 {
             let noise = normals(&mut rng, 3 * IMAGE_SIDE * IMAGE_SIDE, cfg.pixel_noise);
             let noise = Tensor::from_vec(noise, (1, 3, IMAGE_SIDE, IMAGE_SIDE), &dev)?;
-            image_patches(&images.broadcast_add(&noise)?)?
+            image_patches(&images_b.broadcast_add(&noise)?)?
         } else {
-            clean_patches.clone()
+            patches_b
         };
         let low_in = if cfg.low_noise > 0.0 {
-            let noise = normals(&mut rng, n * LOW_DIM, cfg.low_noise);
-            (&low + Tensor::from_vec(noise, (n, LOW_DIM), &dev)?)?
+            let noise = normals(&mut rng, nb * LOW_DIM, cfg.low_noise);
+            (&low_b + Tensor::from_vec(noise, (nb, LOW_DIM), &dev)?)?
         } else {
-            low.clone()
+            low_b
         };
-        let pred = head(&w, &features_of_patches(&w, &p1, n)?, &low_in)?;
-        let loss = (pred - &target)?.sqr()?.mean_all()?;
+        let pred = head(&w, &features_of_patches(&w, &p1, nb)?, &low_in)?;
+        let loss = (pred - &target_b)?.sqr()?.mean_all()?;
         let l = f64::from(loss.to_scalar::<f32>()?);
         opt.backward_step(&loss)?;
         on_step(step + 1, l);

@@ -9,7 +9,8 @@ use rand_chacha::ChaCha8Rng;
 use roboaudit_retrieval_learned::checkpoint::{file_sha256, load, save};
 use roboaudit_retrieval_learned::config::{CONFIG_FILE, LOW_DIM, TARGET_DIM, WEIGHTS_FILE};
 use roboaudit_retrieval_learned::{
-    ImagePolicy, Observation, PolicyError, Provenance, Sample, TrainConfig, Trained, train,
+    DomainRandomization, ImagePolicy, Observation, PolicyError, Provenance, Sample, TrainConfig,
+    Trained, train,
 };
 
 /// `n` samples whose target is a fixed function of the clock and the image's mean, as a
@@ -188,4 +189,48 @@ fn settings_out_of_range_are_refused() {
     );
     let e = train(&[], &cfg(1, 5), &prov(), &mut |_, _| {}).unwrap_err();
     assert!(matches!(e, PolicyError::InvalidConfig(_)));
+}
+
+#[test]
+fn mini_batches_are_seeded_and_recorded_in_the_config() {
+    let dr = |seed| TrainConfig {
+        batch: Some(8),
+        dr: Some(DomainRandomization::for_task("stack")),
+        ..cfg(seed, 20)
+    };
+    let run = |c: &TrainConfig| train(&samples(24), c, &prov(), &mut |_, _| {}).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs = ["a", "b", "c", "full"].map(|d| tmp.path().join(d));
+    save(&dirs[0], &run(&dr(7))).unwrap();
+    save(&dirs[1], &run(&dr(7))).unwrap();
+    save(&dirs[2], &run(&dr(8))).unwrap();
+    save(&dirs[3], &run(&cfg(7, 20))).unwrap();
+    assert_eq!(bytes(&dirs[0]), bytes(&dirs[1]));
+    assert_ne!(bytes(&dirs[0]), bytes(&dirs[2]));
+    // Mini-batches are another training than the full batch of the same seed.
+    assert_ne!(bytes(&dirs[0]), bytes(&dirs[3]));
+    let back = load(&dirs[0]).unwrap();
+    assert_eq!(back.config.train, dr(7));
+    // A Policy checkpoint's config names neither setting.
+    let text = std::fs::read_to_string(dirs[3].join(CONFIG_FILE)).unwrap();
+    assert!(
+        !text.contains("\"dr\"") && !text.contains("\"batch\""),
+        "{text}"
+    );
+    let text = std::fs::read_to_string(dirs[0].join(CONFIG_FILE)).unwrap();
+    assert!(text.contains("\"layout_jitter\": 0.01"), "{text}");
+    let e = train(
+        &samples(4),
+        &TrainConfig {
+            batch: Some(0),
+            ..cfg(1, 1)
+        },
+        &prov(),
+        &mut |_, _| {},
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&e, PolicyError::InvalidConfig(m) if m.contains("batch")),
+        "{e}"
+    );
 }

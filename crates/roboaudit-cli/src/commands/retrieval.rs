@@ -113,7 +113,7 @@ fn collect(request: &CollectRequest) -> Result<()> {
     let out = roboaudit_retrieval_learned::request::collect_request(&config, request, &bar);
     drop(bar);
     let out = out.map_err(collect_error)?;
-    if config.mechanism == Mechanism::Policy {
+    if matches!(config.mechanism, Mechanism::Policy | Mechanism::PolicyDr) {
         out!("{}", policy_checks(&out.dir)?)?;
     }
     out!("{}", out.summary(request.shard))?;
