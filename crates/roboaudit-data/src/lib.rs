@@ -44,7 +44,7 @@ pub use format::Format;
 pub use loader::{RUN_FILE_EXTENSIONS, RetrievalPaths, load_retrieval_inputs};
 pub use log_writer::ExecutionLogWriter;
 pub use memory_records::{MemoryLabel, MemoryRecord, read_memory_records, write_memory_records};
-pub use readers::{LAYOUT_LEVELS, read_embeddings, read_experiences, read_scenes, read_selections};
+pub use readers::{read_embeddings, read_experiences, read_scenes, read_selections};
 pub use validate::validate_retrieval_inputs;
 pub use writers::{
     write_embeddings, write_embeddings_parquet, write_executions, write_executions_parquet,

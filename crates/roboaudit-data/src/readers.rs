@@ -54,17 +54,14 @@ const SCENE_COLUMNS: [&str; 4] = [
     "appearance_draw",
 ];
 
-/// The layout levels a scenes file may give: the testbed's scene generator draws layouts at
-/// levels 0 (the base layout) to 3 (the largest displacement).
-pub const LAYOUT_LEVELS: std::ops::RangeInclusive<i64> = 0..=3;
-
-/// Reads the scenes file (`scene_id`, `perturbation`, `layout_level` in [`LAYOUT_LEVELS`],
-/// `appearance_draw`; every other column is kept as text in [`SceneRecord::extra`], nulls
-/// omitted). File order is kept.
+/// Reads the scenes file (`scene_id`, `perturbation`, `layout_level` ≥ 0, `appearance_draw`;
+/// every other column is kept as text in [`SceneRecord::extra`], nulls omitted). File order is
+/// kept. A layout level counts displacement steps from the base layout (0); the testbed draws
+/// levels 0–3, another harness may use more, so only a negative level is refused.
 ///
 /// # Errors
-/// [`DataError`] for a bad or missing value, an unknown perturbation, a layout level outside
-/// [`LAYOUT_LEVELS`], an empty file, or a repeated `scene_id` (naming both rows).
+/// [`DataError`] for a bad or missing value, an unknown perturbation, a negative layout level,
+/// an empty file, or a repeated `scene_id` (naming both rows).
 pub fn read_scenes(path: impl AsRef<Path>) -> Result<Vec<SceneRecord>, DataError> {
     let file = path.as_ref();
     let columns = Columns {
@@ -97,15 +94,14 @@ pub fn read_scenes(path: impl AsRef<Path>) -> Result<Vec<SceneRecord>, DataError
             "layout_level",
             cell::to_int(r.get("layout_level")),
         )?;
-        if !LAYOUT_LEVELS.contains(&layout_level) {
+        if layout_level < 0 {
             return Err(DataError::invalid(
                 file,
                 Some(row),
                 Some("layout_level"),
                 format!(
-                    "layout level {layout_level} is not in {}..={} (the testbed's layout levels)",
-                    LAYOUT_LEVELS.start(),
-                    LAYOUT_LEVELS.end()
+                    "layout level {layout_level} is negative (a level counts displacement \
+                     steps from the base layout, 0)"
                 ),
             ));
         }

@@ -264,7 +264,7 @@ proptest! {
     fn random_records_round_trip(
         executions in proptest::collection::vec((id(), id(), any::<i64>(), any::<bool>()), 1..20),
         scenes in proptest::collection::vec(
-            (perturbation(), any::<i64>(), any::<i64>(),
+            (perturbation(), 0..=i64::MAX, any::<i64>(),
              proptest::collection::btree_map("x[a-z]{1,4}", "[A-Za-z0-9.]{1,5}", 0..3)),
             1..6),
         experiences in proptest::collection::vec(
