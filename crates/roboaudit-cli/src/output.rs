@@ -39,16 +39,12 @@ impl Drop for OutLock {
 }
 
 /// The lock file of a collection into `out`: `.<name of OUT>.roboaudit.lock` in `out`'s parent
-/// (beside it, not inside: the folder's contents are the collection's results alone).
+/// (beside it, not inside, also for `--out .`: the folder's contents are the collection's
+/// results alone).
 #[must_use]
 pub fn lock_path(out: &std::path::Path) -> std::path::PathBuf {
-    let name = out
-        .file_name()
-        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-    out.parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."))
-        .join(format!(".{name}.roboaudit.lock"))
+    let (parent, name) = roboaudit_data::outpath::beside(out);
+    parent.join(format!(".{name}.roboaudit.lock"))
 }
 
 /// Takes the hold of a collection on `out` (creating `out`'s parent when missing).

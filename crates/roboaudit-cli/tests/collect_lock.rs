@@ -102,3 +102,66 @@ fn fqe_collect_is_refused_while_another_runs_and_not_after_a_kill() {
     assert!(o.status.success(), "{}", text(&o));
     assert!(out.join("ground_truth.json").is_file());
 }
+
+/// `--out .` from inside an empty folder: the lock goes beside the folder, not into it, so a
+/// retrieval collection fills the folder and leaves nothing else behind; `fqe collect`, which
+/// renames its finished work onto OUT, refuses the folder it would replace (exit code 2).
+#[test]
+fn out_dot_locks_beside_the_current_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let here = tmp.path().join("here");
+    std::fs::create_dir(&here).unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_roboaudit"))
+            .args(args)
+            .current_dir(&here)
+            .output()
+            .unwrap()
+    };
+    let o = run(&[
+        "retrieval",
+        "collect",
+        "--task",
+        "stack",
+        "--library",
+        "2",
+        "--scenes",
+        "3",
+        "--seeds",
+        "1",
+        "--out",
+        ".",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(here.join("collect.json").is_file(), "{}", text(&o));
+    let stray: Vec<String> = std::fs::read_dir(&here)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("roboaudit.lock"))
+        .collect();
+    assert!(stray.is_empty(), "{stray:?}");
+
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_roboaudit"))
+        .args([
+            "fqe",
+            "collect",
+            "--small",
+            "--episodes",
+            "24",
+            "--out",
+            "./",
+        ])
+        .current_dir(&empty)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("is the current folder"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(std::fs::read_dir(&empty).unwrap().count(), 0);
+    assert!(!tmp.path().join(".fqe-collect-empty.partial").exists());
+}

@@ -44,6 +44,26 @@ pub fn resolved(p: &Path) -> PathBuf {
     p.to_path_buf()
 }
 
+/// The folder beside which files that accompany an output at `out` go (its parent), and
+/// `out`'s own name: as spelt when `out` ends in a name (`runs/gt` gives `runs` and `gt`), from
+/// the [`resolved`] path when it does not (`.`, `./`, `..`), so that a lock or work folder named
+/// after `out` lands outside it. The parent is `.` for a bare name; the name is `out` for the
+/// root folder, which has none.
+#[must_use]
+pub fn beside(out: &Path) -> (PathBuf, String) {
+    let named = |p: &Path| {
+        let name = p.file_name()?.to_string_lossy().into_owned();
+        let parent = p
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        Some((parent.to_path_buf(), name))
+    };
+    named(out)
+        .or_else(|| named(&resolved(out)))
+        .unwrap_or_else(|| (PathBuf::from("."), "out".to_owned()))
+}
+
 /// Whether two paths name the same file however they are spelt.
 pub fn same_file(a: &Path, b: &Path) -> bool {
     resolved(a) == resolved(b)
@@ -265,6 +285,37 @@ pub fn refuse_replacing(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A name is kept as spelt; a path without one (`.`, `./`, `..`) names the folder it
+    /// resolves to, whose parent lies outside it.
+    #[test]
+    fn beside_names_the_folder_out_resolves_to() {
+        assert_eq!(
+            beside(Path::new("runs/gt")),
+            (PathBuf::from("runs"), "gt".to_owned())
+        );
+        assert_eq!(
+            beside(Path::new("gt")),
+            (PathBuf::from("."), "gt".to_owned())
+        );
+        assert_eq!(
+            beside(Path::new("runs/gt/.")),
+            (PathBuf::from("runs"), "gt".to_owned())
+        );
+        let cwd = std::env::current_dir().unwrap().canonicalize().unwrap();
+        for dot in [".", "./"] {
+            let (parent, name) = beside(Path::new(dot));
+            assert_eq!(parent.join(&name), cwd, "{dot}");
+            assert!(!parent.starts_with(&cwd), "{dot}");
+        }
+        let up = cwd.parent().unwrap();
+        let (parent, name) = beside(Path::new(".."));
+        assert_eq!(parent.join(name), up);
+        assert_eq!(
+            beside(Path::new("/")),
+            (PathBuf::from("."), "out".to_owned())
+        );
+    }
 
     #[test]
     fn spellings_of_one_place_resolve_alike_even_where_nothing_exists_yet() {

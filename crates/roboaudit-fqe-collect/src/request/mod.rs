@@ -236,13 +236,19 @@ impl CollectRequest {
     }
 
     /// Refuses an `OUT` that exists and is not an empty folder (the finished run replaces only
-    /// an empty one).
+    /// an empty one), and an `OUT` that is or holds the current folder.
     ///
     /// # Errors
-    /// [`RequestError::Usage`] for a non-empty `OUT`; [`RequestError::Io`] when it cannot be
-    /// listed.
+    /// [`RequestError::Usage`] for a non-empty `OUT` or the current folder;
+    /// [`RequestError::Io`] when it cannot be listed.
     pub fn check_out(&self) -> Result<(), RequestError> {
         let out = &self.out;
+        if roboaudit_data::outpath::is_within(Path::new("."), out) {
+            return Err(RequestError::Usage(format!(
+                "--out {} is the current folder or holds it; the collection is renamed onto OUT when it ends, which would replace the folder you are in: name a new folder, e.g. --out gt",
+                out.display()
+            )));
+        }
         if out.exists() {
             let empty = out.is_dir()
                 && std::fs::read_dir(out)
@@ -276,18 +282,9 @@ impl CollectRequest {
     /// The work folder beside `OUT`: `.fqe-collect-<name of OUT>.partial`.
     #[must_use]
     pub fn work_folder(&self) -> PathBuf {
-        let name = self
-            .out
-            .file_name()
-            .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-        out_parent(&self.out).join(format!(".fqe-collect-{name}.partial"))
+        let (parent, name) = roboaudit_data::outpath::beside(&self.out);
+        parent.join(format!(".fqe-collect-{name}.partial"))
     }
-}
-
-fn out_parent(out: &Path) -> &Path {
-    out.parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
 }
 
 fn io_error(message: String, source: std::io::Error) -> RequestError {
@@ -328,8 +325,8 @@ pub fn run_collect(
     served: &mut [ServedTarget],
     obs: &dyn CollectObserver,
 ) -> Result<CollectRun, RequestError> {
-    let parent = out_parent(&req.out);
-    std::fs::create_dir_all(parent).map_err(|e| {
+    let (parent, _) = roboaudit_data::outpath::beside(&req.out);
+    std::fs::create_dir_all(&parent).map_err(|e| {
         io_error(
             format!("cannot create output folder {}", parent.display()),
             e,
