@@ -23,10 +23,13 @@ fn write_err(path: &Path, e: impl std::fmt::Display) -> LearnedError {
 }
 
 fn temp_in(dir: &Path, path: &Path) -> Result<tempfile::NamedTempFile, LearnedError> {
-    tempfile::Builder::new()
-        .prefix(".tmp-")
-        .tempfile_in(dir)
-        .map_err(|e| write_err(path, e))
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".tmp-");
+    // Temporary files are owner-only; a checkpoint gets the permissions of any file the user
+    // creates (0o666 less the umask), so that it can be shared like the rest of the run.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    builder.tempfile_in(dir).map_err(|e| write_err(path, e))
 }
 
 /// Writes `bytes` to `path` atomically (a temp file beside it, then a rename).
@@ -49,8 +52,16 @@ pub fn save(dir: &Path, t: &Trained) -> Result<(), LearnedError> {
     std::fs::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
     let weights = dir.join(WEIGHTS_FILE);
     let tmp = temp_in(dir, &weights)?;
+    // safetensors writes through its own owner-only temporary file renamed onto `tmp`: the
+    // result is given back the mode `tmp` was created with.
+    let mode = tmp
+        .as_file()
+        .metadata()
+        .map_err(|e| write_err(&weights, e))?
+        .permissions();
     candle_core::safetensors::save(&t.weights.named(t.config.family, &t.norm), tmp.path())
         .map_err(|e| write_err(&weights, e))?;
+    std::fs::set_permissions(tmp.path(), mode).map_err(|e| write_err(&weights, e))?;
     tmp.persist(&weights)
         .map_err(|e| write_err(&weights, e.error))?;
     let json = serde_json::to_vec_pretty(&t.config).map_err(|e| write_err(dir, e))?;

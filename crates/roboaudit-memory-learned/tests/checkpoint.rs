@@ -36,11 +36,24 @@ fn same_seed_same_bytes_other_seed_other_bytes() {
     assert_ne!(bytes(&a), bytes(&c));
 }
 
+/// The checkpoint's files carry the mode of a file the user creates in the same folder (not
+/// the owner-only mode of a temporary file).
+fn assert_shared_like_a_created_file(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let probe = dir.join("probe");
+    std::fs::File::create(&probe).unwrap();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    for name in [WEIGHTS_FILE, CONFIG_FILE] {
+        assert_eq!(mode(&dir.join(name)), mode(&probe), "{name}");
+    }
+}
+
 #[test]
 fn round_trip_gives_the_same_policy_and_memory_contract_holds() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tiny(3, 0.0);
     save(tmp.path(), &t).unwrap();
+    assert_shared_like_a_created_file(tmp.path());
     let back = load(tmp.path()).unwrap();
     assert_eq!(back.config, t.config);
     for (x, y) in back.weights.tensors.iter().zip(&t.weights.tensors) {

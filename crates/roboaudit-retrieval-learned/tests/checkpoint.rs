@@ -116,11 +116,24 @@ fn training_fits_the_demonstration() {
     assert!((p[4] - s.target[4]).abs() < 0.2, "{p:?} vs {:?}", s.target);
 }
 
+/// The checkpoint's files carry the mode of a file the user creates in the same folder (not
+/// the owner-only mode of a temporary file).
+fn assert_shared_like_a_created_file(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let probe = dir.join("probe");
+    std::fs::File::create(&probe).unwrap();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    for name in [WEIGHTS_FILE, CONFIG_FILE] {
+        assert_eq!(mode(&dir.join(name)), mode(&probe), "{name}");
+    }
+}
+
 #[test]
 fn round_trip_gives_the_same_predictions() {
     let tmp = tempfile::tempdir().unwrap();
     let t = trained(3, 10);
     save(tmp.path(), &t).unwrap();
+    assert_shared_like_a_created_file(tmp.path());
     let back = load(tmp.path()).unwrap();
     assert_eq!(back.config, t.config);
     let s = &samples(24)[3];
