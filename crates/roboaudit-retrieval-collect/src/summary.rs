@@ -23,11 +23,25 @@ impl CollectOutcome {
                 self.resumed_from, self.total
             );
         }
-        let _ = writeln!(
-            out,
-            "library: {} experiences accepted of {} recorded ({} rejected in their own base scene)",
-            self.library.pool, self.library.attempts, self.library.rejected
-        );
+        let l = &self.library;
+        let _ = if l.reuse_rejected > 0 {
+            // The two causes apart, so that this line and the policy own-base check's agree.
+            writeln!(
+                out,
+                "library: {} experiences accepted of {} recorded ({} rejected in their own base scene: {} recordings failed there, {} trained policies did)",
+                l.pool,
+                l.attempts,
+                l.rejected,
+                l.rejected - l.reuse_rejected.min(l.rejected),
+                l.reuse_rejected
+            )
+        } else {
+            writeln!(
+                out,
+                "library: {} experiences accepted of {} recorded ({} rejected in their own base scene)",
+                l.pool, l.attempts, l.rejected
+            )
+        };
         if let (Some(shard), true, 0) = (shard, self.complete, self.total) {
             let _ = writeln!(
                 out,
@@ -77,6 +91,16 @@ mod tests {
                 reuse_rejected: 0,
             },
         }
+    }
+
+    #[test]
+    fn rejections_by_the_policy_are_told_apart_from_failed_recordings() {
+        let mut o = outcome(true, 0);
+        o.library.rejected = 3;
+        o.library.reuse_rejected = 2;
+        assert!(o.summary(None).starts_with(
+            "library: 4 experiences accepted of 6 recorded (3 rejected in their own base scene: 1 recordings failed there, 2 trained policies did)\n"
+        ));
     }
 
     #[test]

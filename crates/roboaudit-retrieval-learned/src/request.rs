@@ -44,7 +44,7 @@ pub fn collect_request(
 }
 
 /// One line per trained policy in run folder `dir` (its folder, candidate, experience, own-base
-/// verdict, final training loss, training samples, the first 16 hex digits of its weights'
+/// verdict, final training loss, training steps and samples, the first 16 hex digits of its weights'
 /// SHA-256), then the count of candidates rejected; each line ends in a newline. Empty when
 /// `collect.json` records no reuse section (the `replay` mechanism).
 ///
@@ -73,7 +73,7 @@ fn render_policy_checks(m: &PolicyManifest, attempts: usize) -> String {
         };
         let _ = writeln!(
             out,
-            "policy {} (candidate {}{}): own base {verdict}, training loss {:.2e} over {} steps, weights sha256 {}",
+            "policy {} (candidate {}{}): own base {verdict}, training loss {:.2e} after {} steps on {} samples, weights sha256 {}",
             p.dir,
             p.candidate,
             p.experience_id
@@ -81,13 +81,14 @@ fn render_policy_checks(m: &PolicyManifest, attempts: usize) -> String {
                 .map(|e| format!(", {e}"))
                 .unwrap_or_default(),
             p.final_loss,
+            m.train.steps,
             p.samples,
             &p.weights_sha256[..16.min(p.weights_sha256.len())]
         );
     }
     let _ = writeln!(
         out,
-        "policy own-base check: {} of {attempts} candidates rejected (recording succeeded, policy failed in its base scene)",
+        "policy own-base check: {} of {attempts} candidates rejected (recording succeeded, trained policy failed in its base scene)",
         m.rejected
     );
     out
@@ -122,10 +123,10 @@ mod tests {
         };
         assert_eq!(
             render_policy_checks(&m, 2),
-            "policy policies/c000 (candidate 0, e00): own base reproduced, training loss 1.25e-3 over 40 steps, weights sha256 0123456789abcdef\n\
-             policy policies/c001 (candidate 1): own base FAILED (rejected), training loss 1.25e-3 over 40 steps, weights sha256 0123456789abcdef\n\
-             policy policies/c002 (candidate 2): own base not needed (beyond the pool), training loss 1.25e-3 over 40 steps, weights sha256 0123456789abcdef\n\
-             policy own-base check: 1 of 2 candidates rejected (recording succeeded, policy failed in its base scene)\n"
+            "policy policies/c000 (candidate 0, e00): own base reproduced, training loss 1.25e-3 after 600 steps on 40 samples, weights sha256 0123456789abcdef\n\
+             policy policies/c001 (candidate 1): own base FAILED (rejected), training loss 1.25e-3 after 600 steps on 40 samples, weights sha256 0123456789abcdef\n\
+             policy policies/c002 (candidate 2): own base not needed (beyond the pool), training loss 1.25e-3 after 600 steps on 40 samples, weights sha256 0123456789abcdef\n\
+             policy own-base check: 1 of 2 candidates rejected (recording succeeded, trained policy failed in its base scene)\n"
         );
     }
 }
