@@ -124,4 +124,18 @@ fn memory_collect_does_not_write_into_an_fqe_result() {
     let o = common::collect_one_faithful_pair(&fit, &[]);
     assert_usage(&o, "holds another kind of result (fqe.json");
     assert_eq!(tree(&fit), before);
+
+    // Nor into an FQE or retrieval collection's run folder.
+    for marker in ["ground_truth.json", "collect.json"] {
+        let run = tmp.path().join(format!("run-{marker}"));
+        std::fs::create_dir_all(&run).unwrap();
+        std::fs::write(run.join(marker), b"{}").unwrap();
+        let before = tree(&run);
+        let o = common::collect_one_faithful_pair(&run, &[]);
+        assert_usage(
+            &o,
+            &format!("is another collection's run folder (it holds {marker})"),
+        );
+        assert_eq!(tree(&run), before);
+    }
 }

@@ -46,6 +46,7 @@ pub fn run(args: &CollectOptions) -> Result<()> {
     crate::output::refuse_out_file(&args.out)?;
     // Its audit's summary.md would replace an FQE result's (see `memory audit`).
     crate::output::refuse_foreign_results(&args.out, &[("fqe.json", &[])])?;
+    crate::output::refuse_other_run(&args.out, &["ground_truth.json", "collect.json"])?;
     let (req, spec, params) = args.request().map_err(request_error)?;
     let _lock = crate::output::lock_out(&args.out)?;
     let mut opened = super::open(&spec, req.config.task, params, &args.served, false)?;
