@@ -137,6 +137,15 @@ fn run_folder_problems_and_skipped_sizes_are_named() {
         "{}",
         text(&o)
     );
+    let file = tmp.path().join("executions.csv");
+    std::fs::write(&file, "query_id\n").unwrap();
+    let o = audit(&file, &out, &[]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        text(&o).contains("executions.csv: a file, not a run folder"),
+        "{}",
+        text(&o)
+    );
     let run = tmp.path().join("run");
     std::fs::create_dir(&run).unwrap();
     for entry in std::fs::read_dir(example()).unwrap() {

@@ -269,8 +269,13 @@ impl AuditRequest {
     /// fields are the readers' to check.
     fn check_run_files(&self, dir: &Path, paths: &RetrievalPaths) -> Result<(), RequestError> {
         if !dir.is_dir() {
+            let what = if dir.exists() {
+                "a file, not a run folder (give the folder that holds executions and experiences)"
+            } else {
+                "no such folder"
+            };
             return Err(RequestError::Input(format!(
-                "--run {}: no such folder",
+                "--run {}: {what}",
                 dir.display()
             )));
         }
