@@ -36,8 +36,8 @@ pub fn refuse_file(flag: &str, path: &std::path::Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Refuses an output path that lies inside a LeRobot dataset folder (exit code 2, before any
-/// work): some folder above it holds `meta/info.json`. Commands that read a dataset check
+/// Refuses an output path that is or lies inside a LeRobot dataset folder (exit code 2, before
+/// any work): it or some folder above it holds `meta/info.json`. Commands that read a dataset check
 /// against that dataset ([`refuse_inside_dataset`]); this check is for commands whose output
 /// could land in anyone's dataset, where a stray file under `data/` or `meta/` is read as part
 /// of it.
@@ -48,7 +48,6 @@ pub fn refuse_inside_any_dataset(flag: &str, path: &std::path::Path) -> anyhow::
     let resolved = roboaudit_data::outpath::resolved(path);
     if let Some(dataset) = resolved
         .ancestors()
-        .skip(1)
         .find(|dir| dir.join("meta").join("info.json").is_file())
     {
         refuse_inside_dataset(flag, path, dataset)?;

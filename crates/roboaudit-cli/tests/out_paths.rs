@@ -61,6 +61,21 @@ fn outputs_inside_a_lerobot_dataset_are_refused_by_commands_without_a_dataset_in
         assert_usage(&o, "is inside the dataset folder");
         assert_eq!(tree(&ds), before, "{args:?} wrote into the dataset");
     }
+    // The dataset folder itself, as a folder output.
+    let root = ds.to_str().unwrap();
+    let runs: [&[&str]; 3] = [
+        &[
+            "memory", "collect", "--policy", "faithful", "--pairs", "1", "--seeds", "1", "--out",
+            root,
+        ],
+        &["memory", "calibrate", "--out", root],
+        &["report", tmp.path().to_str().unwrap(), "--out", root],
+    ];
+    for args in runs {
+        let o = roboaudit(args);
+        assert_usage(&o, "is a LeRobot dataset folder");
+        assert_eq!(tree(&ds), before, "{args:?} wrote into the dataset");
+    }
     let images = ds.join("frames");
     let o = roboaudit(&[
         "testbed",

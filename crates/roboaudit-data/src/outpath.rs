@@ -82,6 +82,12 @@ pub fn refuse_inside_dataset(
     path: &Path,
     dataset: &Path,
 ) -> Result<(), OutputPathError> {
+    if same_file(path, dataset) {
+        return Err(OutputPathError(format!(
+            "{flag} {} is a LeRobot dataset folder: writing there can corrupt the dataset; give a path outside it",
+            path.display()
+        )));
+    }
     if is_within(path, dataset) {
         return Err(OutputPathError(format!(
             "{flag} {} is inside the dataset folder: writing there can corrupt the dataset; give a path outside it, in {}",
