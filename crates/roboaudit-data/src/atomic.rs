@@ -89,7 +89,12 @@ fn staged(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile, WriteErr
     // A missing folder is created here rather than by each caller: every result file lands
     // where its path says.
     create_dir(dir)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| {
+    let mut builder = tempfile::Builder::new();
+    // Temporary files are owner-only by default; a result gets the mode of any file the user
+    // creates (0o666 less the umask), as with `File::create`.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut tmp = builder.tempfile_in(dir).map_err(|e| {
         WriteError::io(
             format!("cannot create a temporary file in {}", dir.display()),
             dir,
@@ -98,20 +103,6 @@ fn staged(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile, WriteErr
     })?;
     tmp.write_all(bytes)
         .map_err(|e| WriteError::io(format!("cannot write {}", path.display()), path, e))?;
-    // A temporary file is created owner-only; results are meant to be shared like any other file.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))
-            .map_err(|e| {
-                WriteError::io(
-                    format!("cannot set permissions of {}", path.display()),
-                    path,
-                    e,
-                )
-            })?;
-    }
     tmp.as_file()
         .sync_all()
         .map_err(|e| WriteError::io(format!("cannot sync {}", path.display()), path, e))?;
@@ -137,5 +128,20 @@ mod tests {
         write_all_atomic(&[(&a, b"{}"), (&b, b"# s")]).unwrap();
         assert_eq!(std::fs::read(&a).unwrap(), b"{}");
         assert_eq!(std::fs::read(&b).unwrap(), b"# s");
+    }
+
+    /// A result gets the mode `File::create` gives in the same folder (the umask's), not the
+    /// owner-only mode of a temporary file nor a fixed 0o644.
+    #[cfg(unix)]
+    #[test]
+    fn a_result_gets_the_mode_of_a_created_file() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("plain");
+        std::fs::File::create(&plain).unwrap();
+        let written = dir.path().join("audit.json");
+        write_atomic(&written, b"{}").unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&written), mode(&plain));
     }
 }

@@ -164,9 +164,13 @@ impl FeatureCache {
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
             remove_orphans(&self.dir, &name);
-            let tmp = tempfile::Builder::new()
-                .prefix(&tmp_prefix(&name))
-                .suffix(".tmp")
+            let prefix = tmp_prefix(&name);
+            let mut builder = tempfile::Builder::new();
+            builder.prefix(&prefix).suffix(".tmp");
+            // Owner-only by default; a cache is shared like any other output (the umask's mode).
+            #[cfg(unix)]
+            builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+            let tmp = builder
                 .tempfile_in(&self.dir)
                 .map_err(|e| FqeError::io("create", &self.dir, e))?;
             let io = |e| FqeError::io("write", tmp.path(), e);
@@ -275,13 +279,6 @@ impl FeatureCache {
         let io = |e| FqeError::io("write", &self.path, e);
         p.writer.flush().map_err(io)?;
         let file = p.writer.get_ref();
-        // A temporary file is created owner-only; a cache is shared like any other output.
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            file.set_permissions(std::fs::Permissions::from_mode(0o644))
-                .map_err(io)?;
-        }
         file.sync_all().map_err(io)?;
         p.tmp.persist(&self.path).map_err(|e| io(e.error))?;
         self.created.clear();

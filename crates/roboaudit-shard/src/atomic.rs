@@ -21,7 +21,8 @@ pub fn stage(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile, (Step
         .unwrap_or(Path::new("."));
     let mut tmp = tempfile::Builder::new()
         .prefix(".tmp-")
-        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
+        // The mode `File::create` gives (0o666 less the umask), not the owner-only default.
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
         .tempfile_in(dir)
         .map_err(|e| ("create a temporary file for", e))?;
     tmp.write_all(bytes).map_err(|e| ("write", e))?;
@@ -29,7 +30,7 @@ pub fn stage(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile, (Step
     Ok(tmp)
 }
 
-/// Writes `bytes` to `path` through a synced temporary sibling (mode 0644) and a rename.
+/// Writes `bytes` to `path` through a synced temporary sibling (mode 0o666 less the umask) and a rename.
 ///
 /// # Errors
 /// The [`Step`] that failed and its I/O error.

@@ -597,7 +597,8 @@ fn write_merged(
     std::fs::create_dir_all(parent).map_err(ShardError::io("create", parent))?;
     let tmp = tempfile::Builder::new()
         .prefix(".tmp-merge-")
-        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        // Renamed into place as the merged run: the mode of a folder the user creates.
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o777))
         .tempdir_in(parent)
         .map_err(ShardError::io("create a temporary folder in", parent))?;
     let copy = |from: &Path, rel: &Path| -> Result<()> {

@@ -362,12 +362,6 @@ pub fn run_collect(
     }
     std::fs::rename(&work, out)
         .map_err(|e| io_error(format!("cannot move the results to {}", out.display()), e))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(out, std::fs::Permissions::from_mode(0o755))
-            .map_err(|e| io_error(format!("cannot set permissions of {}", out.display()), e))?;
-    }
     Ok(CollectRun { summary, elapsed_s })
 }
 
