@@ -28,12 +28,16 @@ impl CollectOutcome {
             // The two causes apart, so that this line and the policy own-base check's agree.
             writeln!(
                 out,
-                "library: {} experiences accepted of {} recorded ({} rejected in their own base scene: {} recordings failed there, {} trained policies did)",
+                "library: {} experiences accepted of {} recorded ({} rejected in their own base scene: {} failed there, {} did)",
                 l.pool,
                 l.attempts,
                 l.rejected,
-                l.rejected - l.reuse_rejected.min(l.rejected),
-                l.reuse_rejected
+                counted(
+                    l.rejected - l.reuse_rejected.min(l.rejected),
+                    "recording",
+                    "recordings"
+                ),
+                counted(l.reuse_rejected, "trained policy", "trained policies")
             )
         } else {
             writeln!(
@@ -71,6 +75,11 @@ impl CollectOutcome {
     }
 }
 
+/// `n` and the noun in its number: "1 recording", "2 recordings".
+fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,7 +108,7 @@ mod tests {
         o.library.rejected = 3;
         o.library.reuse_rejected = 2;
         assert!(o.summary(None).starts_with(
-            "library: 4 experiences accepted of 6 recorded (3 rejected in their own base scene: 1 recordings failed there, 2 trained policies did)\n"
+            "library: 4 experiences accepted of 6 recorded (3 rejected in their own base scene: 1 recording failed there, 2 trained policies did)\n"
         ));
     }
 

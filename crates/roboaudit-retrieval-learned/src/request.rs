@@ -45,7 +45,7 @@ pub fn collect_request(
 
 /// One line per trained policy in run folder `dir` (its folder, candidate, experience, own-base
 /// verdict, final training loss, training steps and samples, the first 16 hex digits of its weights'
-/// SHA-256), then the count of candidates rejected; each line ends in a newline. Empty when
+/// SHA-256), then how many of the policies the library examined were rejected; each line ends in a newline. Empty when
 /// `collect.json` records no reuse section (the `replay` mechanism).
 ///
 /// # Errors
@@ -86,9 +86,11 @@ fn render_policy_checks(m: &PolicyManifest, attempts: usize) -> String {
             &p.weights_sha256[..16.min(p.weights_sha256.len())]
         );
     }
+    // The policies whose own-base check counted: candidates the library examined.
+    let checked = m.policies.iter().filter(|p| p.candidate < attempts).count();
     let _ = writeln!(
         out,
-        "policy own-base check: {} of {attempts} candidates rejected (recording succeeded, trained policy failed in its base scene)",
+        "policy own-base check: {} of {checked} checked policies rejected (recording succeeded, trained policy failed in its base scene)",
         m.rejected
     );
     out
@@ -126,7 +128,7 @@ mod tests {
             "policy policies/c000 (candidate 0, e00): own base reproduced, training loss 1.25e-3 after 600 steps on 40 samples, weights sha256 0123456789abcdef\n\
              policy policies/c001 (candidate 1): own base FAILED (rejected), training loss 1.25e-3 after 600 steps on 40 samples, weights sha256 0123456789abcdef\n\
              policy policies/c002 (candidate 2): own base not needed (beyond the pool), training loss 1.25e-3 after 600 steps on 40 samples, weights sha256 0123456789abcdef\n\
-             policy own-base check: 1 of 2 candidates rejected (recording succeeded, trained policy failed in its base scene)\n"
+             policy own-base check: 1 of 2 checked policies rejected (recording succeeded, trained policy failed in its base scene)\n"
         );
     }
 }
