@@ -782,3 +782,25 @@ fn evaluate_refuses_a_ground_truth_of_another_episode_count() {
     );
     assert_eq!(std::fs::read(out.join("fqe.json")).unwrap(), before);
 }
+
+/// A run folder whose ground_truth.json is gone still has its target policies under
+/// `policies/`: the fit refuses it (exit 3) rather than evaluate only the behaviour policy; with
+/// the targets named it runs.
+#[test]
+fn a_run_folder_without_its_ground_truth_is_refused() {
+    let dir = run_folder();
+    let run = dir.path().join("run");
+    std::fs::remove_file(run.join("ground_truth.json")).unwrap();
+    let out = dir.path().join("res");
+    let o = fit_linear(&run, &out, "4", &[]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        text(&o).contains("policies/ is there but ground_truth.json is not"),
+        "{}",
+        text(&o)
+    );
+    assert!(!out.exists());
+    let x = format!("x={}", run.join("policies/pi0.parquet").display());
+    let o = fit_linear(&run, &out, "4", &["--policy-actions", &x]);
+    assert!(o.status.success(), "{}", text(&o));
+}

@@ -234,6 +234,16 @@ pub fn fit_request(req: &FitRequest, obs: &dyn FitObserver) -> Result<FqeReport,
     // dataset pass.
     let encoder = encoder_spec.load()?;
     let gt_path = ground_truth_path(req.run.as_deref(), req.ground_truth.as_ref());
+    // A run folder with target policies but no ground truth is an unfinished or damaged `fqe
+    // collect` run: fitting only the behaviour policy would drop its targets without a word.
+    if let (None, Some(run), true) = (&gt_path, &req.run, req.policy_actions.is_empty())
+        && run.join("policies").is_dir()
+    {
+        return Err(RequestError::Input(format!(
+            "--run {}: policies/ is there but ground_truth.json is not, so the target policies cannot be named (it lists them and their actions files): restore it from the finished `fqe collect` run, or name the targets with --policy-actions NAME=FILE",
+            run.display()
+        )));
+    }
     let (truth, truth_print) = match gt_path.as_deref() {
         Some(path) => {
             let (t, print) = read_ground_truth_fingerprinted(path)?;
