@@ -142,12 +142,10 @@ pub fn collect_with(
         // Never mix a collection into someone else's files (a harness's own scenes.csv would be
         // overwritten and the audit would then pick between two executions sources).
         None if folder_has_entries(dir, reuse.own_entries())? => {
-            return Err(resume_error(
-                dir,
-                format!(
-                    "the folder is not empty and holds no {MANIFEST_FILE}; collect into an empty or new folder"
-                ),
-            ));
+            return Err(CollectError::Occupied {
+                path: dir.display().to_string(),
+                manifest: MANIFEST_FILE,
+            });
         }
         _ => {}
     }

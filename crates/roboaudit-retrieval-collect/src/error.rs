@@ -26,6 +26,15 @@ pub enum CollectError {
         /// Requested pool size.
         pool: usize,
     },
+    /// The output folder holds files but no collection of ours (someone else's files, which a
+    /// collection would mix with or overwrite): the wrong folder was named.
+    #[error("{path} is not empty and holds no {manifest}; collect into an empty or new folder")]
+    Occupied {
+        /// The run folder.
+        path: String,
+        /// The manifest a collection's folder holds (`collect.json`).
+        manifest: &'static str,
+    },
     /// The output folder holds a different or damaged collection, so resuming would mix runs.
     #[error("cannot resume in {path}: {reason}")]
     Resume {

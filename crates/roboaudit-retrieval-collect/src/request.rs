@@ -81,11 +81,13 @@ pub enum RequestError {
 }
 
 impl From<CollectError> for RequestError {
-    /// A configuration error is a usage error, a resume refusal or a manifest that does not
-    /// parse an input error, the rest stay collection errors.
+    /// A configuration error or an occupied folder is a usage error, a resume refusal or a
+    /// manifest that does not parse an input error, the rest stay collection errors.
     fn from(e: CollectError) -> Self {
         match e {
             CollectError::InvalidConfig(m) => Self::Usage(m),
+            // A folder of someone else's files is a wrong --out, as in the other collections.
+            CollectError::Occupied { .. } => Self::Usage(e.to_string()),
             CollectError::Resume { .. } => Self::Input(roboaudit_types::error_chain(&e)),
             // A run folder's manifest that does not parse is a damaged input file (writing one
             // fails only with an I/O error).

@@ -119,7 +119,7 @@ fn a_non_empty_folder_without_a_manifest_is_refused_and_left_untouched() {
         &|_| {},
     )
     .unwrap_err();
-    assert!(matches!(err, CollectError::Resume { .. }), "{err}");
+    assert!(matches!(err, CollectError::Occupied { .. }), "{err}");
     assert!(err.to_string().contains("not empty"), "{err}");
     let names: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
