@@ -140,6 +140,14 @@ fn memory_collect_does_not_write_into_an_fqe_result() {
     assert_usage(&o, "holds another kind of result (fqe.json");
     assert_eq!(tree(&fit), before);
 
+    // Nor among someone else's files.
+    let notes = tmp.path().join("notes");
+    std::fs::create_dir_all(&notes).unwrap();
+    std::fs::write(notes.join("notes.txt"), b"mine\n").unwrap();
+    let o = common::collect_one_faithful_pair(&notes, &[]);
+    assert_usage(&o, "is not empty and holds no memory collection");
+    assert_eq!(std::fs::read_dir(&notes).unwrap().count(), 1);
+
     // Nor into an FQE or retrieval collection's run folder.
     for marker in ["ground_truth.json", "collect.json"] {
         let run = tmp.path().join(format!("run-{marker}"));
