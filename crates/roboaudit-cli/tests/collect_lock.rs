@@ -17,6 +17,37 @@ fn hold(out: &Path) -> std::fs::File {
     f
 }
 
+/// The smallest `retrieval collect` (2 experiences, 3 query scenes, 1 seed) into `out`.
+fn small_retrieval(out: &str) -> [&str; 12] {
+    [
+        "retrieval",
+        "collect",
+        "--task",
+        "stack",
+        "--library",
+        "2",
+        "--scenes",
+        "3",
+        "--seeds",
+        "1",
+        "--out",
+        out,
+    ]
+}
+
+/// A small `fqe collect` (24 episodes at the `--small` settings) into `out`.
+fn small_fqe(out: &str) -> [&str; 7] {
+    [
+        "fqe",
+        "collect",
+        "--small",
+        "--episodes",
+        "24",
+        "--out",
+        out,
+    ]
+}
+
 fn refused(o: &std::process::Output, out: &Path) {
     assert_eq!(o.status.code(), Some(3), "{}", text(o));
     let err = String::from_utf8_lossy(&o.stderr);
@@ -33,22 +64,7 @@ fn a_held_out_folder_is_refused_by_retrieval_and_memory_collect() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("r");
     let held = hold(&out);
-    let args = [
-        "retrieval",
-        "collect",
-        "--task",
-        "stack",
-        "--library",
-        "2",
-        "--scenes",
-        "4",
-        "--seeds",
-        "2",
-        "--out",
-    ];
-    let mut a = args.to_vec();
-    a.push(out.to_str().unwrap());
-    refused(&roboaudit(&a), &out);
+    refused(&roboaudit(&small_retrieval(out.to_str().unwrap())), &out);
     drop(held);
 
     let out = tmp.path().join("m");
@@ -74,15 +90,7 @@ fn a_held_out_folder_is_refused_by_retrieval_and_memory_collect() {
 fn fqe_collect_is_refused_while_another_runs_and_not_after_a_kill() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("gt");
-    let args = [
-        "fqe",
-        "collect",
-        "--small",
-        "--episodes",
-        "24",
-        "--out",
-        out.to_str().unwrap(),
-    ];
+    let args = small_fqe(out.to_str().unwrap());
     let mut first = Command::new(env!("CARGO_BIN_EXE_roboaudit"))
         .args(args)
         .stdout(Stdio::null())
@@ -118,20 +126,7 @@ fn out_dot_locks_beside_the_current_folder() {
             .output()
             .unwrap()
     };
-    let o = run(&[
-        "retrieval",
-        "collect",
-        "--task",
-        "stack",
-        "--library",
-        "2",
-        "--scenes",
-        "3",
-        "--seeds",
-        "1",
-        "--out",
-        ".",
-    ]);
+    let o = run(&small_retrieval("."));
     assert!(o.status.success(), "{}", text(&o));
     assert!(here.join("collect.json").is_file(), "{}", text(&o));
     let stray: Vec<String> = std::fs::read_dir(&here)
@@ -144,15 +139,7 @@ fn out_dot_locks_beside_the_current_folder() {
     let empty = tmp.path().join("empty");
     std::fs::create_dir(&empty).unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_roboaudit"))
-        .args([
-            "fqe",
-            "collect",
-            "--small",
-            "--episodes",
-            "24",
-            "--out",
-            "./",
-        ])
+        .args(small_fqe("./"))
         .current_dir(&empty)
         .output()
         .unwrap();
