@@ -19,18 +19,21 @@ pub struct ShardStatus {
     pub owned_jobs: usize,
     /// Owned jobs whose files exist, ascending.
     pub done_jobs: Vec<usize>,
+    /// Of `done_jobs`, those whose job file is empty or cut short (it exists but is not done:
+    /// [`merge`] names it and says to delete it), ascending.
+    pub damaged_jobs: Vec<usize>,
     /// Job files present that the shard does not own (a copy or another shard's file), ascending.
     pub stray_jobs: Vec<usize>,
     /// Units of work (e.g. executions) the shard owns.
     pub owned_units: usize,
-    /// Units of work in its done jobs.
+    /// Units of work in its done jobs, damaged ones left out.
     pub done_units: usize,
 }
 
 impl ShardStatus {
-    /// Whether every owned job's file exists.
+    /// Whether every owned job's file exists and none is damaged.
     pub fn complete(&self) -> bool {
-        self.done_jobs.len() == self.owned_jobs
+        self.done_jobs.len() - self.damaged_jobs.len() == self.owned_jobs
     }
 }
 
@@ -70,12 +73,23 @@ fn status_of(dir: &Path) -> Result<ShardStatus> {
         .jobs(manifest.total_jobs)
         .map(|j| manifest.units_of(j))
         .sum();
-    let done_units = done_jobs.iter().map(|&j| manifest.units_of(j)).sum();
+    let mut damaged_jobs = Vec::new();
+    for &j in &done_jobs {
+        if damage(&dir.join(manifest.job_files.relative(j)))?.is_some() {
+            damaged_jobs.push(j);
+        }
+    }
+    let done_units = done_jobs
+        .iter()
+        .filter(|j| damaged_jobs.binary_search(j).is_err())
+        .map(|&j| manifest.units_of(j))
+        .sum();
     Ok(ShardStatus {
         dir: dir.to_path_buf(),
         owned_jobs: shard.job_count(manifest.total_jobs),
         manifest,
         done_jobs,
+        damaged_jobs,
         stray_jobs,
         owned_units,
         done_units,

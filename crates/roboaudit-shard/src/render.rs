@@ -8,8 +8,9 @@ use crate::merge::{Check, MergeOutcome, ShardStatus};
 use crate::spec::Shard;
 
 impl ShardStatus {
-    /// One line (no newline): the shard, its folder, jobs and units done of those it owns,
-    /// `(complete)` when all are, job files of other shards found there, then the collection
+    /// One line (no newline): the shard, its folder, jobs and units done of those it owns (a
+    /// damaged job file not counted), `(complete)` when all are, damaged job files and job
+    /// files of other shards found there, then the collection
     /// and the first 19 characters of its configuration hash in brackets.
     #[must_use]
     pub fn line(&self) -> String {
@@ -18,13 +19,20 @@ impl ShardStatus {
             "shard {:>7}  {}: {} of {} jobs, {} of {} {}{}",
             m.shard.to_string(),
             self.dir.display(),
-            self.done_jobs.len(),
+            self.done_jobs.len() - self.damaged_jobs.len(),
             self.owned_jobs,
             self.done_units,
             self.owned_units,
             m.unit,
             if self.complete() { " (complete)" } else { "" }
         );
+        if !self.damaged_jobs.is_empty() {
+            let _ = write!(
+                line,
+                "; {} damaged job file(s) (empty or cut short)",
+                self.damaged_jobs.len()
+            );
+        }
         if !self.stray_jobs.is_empty() {
             let _ = write!(
                 line,

@@ -185,6 +185,15 @@ fn empty_and_truncated_job_files_are_named_and_nothing_is_written() {
     let out = root.path().join("out");
     // An empty job file, whatever its format.
     std::fs::write(dirs[1].join("parts/part-0003.txt"), b"").unwrap();
+    // The status does not count it as done.
+    let st = status(&dirs).unwrap();
+    assert_eq!(st[1].damaged_jobs, [3]);
+    assert!(!st[1].complete());
+    assert!(
+        st[1].line().contains("; 1 damaged job file(s)"),
+        "{}",
+        st[1].line()
+    );
     let text = merge(&dirs, &out).unwrap_err().to_string();
     assert!(
         text.contains("parts/part-0003.txt in")
