@@ -108,7 +108,7 @@ impl CollectConfig {
                 self.image_size
             ));
         }
-        if !(self.gamma > 0.0 && self.gamma <= 1.0) {
+        if !roboaudit_fqe::bounds_settings::is_discount(self.gamma) {
             return bad(format!("gamma {} is not in (0, 1]", self.gamma));
         }
         if self.samples == 0 {

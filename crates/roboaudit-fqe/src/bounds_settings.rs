@@ -40,11 +40,18 @@ pub(crate) fn check_count(
     ))
 }
 
-/// `value` in `(0, 1]`: a discount γ (SPEC §3). γ = 0 is refused as `fqe collect` refuses it:
-/// it makes the ground truth `V^π = E[γ^(T−1) · success]` zero for every episode longer than one
-/// frame, so no error or ranking against it means anything.
+/// Whether `gamma` is a discount γ the estimators, the ground truth and `fqe collect` take:
+/// `(0, 1]` (SPEC §3). γ = 0 is not one: it makes the ground truth `V^π = E[γ^(T−1) · success]`
+/// zero for every episode longer than one frame, so no error or ranking against it means
+/// anything. NaN is not one either.
+#[must_use]
+pub fn is_discount(gamma: f64) -> bool {
+    gamma > 0.0 && gamma <= 1.0
+}
+
+/// `value` in `(0, 1]`: a discount γ ([`is_discount`]).
 pub(crate) fn check_discount(setting: Setting, value: f64) -> Result<(), FqeError> {
-    if value > 0.0 && value <= 1.0 {
+    if is_discount(value) {
         return Ok(());
     }
     Err(FqeError::setting(

@@ -162,9 +162,7 @@ pub fn read_ground_truth_fingerprinted(path: &Path) -> Result<(GroundTruth, Stri
             ),
         ));
     }
-    // (0, 1], as `fqe collect` writes it and `fqe fit` takes it: with γ = 0 every V^π of an
-    // episode longer than one frame is 0.
-    if !(gt.gamma > 0.0 && gt.gamma <= 1.0) {
+    if !crate::bounds_settings::is_discount(gt.gamma) {
         return Err(FqeError::bad_file(
             path,
             format!("gamma {} not in (0, 1]", gt.gamma),

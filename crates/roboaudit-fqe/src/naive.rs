@@ -8,9 +8,10 @@ use crate::{FqeError, TaskEstimate};
 /// Naive `V̂(l)` per task; `None` for a task without episodes.
 ///
 /// # Errors
-/// [`FqeError::InvalidConfig`] for `γ ∉ (0, 1]` (SPEC §3's discounts, as every estimator); [`FqeError::InvalidInputs`] from validation.
+/// [`FqeError::InvalidConfig`] for `γ ∉ (0, 1]`
+/// ([`crate::bounds_settings::is_discount`]); [`FqeError::InvalidInputs`] from validation.
 pub fn naive_estimate(inputs: &FqeInputs, gamma: f64) -> Result<Vec<TaskEstimate>, FqeError> {
-    if !(gamma > 0.0 && gamma <= 1.0) {
+    if !crate::bounds_settings::is_discount(gamma) {
         return Err(FqeError::InvalidConfig(format!(
             "gamma {gamma} not in (0, 1]"
         )));
