@@ -1,5 +1,5 @@
-//! Atomic result files: every file is written in full to a synced temporary sibling (mode 0644)
-//! and renamed into place, so a killed run never leaves a truncated result; a set of files is
+//! Atomic result files: every file is written in full to a synced temporary sibling (made by
+//! [`result_file_builder`], so it gets the mode `File::create` gives) and renamed into place, so a killed run never leaves a truncated result; a set of files is
 //! staged whole before any is renamed, so a failure leaves none of them touched.
 
 use std::io::Write as _;
@@ -41,6 +41,27 @@ pub fn create_dir(dir: &Path) -> Result<(), WriteError> {
             e,
         )
     })
+}
+
+/// A [`tempfile::Builder`] for a temporary file that becomes a result when renamed into place:
+/// the file gets the mode `File::create` gives (0o666 less the umask), not tempfile's owner-only
+/// default, so results are shared like any other file the user makes.
+#[must_use]
+pub fn result_file_builder<'a, 'b>() -> tempfile::Builder<'a, 'b> {
+    let mut builder = tempfile::Builder::new();
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    builder
+}
+
+/// [`result_file_builder`] for a temporary folder renamed into place as a result folder: it gets
+/// the mode `create_dir` gives (0o777 less the umask).
+#[must_use]
+pub fn result_folder_builder<'a, 'b>() -> tempfile::Builder<'a, 'b> {
+    let mut builder = tempfile::Builder::new();
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o777));
+    builder
 }
 
 /// Writes `bytes` to `path` atomically (a synced temporary sibling renamed onto it), creating
@@ -89,12 +110,7 @@ fn staged(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile, WriteErr
     // A missing folder is created here rather than by each caller: every result file lands
     // where its path says.
     create_dir(dir)?;
-    let mut builder = tempfile::Builder::new();
-    // Temporary files are owner-only by default; a result gets the mode of any file the user
-    // creates (0o666 less the umask), as with `File::create`.
-    #[cfg(unix)]
-    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    let mut tmp = builder.tempfile_in(dir).map_err(|e| {
+    let mut tmp = result_file_builder().tempfile_in(dir).map_err(|e| {
         WriteError::io(
             format!("cannot create a temporary file in {}", dir.display()),
             dir,

@@ -49,13 +49,9 @@ pub(crate) fn write_table(path: &Path, format: Format, table: &Table) -> Result<
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(TMP_PREFIX).suffix(".tmp");
-    // Temporary files are owner-only by default; the result should get the permissions of any
-    // file the user creates (0o666 minus the umask), as with `File::create`.
-    #[cfg(unix)]
-    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    let mut tmp = builder
+    let mut tmp = crate::atomic::result_file_builder()
+        .prefix(TMP_PREFIX)
+        .suffix(".tmp")
         .tempfile_in(dir)
         .map_err(|e| DataError::io(path, "create a temporary file next to", e))?;
     match format {

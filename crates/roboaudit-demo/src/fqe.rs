@@ -78,16 +78,13 @@ fn collect_run(
     let parent = run_dir.parent().unwrap_or(Path::new("."));
     roboaudit_data::atomic::create_dir(parent)?;
     remove_stale_temps(parent, ".run-");
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".run-");
-    // A temporary folder is owner-only; renamed into place it is the run folder, which gets the
-    // permissions of any folder the user creates (0o777 less the umask).
-    #[cfg(unix)]
-    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o777));
-    let tmp = builder.tempdir_in(parent).map_err(DemoError::io(format!(
-        "cannot create a temporary folder in {}",
-        parent.display()
-    )))?;
+    let tmp = roboaudit_data::atomic::result_folder_builder()
+        .prefix(".run-")
+        .tempdir_in(parent)
+        .map_err(DemoError::io(format!(
+            "cannot create a temporary folder in {}",
+            parent.display()
+        )))?;
     let progress = obs.fqe_collect("fqe collect");
     let summary = collect_with(&checked, &mut [], tmp.path(), &|stage, done, total| {
         progress.progress(stage, done, total);

@@ -293,12 +293,11 @@ pub fn write_embeddings_atomic(
         .extension()
         .map(|e| format!(".{}", e.to_string_lossy()))
         .unwrap_or_default();
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".embeddings-").suffix(&suffix);
-    // Owner-only by default; the result gets the permissions of any file the user creates.
-    #[cfg(unix)]
-    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    let tmp = builder.tempfile_in(dir).map_err(|e| fail(e.to_string()))?;
+    let tmp = roboaudit_data::atomic::result_file_builder()
+        .prefix(".embeddings-")
+        .suffix(&suffix)
+        .tempfile_in(dir)
+        .map_err(|e| fail(e.to_string()))?;
     roboaudit_data::write_embeddings(tmp.path(), records)
         .map_err(|e| fail(roboaudit_types::error_chain(&e)))?;
     tmp.persist(out).map_err(|e| fail(e.error.to_string()))?;

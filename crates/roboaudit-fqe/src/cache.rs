@@ -164,13 +164,9 @@ impl FeatureCache {
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
             remove_orphans(&self.dir, &name);
-            let prefix = tmp_prefix(&name);
-            let mut builder = tempfile::Builder::new();
-            builder.prefix(&prefix).suffix(".tmp");
-            // Owner-only by default; a cache is shared like any other output (the umask's mode).
-            #[cfg(unix)]
-            builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-            let tmp = builder
+            let tmp = roboaudit_data::atomic::result_file_builder()
+                .prefix(&tmp_prefix(&name))
+                .suffix(".tmp")
                 .tempfile_in(&self.dir)
                 .map_err(|e| FqeError::io("create", &self.dir, e))?;
             let io = |e| FqeError::io("write", tmp.path(), e);

@@ -23,13 +23,11 @@ fn write_err(path: &Path, e: impl std::fmt::Display) -> LearnedError {
 }
 
 fn temp_in(dir: &Path, path: &Path) -> Result<tempfile::NamedTempFile, LearnedError> {
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".tmp-");
-    // Temporary files are owner-only; a checkpoint gets the permissions of any file the user
-    // creates (0o666 less the umask), so that it can be shared like the rest of the run.
-    #[cfg(unix)]
-    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    builder.tempfile_in(dir).map_err(|e| write_err(path, e))
+    // A checkpoint is shared like the rest of the run: the mode of a file the user creates.
+    roboaudit_data::atomic::result_file_builder()
+        .prefix(".tmp-")
+        .tempfile_in(dir)
+        .map_err(|e| write_err(path, e))
 }
 
 /// Writes `bytes` to `path` atomically (a temp file beside it, then a rename).
