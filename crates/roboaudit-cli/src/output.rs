@@ -5,7 +5,7 @@
 
 pub use roboaudit_data::atomic::create_dir as ensure_dir;
 pub use roboaudit_data::outpath::{
-    refuse_foreign_labels, refuse_foreign_results, refuse_replacing,
+    refuse_foreign_labels, refuse_foreign_results, refuse_other_run, refuse_replacing,
 };
 
 /// Refuses an `--out` folder that exists as a file, or lies inside a LeRobot dataset folder
@@ -16,24 +16,6 @@ pub use roboaudit_data::outpath::{
 pub fn refuse_out_file(out: &std::path::Path) -> anyhow::Result<()> {
     roboaudit_data::outpath::refuse_out_file(out)?;
     crate::paths::refuse_inside_any_dataset("--out", out)
-}
-
-/// Refuses an `--out` folder that is another collection's run folder (exit code 2, before any
-/// work): it holds one of `foreign`, files that mark a run of another kind (an FQE
-/// collection's `ground_truth.json`, a retrieval collection's `collect.json`), whose inputs the
-/// new files would mix with.
-///
-/// # Errors
-/// [`roboaudit_data::outpath::OutputPathError`] naming the folder and the file found.
-pub fn refuse_other_run(out: &std::path::Path, foreign: &[&str]) -> anyhow::Result<()> {
-    if let Some(name) = foreign.iter().find(|name| out.join(name).exists()) {
-        return Err(roboaudit_data::outpath::OutputPathError(format!(
-            "--out {} is another collection's run folder (it holds {name}); writing here would mix this run's files with its inputs: choose another output folder",
-            out.display()
-        ))
-        .into());
-    }
-    Ok(())
 }
 
 /// A collection's hold on its `--out` folder: an exclusive advisory lock

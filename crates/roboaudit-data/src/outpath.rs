@@ -250,6 +250,23 @@ pub const RUN_MARKERS: [&str; 4] = [
     "manifest.json",
 ];
 
+/// Refuses an `--out` folder that is another collection's run folder (a usage error, before any
+/// work): it holds one of `foreign`, [`RUN_MARKERS`] of a run of another kind (an FQE
+/// collection's `ground_truth.json`, a retrieval collection's `collect.json`), whose inputs the
+/// new files would mix with.
+///
+/// # Errors
+/// [`OutputPathError`] naming the folder and the file found.
+pub fn refuse_other_run(out: &Path, foreign: &[&str]) -> Result<(), OutputPathError> {
+    match foreign.iter().find(|name| out.join(name).exists()) {
+        Some(name) => Err(OutputPathError(format!(
+            "--out {} is another collection's run folder (it holds {name}); writing here would mix this run's files with its inputs: choose another output folder",
+            out.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Refuses a file `--out` (a usage error, before any work) that exists and either lies in a
 /// collection's run folder (its folder or the folder above holds one of [`RUN_MARKERS`]) or is
 /// not a `kind` file by `is_kind`: replacing it would break that run or destroy someone's data.

@@ -3,7 +3,7 @@
 //! finished collection reports.
 
 use super::policy::{PolicySpec, served_field};
-use super::{CollectRequest, RequestError, refuse_existing_records};
+use super::{CollectRequest, RequestError, refuse_existing_records, refuse_occupied};
 use crate::collect::{CollectConfig, Collection};
 use crate::output::{RECORDS_FILE, write_collection};
 use crate::pairs::Route;
@@ -82,13 +82,14 @@ pub fn action_seeds(given: Option<usize>, plan: Option<&Plan>) -> Result<Vec<u64
 impl CollectRequest {
     /// A checked collection of `config` under `plan` (its hash goes into every record) over
     /// `routes` (names, `left,right` for the irrelevant-history control) into `out`, with the
-    /// policy `spec`: the configuration is validated, `out` must hold no records file, and a
-    /// served policy cannot be sharded.
+    /// policy `spec`: the configuration is validated, `out` must hold no records file nor only
+    /// other files, and a served policy cannot be sharded.
     ///
     /// # Errors
     /// [`RequestError::Harness`] for a bad route or configuration
-    /// ([`CollectConfig::validate`]); [`RequestError::Usage`] for existing records or a sharded
-    /// served policy (its manifest records its server's latency, which differs per shard).
+    /// ([`CollectConfig::validate`]); [`RequestError::Usage`] for existing records, a folder of
+    /// other files ([`refuse_occupied`]) or a sharded served policy (its manifest records its
+    /// server's latency, which differs per shard).
     pub fn new(
         mut config: CollectConfig,
         plan: Option<&Plan>,
@@ -104,6 +105,7 @@ impl CollectRequest {
             .collect::<Result<_, _>>()?;
         config.validate()?;
         refuse_existing_records(&out)?;
+        refuse_occupied(&out)?;
         if spec.is_served() && shard.is_some() {
             return Err(RequestError::Usage(
                 "--shard takes built-in policies only: a served policy's manifest records its server's latency, which differs per shard, so the merge could not equal an unsharded run; collect it unsharded (it resumes)".into(),

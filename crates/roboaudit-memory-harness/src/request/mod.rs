@@ -124,6 +124,35 @@ pub fn refuse_existing_records(out: &Path) -> Result<(), RequestError> {
     Ok(())
 }
 
+/// Refuses an output folder that holds files but none of a memory collection's (its records,
+/// manifest, `records.partial` or a shard's manifest), as `retrieval collect` and `fqe collect`
+/// refuse one: the records would land among someone else's files.
+///
+/// # Errors
+/// [`RequestError::Usage`] naming the folder.
+pub fn refuse_occupied(out: &Path) -> Result<(), RequestError> {
+    const OWN: [&str; 4] = [
+        RECORDS_FILE,
+        crate::output::MANIFEST_FILE,
+        crate::resume::PARTIAL_DIR,
+        roboaudit_shard::SHARD_FILE,
+    ];
+    let Ok(entries) = std::fs::read_dir(out) else {
+        return Ok(());
+    };
+    let names: Vec<_> = entries
+        .filter_map(|e| e.ok().map(|e| e.file_name()))
+        .collect();
+    if names.is_empty() || names.iter().any(|n| OWN.iter().any(|o| n == *o)) {
+        return Ok(());
+    }
+    Err(RequestError::Usage(format!(
+        "{} is not empty and holds no memory collection ({RECORDS_FILE}, {}); collect into an empty or new folder",
+        out.display(),
+        crate::resume::PARTIAL_DIR
+    )))
+}
+
 /// Collects `req` with `policy` (identified beyond its name by `identity`, so that a resumed
 /// run is of the same policy): the whole collection, resumable through
 /// [`resume::collect_resumable`], or one shard through [`resume::collect_shard`].

@@ -41,42 +41,12 @@ pub fn request_error(err: RequestError) -> anyhow::Error {
     }
 }
 
-/// What a memory collection's folder holds: its records and manifest, its resumable work, a
-/// shard's manifest.
-const OWN_ENTRIES: [&str; 4] = [
-    "records.parquet",
-    "manifest.json",
-    "records.partial",
-    "shard.json",
-];
-
-/// Refuses an `--out` folder that holds files but none of a memory collection's (exit code 2,
-/// as `retrieval collect` and `fqe collect` do): the records would land among someone else's
-/// files.
-fn refuse_occupied(out: &std::path::Path) -> Result<()> {
-    let Ok(entries) = std::fs::read_dir(out) else {
-        return Ok(());
-    };
-    let names: Vec<_> = entries
-        .filter_map(|e| e.ok().map(|e| e.file_name()))
-        .collect();
-    if !names.is_empty() && !names.iter().any(|n| OWN_ENTRIES.iter().any(|o| n == *o)) {
-        return Err(Usage(format!(
-            "{} is not empty and holds no memory collection (records.parquet, records.partial); collect into an empty or new folder",
-            out.display()
-        ))
-        .into());
-    }
-    Ok(())
-}
-
 /// Runs `memory collect`.
 pub fn run(args: &CollectOptions) -> Result<()> {
     crate::output::refuse_out_file(&args.out)?;
     // Its audit's summary.md would replace an FQE result's (see `memory audit`).
     crate::output::refuse_foreign_results(&args.out, &[("fqe.json", &[])])?;
     crate::output::refuse_other_run(&args.out, &["ground_truth.json", "collect.json"])?;
-    refuse_occupied(&args.out)?;
     let (req, spec, params) = args.request().map_err(request_error)?;
     let _lock = crate::output::lock_out(&args.out)?;
     let mut opened = super::open(&spec, req.config.task, params, &args.served, false)?;
