@@ -36,11 +36,10 @@ pub fn refuse_file(flag: &str, path: &std::path::Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Refuses an output path that is or lies inside a LeRobot dataset folder (exit code 2, before
-/// any work): it or some folder above it holds `meta/info.json`. Commands that read a dataset check
-/// against that dataset ([`refuse_inside_dataset`]); this check is for commands whose output
-/// could land in anyone's dataset, where a stray file under `data/` or `meta/` is read as part
-/// of it.
+/// Refuses an output path that is or lies inside a LeRobot dataset folder (exit code 2, before any
+/// work): it or some folder above it holds `meta/info.json`. Commands that read a dataset check
+/// against that dataset ([`refuse_inside_dataset`]); this check is for commands whose output could
+/// land in anyone's dataset, where a stray file under `data/` or `meta/` is read as part of it.
 ///
 /// # Errors
 /// [`roboaudit_data::outpath::OutputPathError`] naming `flag`, the path and the dataset.

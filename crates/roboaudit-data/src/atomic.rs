@@ -1,6 +1,7 @@
 //! Atomic result files: every file is written in full to a synced temporary sibling (made by
-//! [`result_file_builder`], so it gets the mode `File::create` gives) and renamed into place, so a killed run never leaves a truncated result; a set of files is
-//! staged whole before any is renamed, so a failure leaves none of them touched.
+//! [`result_file_builder`], so it gets the mode `File::create` gives) and renamed into place, so a
+//! killed run never leaves a truncated result; a set of files is staged whole before any is
+//! renamed, so a failure leaves none of them touched.
 
 use std::io::Write as _;
 use std::path::Path;

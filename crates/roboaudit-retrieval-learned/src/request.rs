@@ -1,6 +1,6 @@
 //! The `retrieval collect` pipeline with its mechanism chosen: `replay` runs the harness's own
-//! [`run_collect`], `policy` and `policy-dr` run [`run_collect_with`] a [`PolicyReuse`] of the
-//! run folder (here, above the harness, so that candle stays out of it). [`policy_checks`] renders each
+//! [`run_collect`], `policy` and `policy-dr` run [`run_collect_with`] a [`PolicyReuse`] of the run
+//! folder (here, above the harness, so that candle stays out of it). [`policy_checks`] renders each
 //! trained policy's own-base check (seed 000 §VII) from the run's `collect.json`.
 
 use std::fmt::Write as _;
@@ -44,9 +44,9 @@ pub fn collect_request(
 }
 
 /// One line per trained policy in run folder `dir` (its folder, candidate, experience, own-base
-/// verdict, final training loss, training steps and samples, the first 16 hex digits of its weights'
-/// SHA-256), then how many of the policies the library examined were rejected; each line ends in a newline. Empty when
-/// `collect.json` records no reuse section (the `replay` mechanism).
+/// verdict, final training loss, training steps and samples, the first 16 hex digits of its
+/// weights' SHA-256), then how many of the policies the library examined were rejected; each line
+/// ends in a newline. Empty when `collect.json` records no reuse section (the `replay` mechanism).
 ///
 /// # Errors
 /// `collect.json` cannot be read, or does not parse as a manifest with a policy section

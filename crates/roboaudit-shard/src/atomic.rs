@@ -30,7 +30,8 @@ pub fn stage(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile, (Step
     Ok(tmp)
 }
 
-/// Writes `bytes` to `path` through a synced temporary sibling (mode 0o666 less the umask) and a rename.
+/// Writes `bytes` to `path` through a synced temporary sibling (mode 0o666 less the umask) and a
+/// rename.
 ///
 /// # Errors
 /// The [`Step`] that failed and its I/O error.

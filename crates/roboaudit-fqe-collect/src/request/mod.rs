@@ -23,8 +23,9 @@ pub use summary::{render_summary, resumed_note, stage_label, work_note};
 
 /// Everything `fqe collect` needs, as typed values; `None` sizes take the preset's
 /// ([`CollectConfig::small`] with `small`, else [`CollectConfig::default`]). Each field's doc is
-/// its `--help` text (derived with the `clap` feature); what the help leaves out: `policies` are checked by [`PolicySpec::parse`] and [`CollectRequest::prepare`];
-/// `served` is used by the caller to connect them; `shard` runs through `crate::shard`.
+/// its `--help` text (derived with the `clap` feature); what the help leaves out: `policies` are
+/// checked by [`PolicySpec::parse`] and [`CollectRequest::prepare`]; `served` is used by the caller
+/// to connect them; `shard` runs through `crate::shard`.
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct CollectRequest {
