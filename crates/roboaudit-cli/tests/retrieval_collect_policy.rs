@@ -107,6 +107,12 @@ fn a_policy_dr_collection_records_its_randomization_and_is_audited() {
     let o = collect_k("policy-dr", "2", &run, &[]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("policy own-base check:"), "{}", text(&o));
+    // A finished learned collection states its appearance-caused failures (methods §1.8).
+    assert!(
+        text(&o).contains("appearance-caused failures: "),
+        "{}",
+        text(&o)
+    );
     let manifest: serde_json::Value =
         serde_json::from_slice(&std::fs::read(run.join("collect.json")).unwrap()).unwrap();
     assert_eq!(manifest["config"]["mechanism"], "policy-dr");

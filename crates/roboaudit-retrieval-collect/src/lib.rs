@@ -22,6 +22,7 @@
 //! # Ok::<(), roboaudit_retrieval_collect::CollectError>(())
 //! ```
 
+pub mod appearance;
 pub mod collect;
 pub mod config;
 pub mod door_demo;
@@ -37,6 +38,7 @@ pub mod seeding;
 pub mod shard;
 mod summary;
 
+pub use appearance::appearance_caused_failures;
 pub use collect::{
     CollectOutcome, EXECUTIONS_DIR, MANIFEST_FILE, Progress, RunOptions, collect, collect_with,
 };

@@ -20,6 +20,6 @@ pub const NO_VALUE: &str = "—";
 pub use error::error_chain;
 pub use memory::{MemoryLabel, MemoryRecord};
 pub use retrieval::{
-    EmbeddingKind, EmbeddingRecord, ExecutionRecord, ExperienceRecord, Perturbation, RecordedAt,
-    RetrievalInputs, SceneRecord, SelectionRecord,
+    AppearanceFailures, EmbeddingKind, EmbeddingRecord, ExecutionRecord, ExperienceRecord,
+    Perturbation, RecordedAt, RetrievalInputs, SceneRecord, SelectionRecord,
 };

@@ -135,3 +135,40 @@ pub struct RetrievalInputs {
     /// Optional user selection log.
     pub selections: Option<Vec<SelectionRecord>>,
 }
+
+/// Appearance-caused failures of a reuse mechanism (seed 000 §II: "Policy+DR lowers
+/// appearance-caused failures from 26% to 2%"; the paper gives no formula, this is the testbed
+/// harness's, docs/methods.md §1.8): over the executions of each experience in the
+/// appearance-perturbed query scenes built on *its own* base layout (the same physical state;
+/// only camera, light and palette changed), the ones that failed. Only appearance differs from
+/// the scene the experience was recorded in, so a failure there is caused by appearance (or by
+/// the execution noise every seed carries: `own_base` says how often the experience fails in its
+/// base scene itself). Counts, so equal rates compare exactly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AppearanceFailures {
+    /// Executions in own-layout appearance queries (all experiences, all seeds).
+    pub executions: usize,
+    /// Of those, the failures (≤ `executions`).
+    pub failed: usize,
+    /// Experiences with at least one own-layout appearance query (≤ the library size).
+    pub experiences: usize,
+    /// Own-base executions of those experiences, and how many of them failed.
+    pub own_base: (usize, usize),
+}
+
+impl AppearanceFailures {
+    /// `failed / executions` in [0, 1]; `None` when no experience had an own-layout appearance
+    /// query.
+    #[must_use]
+    pub fn rate(&self) -> Option<f64> {
+        (self.executions > 0).then(|| self.failed as f64 / self.executions as f64)
+    }
+
+    /// Failure rate of the same experiences in their own base scenes, in [0, 1]; `None` when
+    /// there were none.
+    #[must_use]
+    pub fn own_base_rate(&self) -> Option<f64> {
+        let (n, failed) = self.own_base;
+        (n > 0).then(|| failed as f64 / n as f64)
+    }
+}
