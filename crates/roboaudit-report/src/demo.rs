@@ -30,6 +30,11 @@ pub enum DemoScale {
 pub struct DemoTask<C = IgnoredAny, L = IgnoredAny> {
     /// Task name (`stack`, `door`).
     pub task: String,
+    /// Reuse mechanism (seed 000 §II) as `retrieval collect --mechanism` names it: `replay`,
+    /// `policy` or `policy-dr` (the collection's own field, for readers that skip `collection`).
+    /// Files written before learned mechanisms hold Replay only and omit it.
+    #[serde(default = "replay")]
+    pub mechanism: String,
     /// The collection settings.
     pub collection: C,
     /// Library acceptance statistics.
@@ -38,6 +43,34 @@ pub struct DemoTask<C = IgnoredAny, L = IgnoredAny> {
     pub run_dir: String,
     /// The retrieval audit of the task.
     pub audit: roboaudit_retrieval::AuditReport,
+    /// Appearance-caused failures of the collection (docs/methods.md §1.8); absent in files
+    /// written before it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub appearance_caused_failures: Option<roboaudit_types::AppearanceFailures>,
+}
+
+fn replay() -> String {
+    "replay".to_owned()
+}
+
+impl<C, L> DemoTask<C, L> {
+    /// The task's name in the report and the headlines: the task for Replay (`stack`), else the
+    /// task and the mechanism (`stack (policy-dr)`).
+    #[must_use]
+    pub fn display_name(&self) -> String {
+        display_name(&self.task, &self.mechanism)
+    }
+}
+
+/// `task` for Replay, else `task (mechanism)`: how the report and the demo's headlines name a
+/// retrieval audit of one task under one reuse mechanism.
+#[must_use]
+pub fn display_name(task: &str, mechanism: &str) -> String {
+    if mechanism == "replay" {
+        task.to_owned()
+    } else {
+        format!("{task} ({mechanism})")
+    }
 }
 
 /// Headline of one memory audit of the demo (one built-in policy).
@@ -125,7 +158,7 @@ pub struct DemoFile<C = IgnoredAny, L = IgnoredAny> {
     pub schema: String,
     /// Demo size.
     pub scale: DemoScale,
-    /// Retrieval audits: Stack, then Door.
+    /// Retrieval audits: Stack and Door under Replay, then Stack under Policy and Policy+DR.
     pub tasks: Vec<DemoTask<C, L>>,
     /// Memory audits, one per policy.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -1,7 +1,7 @@
 //! Reads input folders: detects what each holds, loads the audits and the retrieval matrices.
 
 use crate::model::{
-    FqeSection, MemorySection, Report, RetrievalSection, SCHEMA, Source, SourceKind,
+    FqeSection, MemorySection, Report, RetrievalSection, SCHEMA, Source, SourceKind, TaskMechanism,
 };
 use crate::transfer::{self, Loaded};
 use crate::{ReportError, plots};
@@ -200,6 +200,7 @@ fn read_audit_json(
                 transfer: None,
                 transfer_note: None,
                 audit,
+                mechanism: None,
             });
             Ok(Read::Kind(SourceKind::RetrievalAudit))
         }
@@ -221,14 +222,20 @@ fn read_audit_json(
             }
             for task in demo.tasks {
                 let run = dir.join(&task.run_dir);
+                let name = task.display_name();
                 let mut section = RetrievalSection {
-                    id: unique_id("retrieval", &task.task, ids),
-                    name: task.task,
+                    id: unique_id("retrieval", &name, ids),
+                    name,
                     audit_file: path.to_path_buf(),
                     run_dir: None,
                     transfer: None,
                     transfer_note: None,
                     audit: task.audit,
+                    mechanism: Some(TaskMechanism {
+                        task: task.task,
+                        mechanism: task.mechanism,
+                        appearance_caused_failures: task.appearance_caused_failures,
+                    }),
                 };
                 if transfer::is_run_dir(&run) {
                     attach(&mut section, &run)?;

@@ -35,7 +35,7 @@ pub use error::ReportError;
 pub use frames::THUMBNAIL_HEIGHT;
 pub use model::{
     FqeSection, FrameStrip, MemorySection, PlotKind, PlotSpec, Report, RetrievalSection, SCHEMA,
-    Source, SourceKind, TaskFrames, Thumbnail, TransferMatrix,
+    Source, SourceKind, TaskFrames, TaskMechanism, Thumbnail, TransferMatrix,
 };
 
 use std::path::{Path, PathBuf};

@@ -94,6 +94,23 @@ pub struct RetrievalSection {
     pub transfer_note: Option<String>,
     /// The audit, unchanged (`roboaudit.retrieval.v1`).
     pub audit: AuditReport,
+    /// The task and reuse mechanism (`replay`, `policy`, `policy-dr`) of a demo task; absent for
+    /// a `retrieval audit` output, whose inputs do not say. Sections of one task under several
+    /// mechanisms are compared side by side.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub mechanism: Option<TaskMechanism>,
+}
+
+/// Which task a retrieval section audited, under which reuse mechanism (seed 000 §II).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskMechanism {
+    /// Task name (`stack`, `door`).
+    pub task: String,
+    /// `replay`, `policy` or `policy-dr`.
+    pub mechanism: String,
+    /// Appearance-caused failures of the collection (docs/methods.md §1.8), when measured.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub appearance_caused_failures: Option<roboaudit_types::AppearanceFailures>,
 }
 
 /// One counterfactual memory audit.

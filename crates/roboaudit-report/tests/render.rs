@@ -261,6 +261,67 @@ fn demo_folder_gives_one_section_per_task_with_its_matrix() {
     assert_eq!(ids.len(), report.plots.len(), "plot ids are unique");
 }
 
+/// A task audited under two reuse mechanisms gets one section each, named apart, and one
+/// side-by-side table; a task under one mechanism gets none. Tasks without a `mechanism` (files
+/// written before the learned mechanisms) are Replay.
+#[test]
+fn one_task_under_two_mechanisms_is_compared_side_by_side() {
+    let tmp = tempfile::tempdir().unwrap();
+    common::demo_fixture(tmp.path());
+    let path = tmp.path().join("audit.json");
+    let mut demo: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let mut policy = demo["tasks"][0].clone();
+    policy["mechanism"] = serde_json::json!("policy");
+    policy["appearance_caused_failures"] =
+        serde_json::json!({"executions": 4, "failed": 1, "experiences": 2, "own_base": [4, 0]});
+    demo["tasks"].as_array_mut().unwrap().push(policy);
+    std::fs::write(&path, serde_json::to_vec(&demo).unwrap()).unwrap();
+
+    let report = build_report(&[tmp.path().to_path_buf()]).unwrap();
+    let names: Vec<&str> = report.retrieval.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["stack", "door", "stack (policy)"]);
+    let ids: Vec<&str> = report.retrieval.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "retrieval-stack",
+            "retrieval-door",
+            "retrieval-stack-policy"
+        ]
+    );
+    let mechanisms: Vec<&str> = report
+        .retrieval
+        .iter()
+        .map(|s| s.mechanism.as_ref().unwrap().mechanism.as_str())
+        .collect();
+    assert_eq!(mechanisms, ["replay", "replay", "policy"]);
+
+    let md = render_markdown(&report);
+    assert_eq!(
+        md.matches("## Reuse mechanisms side by side").count(),
+        1,
+        "{md}"
+    );
+    assert!(md.contains("| stack | Replay | Policy |"), "{md}");
+    assert!(
+        md.contains("| appearance-caused failures | — | 1 of 4 (25.0 %); own base 0 of 4 |"),
+        "{md}"
+    );
+    // The same audit twice: every number of the two columns agrees.
+    let a = &report.retrieval[0].audit.reference;
+    let row = format!(
+        "| R / O / BF, all scenes | {0:.3} / {1:.3} / {2:.3} | {0:.3} / {1:.3} / {2:.3} |",
+        a.random, a.oracle, a.best_fixed
+    );
+    assert!(md.contains(&row), "{row}\n{md}");
+    assert!(
+        render_html(&report)
+            .unwrap()
+            .contains("id=\"mechanisms-stack\"")
+    );
+}
+
 /// The demo's `audit.json` is one type for writer and reader: a file the demo cannot have
 /// written (a scale it has no name for, a headline of the wrong shape) is refused naming the
 /// file, where the reader used to skip whatever it did not know.

@@ -2,6 +2,7 @@
 //! and HTML renderers both draw, so the two never disagree on a number.
 
 mod fqe;
+mod mechanisms;
 mod memory;
 mod retrieval;
 
@@ -118,6 +119,7 @@ pub(crate) fn document(report: &Report) -> Vec<Block> {
         ),
     ];
     out.extend(report.notes.iter().map(|n| Block::Warning(n.clone())));
+    out.extend(mechanisms::blocks(report));
     for s in &report.retrieval {
         out.extend(retrieval::blocks(report, s));
     }

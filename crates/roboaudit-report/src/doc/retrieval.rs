@@ -5,7 +5,7 @@ use crate::model::{Report, RetrievalSection};
 use roboaudit_retrieval::{ReferencePoints, RuleFamily, RuleReport};
 
 /// `+0.123` / `-0.123`; a value that rounds to zero prints `0.000` (no sign).
-fn signed3(x: f64) -> String {
+pub(super) fn signed3(x: f64) -> String {
     let s = super::fixed3(x);
     if s == "0.000" || s.starts_with('-') {
         s
@@ -14,7 +14,7 @@ fn signed3(x: f64) -> String {
     }
 }
 
-fn unstable(flag: bool) -> &'static str {
+pub(super) fn unstable(flag: bool) -> &'static str {
     if flag { " (unstable)" } else { "" }
 }
 
