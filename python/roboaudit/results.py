@@ -237,18 +237,22 @@ class Demo(_Result):
 
     @property
     def retrieval(self) -> list[RetrievalAudit]:
-        """The retrieval audits, one per task (from ``tasks`` in the headline file)."""
+        """The retrieval audits, one per task and reuse mechanism (from ``tasks`` in the headline
+        file: Stack and Door under Replay, then Stack under Policy and Policy+DR)."""
         return [
             RetrievalAudit(self.path, self.file, t["audit"]) for t in self.data.get("tasks", [])
         ]
 
     def tables(self) -> dict[str, list[Row]]:
-        """``retrieval_rules`` (every task's rules, with a ``task`` column), ``memory`` (the
-        headline per policy) and the tables of each part, prefixed by its folder name."""
+        """``retrieval_rules`` (every task's rules, with ``task`` and ``mechanism`` columns),
+        ``memory`` (the headline per policy) and the tables of each part, prefixed by its folder
+        name."""
         out: dict[str, list[Row]] = {"retrieval_rules": [], "memory": []}
         for t in self.data.get("tasks", []):
             for r in RetrievalAudit(self.path, self.file, t["audit"]).tables()["rules"]:
-                out["retrieval_rules"].append({"task": t["task"], **r})
+                # Files written before the learned mechanisms hold Replay only and omit it.
+                mechanism = t.get("mechanism", "replay")
+                out["retrieval_rules"].append({"task": t["task"], "mechanism": mechanism, **r})
         out["memory"] = [flatten(m) for m in self.data.get("memory", [])]
         for part in self.parts:
             if isinstance(part, RetrievalAudit):

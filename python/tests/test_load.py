@@ -43,7 +43,11 @@ def test_demo(demo_dir):
     assert {MemoryAudit, FqeResult, RetrievalAudit} <= kinds
     headline = json.loads((demo_dir / "audit.json").read_text())
     assert [r.n_experiences for r in demo.retrieval] == [t["audit"]["n_experiences"] for t in headline["tasks"]]
-    assert len(demo.tables()["retrieval_rules"]) == sum(len(t["audit"]["rules"]) for t in headline["tasks"])
+    rules = demo.tables()["retrieval_rules"]
+    assert len(rules) == sum(len(t["audit"]["rules"]) for t in headline["tasks"])
+    # Stack appears under three mechanisms: the mechanism column tells its rows apart.
+    assert sorted({(r["task"], r["mechanism"]) for r in rules}) == [
+        ("door", "replay"), ("stack", "policy"), ("stack", "policy-dr"), ("stack", "replay")]
 
 
 def test_natural_study(run, tmp_path):

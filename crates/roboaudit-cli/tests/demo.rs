@@ -39,17 +39,52 @@ const STABLE: [&str; 11] = [
 ];
 
 fn check_retrieval(out_dir: &Path, audit: &Value) {
-    let tasks: Vec<&str> = audit["tasks"]
+    let tasks: Vec<(&str, &str)> = audit["tasks"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|t| t["task"].as_str().unwrap())
+        .map(|t| {
+            (
+                t["task"].as_str().unwrap(),
+                t["mechanism"].as_str().unwrap(),
+            )
+        })
         .collect();
-    assert_eq!(tasks, ["stack", "door"]);
+    assert_eq!(
+        tasks,
+        [
+            ("stack", "replay"),
+            ("door", "replay"),
+            ("stack", "policy"),
+            ("stack", "policy-dr")
+        ]
+    );
     for t in audit["tasks"].as_array().unwrap() {
-        assert_eq!(t["audit"]["n_experiences"], 6);
-        assert_eq!(t["audit"]["n_scenes"], 10);
-        assert!(out_dir.join(t["run_dir"].as_str().unwrap()).is_dir());
+        let replay = t["mechanism"] == "replay";
+        let (k, n, seeds) = if replay { (6, 10, 2) } else { (2, 6, 1) };
+        assert_eq!(t["audit"]["n_experiences"], k);
+        assert_eq!(t["audit"]["n_scenes"], n);
+        assert_eq!(t["collection"]["seeds"], seeds);
+        let run = out_dir.join(t["run_dir"].as_str().unwrap());
+        assert!(run.is_dir());
+        // A learned mechanism's run keeps the policies it judged.
+        assert_eq!(run.join("policies").is_dir(), !replay, "{run:?}");
+        // 40 % of the scenes are appearance queries, query i on base layout b0i: an experience
+        // recorded in one of those meets its own layout there once per seed.
+        let appearance = (2 * n as usize).div_ceil(5);
+        let a = &t["appearance_caused_failures"];
+        let homes = std::fs::read_to_string(run.join("experiences.csv"))
+            .unwrap()
+            .lines()
+            .skip(1)
+            .filter(|l| {
+                let base = l.split(',').nth(1).unwrap();
+                (0..appearance).any(|i| base == format!("b{i:02}"))
+            })
+            .count();
+        assert_eq!(a["experiences"], homes, "{a}");
+        assert_eq!(a["executions"], homes * seeds, "{a}");
+        assert!(a["failed"].as_u64().unwrap() <= a["executions"].as_u64().unwrap());
         let r = &t["audit"]["reference"];
         let (random, oracle, best) = (f(&r["random"]), f(&r["oracle"]), f(&r["best_fixed"]));
         // Random is the mean over experiences, best-fixed their maximum, the oracle the per-scene maximum.
@@ -58,6 +93,17 @@ fn check_retrieval(out_dir: &Path, audit: &Value) {
             assert!(f(&rule["success"]) <= oracle + 1e-12, "{}", rule["name"]);
         }
     }
+    // The report puts the three Stack mechanisms side by side.
+    let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    assert!(
+        md.contains("## Reuse mechanisms side by side: stack"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| stack | Replay | Policy | Policy+DR |"),
+        "{md}"
+    );
+    assert!(!md.contains("side by side: door"), "{md}");
     // The retrieval folder is a demo audit of its own, its run folders relative to it.
     let own = json(&out_dir.join("retrieval/audit.json"));
     assert_eq!(own["schema"], "roboaudit.demo.v1");
@@ -156,8 +202,9 @@ fn check_report(out_dir: &Path, audit: &Value) {
     let shared: Value =
         serde_json::from_slice(&std::fs::read(out_dir.join("report.json")).unwrap()).unwrap();
     assert!(out_dir.join("report.md").is_file());
-    // Stack and Door, four memory policies plus the route control, one FQE fit.
-    assert_eq!(shared["retrieval"].as_array().unwrap().len(), 2);
+    // Stack and Door under Replay, Stack under Policy and Policy+DR, four memory policies plus
+    // the route control, one FQE fit.
+    assert_eq!(shared["retrieval"].as_array().unwrap().len(), 4);
     assert_eq!(shared["memory"].as_array().unwrap().len(), 5);
     assert_eq!(shared["fqe"].as_array().unwrap().len(), 1);
     // The FQE section shows its push-suite dataset: first and last scene frame of every task.

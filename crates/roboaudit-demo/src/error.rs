@@ -12,8 +12,8 @@ pub enum DemoError {
     /// A retrieval collection failed.
     #[error("collecting the {task} run")]
     RetrievalCollect {
-        /// The task (`stack`, `door`).
-        task: &'static str,
+        /// The task and mechanism (`stack`, `door`, `stack (policy)`).
+        task: String,
         /// The collection's error (boxed, as the audit's and the fit's: they are large).
         #[source]
         source: Box<roboaudit_retrieval_collect::request::RequestError>,
@@ -21,8 +21,8 @@ pub enum DemoError {
     /// A retrieval audit failed.
     #[error("auditing the {task} run")]
     RetrievalAudit {
-        /// The task (`stack`, `door`).
-        task: &'static str,
+        /// The task and mechanism (`stack`, `door`, `stack (policy)`).
+        task: String,
         /// The audit's error.
         #[source]
         source: Box<roboaudit_retrieval::request::RequestError>,

@@ -36,7 +36,7 @@ fn task_lines(t: &DemoTask) -> String {
     let r = &a.reference;
     let mut out = format!(
         "  {:5} {} experiences × {} scenes: random (expected) {:.3}  oracle {:.3}  best-fixed {:.3} ({})  headroom {:.3}\n",
-        t.task,
+        t.display_name(),
         a.n_experiences,
         a.n_scenes,
         r.random,
@@ -45,6 +45,13 @@ fn task_lines(t: &DemoTask) -> String {
         r.best_fixed_experience,
         r.headroom
     );
+    if let Some(f) = &t.appearance_caused_failures {
+        let _ = writeln!(
+            out,
+            "        {}",
+            roboaudit_retrieval_collect::appearance::render_line(f)
+        );
+    }
     // Rules that need hindsight (oracle, best-fixed) are references, not candidates.
     let deployable = a
         .rules

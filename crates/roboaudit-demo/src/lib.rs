@@ -4,8 +4,9 @@
 //! [`DemoError`] to its exit code.
 //!
 //! Layout of the output folder (each audit folder is a valid input of `roboaudit report`):
-//! - `retrieval/`: `audit.json` (`roboaudit.demo.v1`, Stack and Door), `summary.md`, `runs/<task>/`
-//!   (the collections: seed 000 §II–V, Replay);
+//! - `retrieval/`: `audit.json` (`roboaudit.demo.v1`), `summary.md`, `runs/<task>/` (Stack and
+//!   Door under Replay) and `runs/stack-policy/`, `runs/stack-policy-dr/` (Stack under Policy and
+//!   Policy+DR, the trained policies in their `policies/`): seed 000 §II–V;
 //! - `memory/<policy>/`: crossed-history records and their audit (SPEC §2) for the imperfect-recall
 //!   `bank` policy and the `faithful` and `blind` calibrators; `memory/learned/`: the same for a
 //!   learned anchor-window policy, its checkpoint and qualification in `memory/learned/policy/`;
@@ -40,8 +41,9 @@ pub type DemoTask = roboaudit_report::demo::DemoTask<CollectConfig, LibraryStats
 /// `audit.json` of the demo, as written.
 pub type DemoReport = roboaudit_report::demo::DemoFile<CollectConfig, LibraryStats>;
 
-/// Number of stages announced to the observer.
-pub const STAGES: usize = 10;
+/// Number of stages announced to the observer: one per retrieval collection, five memory
+/// stages, two FQE stages, the report.
+pub const STAGES: usize = retrieval::STAGES + 8;
 
 /// The output folder of a demo when none is given.
 pub const DEFAULT_OUT: &str = "roboaudit-demo";
@@ -98,8 +100,8 @@ pub fn scale_name(scale: Scale) -> &'static str {
     }
 }
 
-/// Runs the demo into `req.out`: the retrieval stage (stages 1–2), the memory stage (3–7), the
-/// FQE stage (8–9), then the report (10): `report.json`, `report.md`, `index.html` and
+/// Runs the demo into `req.out`: the retrieval stage (stages 1–4), the memory stage (5–9), the
+/// FQE stage (10–11), then the report (12): `report.json`, `report.md`, `index.html` and
 /// `audit.json`, which it returns. Refuses an `out` holding a demo of another scale
 /// ([`stage::check_scale`]) before any work; the caller refuses an `out` that is a file or holds
 /// another command's results.
@@ -111,9 +113,10 @@ pub fn run_demo(req: &DemoRequest, obs: &dyn DemoObserver) -> Result<DemoReport,
     roboaudit_data::atomic::create_dir(&req.out)?;
     let out = &req.out;
     let tasks = retrieval::run(out, req.scale, STAGES, obs)?;
-    let (memory, control) = memory::run(out, req.scale, (3, STAGES), obs)?;
-    let fqe = fqe::run(out, req.scale, (8, STAGES), obs)?;
-    obs.stage(10, STAGES, "writing the report");
+    let first = retrieval::STAGES + 1;
+    let (memory, control) = memory::run(out, req.scale, (first, STAGES), obs)?;
+    let fqe = fqe::run(out, req.scale, (first + 5, STAGES), obs)?;
+    obs.stage(STAGES, STAGES, "writing the report");
 
     let mut sources = vec!["retrieval".to_owned()];
     sources.extend(memory.iter().map(|m| m.dir.clone()));

@@ -10,35 +10,48 @@ use roboaudit_retrieval_collect::request::{
     CollectObserver, CollectRequest, RequestError, run_collect, run_collect_with,
 };
 use roboaudit_retrieval_collect::{
-    CollectConfig, CollectOutcome, MANIFEST_FILE, Manifest, Mechanism,
+    CollectConfig, CollectOutcome, MANIFEST_FILE, Manifest, Mechanism, RunOptions,
 };
 
 use crate::config::TrainConfig;
 use crate::reuse::{PolicyManifest, PolicyReuse};
 
 /// Runs (or resumes) the collection `config` (checked by [`CollectRequest::config`]) into
-/// `req.out` with `config.mechanism`: Replay, or per-experience policies trained with the
-/// collection's master seed and the default [`TrainConfig`] (Policy) or
-/// [`TrainConfig::policy_dr`] of the task (Policy+DR).
+/// `req.out` with `config.mechanism`: [`collect`] with the request's options.
 ///
 /// # Errors
-/// [`RequestError::Usage`] when the policy training settings are out of range (before any
-/// work), else as [`run_collect`].
+/// As [`collect`].
 pub fn collect_request(
     config: &CollectConfig,
     req: &CollectRequest,
     obs: &dyn CollectObserver,
 ) -> Result<CollectOutcome, RequestError> {
+    collect(config, &req.out, &req.options(), obs)
+}
+
+/// Runs (or resumes) the collection `config` into `out` with `config.mechanism`: Replay, or
+/// per-experience policies trained with the collection's master seed and the default
+/// [`TrainConfig`] (Policy) or [`TrainConfig::policy_dr`] of the task (Policy+DR).
+///
+/// # Errors
+/// [`RequestError::Usage`] when the policy training settings are out of range (before any
+/// work), else as [`run_collect`].
+pub fn collect(
+    config: &CollectConfig,
+    out: &Path,
+    options: &RunOptions,
+    obs: &dyn CollectObserver,
+) -> Result<CollectOutcome, RequestError> {
     match config.mechanism {
-        Mechanism::Replay => run_collect(config, &req.out, &req.options(), obs),
+        Mechanism::Replay => run_collect(config, out, options, obs),
         Mechanism::Policy | Mechanism::PolicyDr => {
             let train = match config.mechanism {
                 Mechanism::PolicyDr => TrainConfig::policy_dr(config.task.name()),
                 _ => TrainConfig::default(),
             };
-            let reuse = PolicyReuse::new(&req.out, config.seed, train)
+            let reuse = PolicyReuse::new(out, config.seed, train)
                 .map_err(|e| RequestError::Usage(roboaudit_types::error_chain(&e)))?;
-            run_collect_with(config, &req.out, &req.options(), obs, &reuse)
+            run_collect_with(config, out, options, obs, &reuse)
         }
     }
 }
