@@ -13,7 +13,7 @@ use roboaudit_testbed::scene::{Appearance, Scene};
 
 use crate::config::{DomainRandomization, RENDER_SIDE};
 use crate::error::Result;
-use crate::frames::{Camera, Sample, demonstration, rerun};
+use crate::frames::{Sample, demonstration, rerun, with_camera};
 
 /// Randomized copy `draw` (0-based) of `base` for a policy seeded `seed`: appearance draw 1 of
 /// the stream `mix(seed, "dr-draw", draw)` ([`Appearance::sample`]: camera pose, light, palette,
@@ -57,11 +57,11 @@ pub fn dr_demonstrations(
     dr: &DomainRandomization,
     seed: u64,
 ) -> Result<DrSamples> {
-    let mut samples = demonstration(item, base, &mut Camera::new())?;
+    let mut samples = with_camera(|camera| demonstration(item, base, camera))?;
     let mut failed_draws = 0;
     for d in 0..dr.draws {
         let scene = CompiledScene::new(&randomized_scene(&item.base, dr, seed, d), RENDER_SIDE)?;
-        let run = rerun(item, &scene, &mut Camera::new())?;
+        let run = with_camera(|camera| rerun(item, &scene, camera))?;
         if run.success {
             samples.extend(run.samples);
         } else {

@@ -31,12 +31,26 @@ pub struct Sample {
     pub target: [f32; TARGET_DIM],
 }
 
-/// The renderer of one demonstration or execution, made on first use (it owns a GL context).
-/// Make one per episode run: kept across scenes, its images depended on what it had rendered
-/// before.
+/// The renderer of demonstrations and executions, made on first use (it owns a GL context).
+/// Its images depend on the episode only, never on what it rendered before
+/// ([`SceneRenderer`]), so one camera can serve every episode of a thread ([`with_camera`]):
+/// making a GL context costs Mesa's software driver a shader compilation each time.
 #[derive(Debug, Default)]
 pub struct Camera {
     renderer: Option<SceneRenderer>,
+}
+
+thread_local! {
+    static THREAD_CAMERA: std::cell::RefCell<Camera> = std::cell::RefCell::new(Camera::new());
+}
+
+/// Runs `f` with this thread's camera (made on first use, kept until the thread ends); a call
+/// nested inside `f` gets a camera of its own.
+pub fn with_camera<T>(f: impl FnOnce(&mut Camera) -> T) -> T {
+    THREAD_CAMERA.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut camera) => f(&mut camera),
+        Err(_) => f(&mut Camera::new()),
+    })
 }
 
 impl Camera {

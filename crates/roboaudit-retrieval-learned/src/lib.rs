@@ -32,7 +32,7 @@ pub mod train;
 
 pub use config::{DomainRandomization, PolicyConfig, TrainConfig};
 pub use error::{PolicyError, Result};
-pub use frames::{Camera, Observation, Sample, demonstration};
+pub use frames::{Camera, Observation, Sample, demonstration, with_camera};
 pub use policy::ImagePolicy;
 pub use reuse::{POLICIES_DIR, POLICY_ENCODER, PolicyReuse};
 pub use train::{Provenance, Trained, train};

@@ -13,9 +13,9 @@
 //! same either way). A checkpoint whose files no longer hash to what `collect.json` recorded
 //! for it is refused: the executions on file were made with the recorded weights.
 //!
-//! Every demonstration and execution renders through a camera of its own: a renderer kept per
-//! thread across scenes made observations depend on what that thread had rendered before (a
-//! resumed run and an uninterrupted one disagreed on an own-base execution).
+//! Demonstrations and executions render through their thread's camera
+//! ([`crate::frames::with_camera`]): the testbed's renderer draws each episode as a fresh one
+//! would (tested), and a GL context per execution cost about a third of the CPU time.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -30,7 +30,7 @@ use crate::checkpoint::{file_sha256, load, save};
 use crate::config::{CONFIG_FILE, TrainConfig, WEIGHTS_FILE};
 use crate::dr::dr_demonstrations;
 use crate::error::PolicyError;
-use crate::frames::{Camera, demonstration};
+use crate::frames::{demonstration, with_camera};
 use crate::policy::ImagePolicy;
 use crate::train::{Provenance, Trained, train};
 
@@ -158,7 +158,7 @@ impl PolicyReuse {
         } else {
             let samples = match &cfg.dr {
                 Some(dr) => dr_demonstrations(item, base, dr, cfg.seed)?.samples,
-                None => demonstration(item, base, &mut Camera::new())?,
+                None => with_camera(|camera| demonstration(item, base, camera))?,
             };
             let trained = train(&samples, &cfg, &prov, &mut |_, _| {})?;
             save(&dir, &trained)?;
@@ -303,8 +303,7 @@ impl Reuse for PolicyReuse {
             seed: item.experience.seed,
             ..EpisodeConfig::default()
         };
-        let ok = policy
-            .execute(base, item.experience.task, &cfg, &mut Camera::new())
+        let ok = with_camera(|camera| policy.execute(base, item.experience.task, &cfg, camera))
             .map_err(collect_err)?;
         self.entries
             .lock()
@@ -326,8 +325,7 @@ impl Reuse for PolicyReuse {
         cfg: &EpisodeConfig,
     ) -> Result<bool, CollectError> {
         let policy = self.trained_policy(item.candidate)?;
-        policy
-            .execute(scene, item.experience.task, cfg, &mut Camera::new())
+        with_camera(|camera| policy.execute(scene, item.experience.task, cfg, camera))
             .map_err(collect_err)
     }
 

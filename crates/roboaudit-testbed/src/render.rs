@@ -81,9 +81,11 @@ impl Image {
 }
 
 /// A square offscreen renderer of `size`² pixels for episodes of any compiled scene: it follows
-/// the model of each episode passed in, rebuilding its GPU resources when the model's layout or
-/// its texture pixels change (two appearance draws of one scene share a layout, so a renderer
-/// that watched the layout alone kept showing the first scene's table and sky textures).
+/// the model of each episode passed in, rebuilding its GPU resources when the model's layout
+/// changes and re-uploading its textures when their pixels change (two appearance draws of one
+/// scene share a layout, so a renderer that watched the layout alone kept showing the first
+/// scene's table and sky textures). An image depends on the episode and the camera only, never
+/// on what the renderer drew before (tested), so one renderer can serve a thread's episodes.
 #[derive(Debug)]
 pub struct SceneRenderer {
     /// `None` only inside `drop`, which takes it out to destroy it under [`GL_LIFECYCLE`].
@@ -142,9 +144,6 @@ impl SceneRenderer {
     /// # Errors
     /// [`TestbedError::Render`] when OpenGL fails.
     pub fn render(&mut self, ep: &mut Episode, camera: CameraKind) -> Result<Image> {
-        if textures_of(ep.world().data.model()) != self.textures {
-            *self = SceneRenderer::new(ep, self.size)?;
-        }
         let cam = match camera {
             CameraKind::Scene => ep.world().h.scene_cam,
             CameraKind::Wrist => ep.world().h.wrist_cam,
@@ -155,9 +154,20 @@ impl SceneRenderer {
             .ok_or_else(|| TestbedError::Render("renderer already destroyed".into()))?;
         renderer.set_camera(MjvCamera::new_fixed(cam));
         let data = &mut ep.world_mut().data;
+        // A model of another layout gets a new MuJoCo context (assets, scene) in the same GL
+        // context; one of the same layout keeps the context, whose textures are re-uploaded when
+        // their pixels differ. Both keep the GL context: creating one costs Mesa's software
+        // driver a shader compilation (about a third of a closed-loop execution's CPU time).
         renderer
             .sync_data(data)
             .map_err(|e| TestbedError::Render(format!("{e}")))?;
+        let textures = textures_of(data.model());
+        if textures != self.textures {
+            renderer
+                .update_textures_from(data.model())
+                .map_err(|e| TestbedError::Render(format!("{e}")))?;
+            self.textures = textures;
+        }
         renderer
             .render()
             .map_err(|e| TestbedError::Render(format!("{e}")))?;

@@ -155,6 +155,37 @@ fn a_renderer_reused_across_appearance_draws_shows_each_draws_textures() {
     }
 }
 
+/// One renderer serves a thread's episodes: after drawing scenes of other layouts (levels, with
+/// and without obstacles), other appearances and the other task, it draws each scene exactly as
+/// a renderer made for that scene alone does.
+#[test]
+fn a_renderer_reused_across_layouts_and_tasks_draws_what_a_fresh_one_does() {
+    let scenes = [
+        (TaskKind::Stack, 0, 0),
+        (TaskKind::Stack, 2, 0),
+        (TaskKind::Door, 0, 2),
+        (TaskKind::Stack, 3, 1),
+        (TaskKind::Door, 3, 0),
+        (TaskKind::Stack, 0, 0),
+        (TaskKind::Stack, 1, 3),
+    ];
+    let mut first = episode(TaskKind::Door, 1, 1);
+    let mut shared = SceneRenderer::new(&first, 128).unwrap();
+    shared.render(&mut first, CameraKind::Scene).unwrap();
+    for (task, level, draw) in scenes {
+        let mut ep = episode(task, level, draw);
+        for camera in [CameraKind::Scene, CameraKind::Wrist] {
+            let reused = shared.render(&mut ep, camera).unwrap();
+            let mut own = SceneRenderer::new(&ep, 128).unwrap();
+            assert_eq!(
+                reused,
+                own.render(&mut ep, camera).unwrap(),
+                "{task:?} level {level} draw {draw} {camera:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn oversized_render_is_an_error() {
     let ep = episode(TaskKind::Stack, 0, 0);
