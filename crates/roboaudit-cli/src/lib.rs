@@ -123,6 +123,23 @@ fn quiet_encoder_banner() {
     }
 }
 
+/// Has Mesa's software renderer (llvmpipe, what headless EGL runs on) rasterize in the thread
+/// that renders, unless the user set `LP_NUM_THREADS`. By default llvmpipe hands every frame to
+/// its own rasterizer threads, one per core, shared by all GL contexts: the collection's workers
+/// then wait on each other's 64 × 64 frames, and a run limited to N threads uses more. Measured
+/// on closed-loop Policy executions (2 cores): 15.2 s against 29.1 s for the same bytes
+/// (BENCHMARKS.md).
+fn rasterize_in_caller() {
+    if std::env::var_os("LP_NUM_THREADS").is_none() {
+        // SAFETY: called first thing in `main`, before this process has started any other
+        // thread, so nothing can read the environment while it is written.
+        #[allow(unsafe_code)]
+        unsafe {
+            std::env::set_var("LP_NUM_THREADS", "0");
+        }
+    }
+}
+
 /// Lets every subcommand take `-1` as an option's value, so `--seed -1` is reported as an
 /// invalid value of `--seed` rather than as an unknown argument `-1`.
 fn allow_negative_numbers(cmd: clap::Command) -> clap::Command {
@@ -134,6 +151,7 @@ fn allow_negative_numbers(cmd: clap::Command) -> clap::Command {
 /// exit code of the outcome (0, or 1/2/3 as listed in the crate documentation).
 pub fn main() {
     quiet_encoder_banner();
+    rasterize_in_caller();
     configure_threads();
     let matches = allow_negative_numbers(<Cli as clap::CommandFactory>::command()).get_matches();
     let cli =
