@@ -13,13 +13,13 @@ use roboaudit_retrieval_collect::{
     CollectConfig, CollectOutcome, MANIFEST_FILE, Manifest, Mechanism,
 };
 
-use crate::config::TrainConfig;
+use crate::config::{TrainConfig, policy_dr};
 use crate::reuse::{PolicyManifest, PolicyReuse};
 
 /// Runs (or resumes) the collection `config` (checked by [`CollectRequest::config`]) into
 /// `req.out` with `config.mechanism`: Replay, or per-experience policies trained with the
 /// collection's master seed and the default [`TrainConfig`] (Policy) or
-/// [`TrainConfig::policy_dr`] of the task (Policy+DR).
+/// [`policy_dr`] of the task (Policy+DR).
 ///
 /// # Errors
 /// [`RequestError::Usage`] when the policy training settings are out of range (before any
@@ -33,7 +33,7 @@ pub fn collect_request(
         Mechanism::Replay => run_collect(config, &req.out, &req.options(), obs),
         Mechanism::Policy | Mechanism::PolicyDr => {
             let train = match config.mechanism {
-                Mechanism::PolicyDr => TrainConfig::policy_dr(config.task.name()),
+                Mechanism::PolicyDr => policy_dr(config.task.name()),
                 _ => TrainConfig::default(),
             };
             let reuse = PolicyReuse::new(&req.out, config.seed, train)
