@@ -41,9 +41,12 @@ pub struct EmbedOptions {
     #[cfg_attr(feature = "clap", arg(long, value_parser = kind_parser()))]
     pub kind: Option<EmbeddingKind>,
     /// A representation (repeatable): pixels32, resnet18:PATH[,side=N],
-    /// dinov2:PATH[,side=N][,heads=N], clip:PATH[,heads=N][,side=N]; each may add ,name=NAME
-    /// (its name in the file; default the kind). Weights are read from local safetensors files:
-    /// torchvision's resnet18 layout, DINOv2's torch-hub layout, transformers' CLIP vision layout.
+    /// dinov2:PATH[,side=N][,heads=N], clip:PATH[,heads=N][,side=N], policy_encoder:DIR; each may
+    /// add ,name=NAME (its name in the file; default the kind). Weights are read from local
+    /// safetensors files: torchvision's resnet18 layout, DINOv2's torch-hub layout, transformers'
+    /// CLIP vision layout; DIR is a Policy+DR checkpoint folder of `retrieval collect --mechanism
+    /// policy-dr` (RUN/policies/cNNN: model.safetensors + config.json), whose policy takes
+    /// images square with a side a multiple of 32.
     #[cfg_attr(
         feature = "clap",
         arg(

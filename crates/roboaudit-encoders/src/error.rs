@@ -113,6 +113,16 @@ pub enum EncoderError {
         /// What is wrong.
         message: String,
     },
+    /// A policy checkpoint's `config.json` is not a retrieval policy config: it does not parse,
+    /// declares another schema or input size, or training settings out of range
+    /// ([`crate::policy::read_config`]).
+    #[error("{message}: {}", path.display())]
+    PolicyConfig {
+        /// The config file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
     /// An image file cannot be decoded, or an image is empty or inconsistent.
     #[error("{message}: {}", path.display())]
     BadImage {

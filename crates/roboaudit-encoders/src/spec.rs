@@ -1,8 +1,10 @@
 //! Representations named as text (seed 000 §II: the embeddings the nearest-neighbour rules
 //! select by): `pixels32`, `structural`, `resnet18:PATH[,side=N]`,
-//! `dinov2:PATH[,side=N][,heads=N]`, `clip:PATH[,heads=N][,side=N]`, each optionally with
-//! `,name=NAME` (the representation's name in the embeddings file; default the kind: `pixels32`,
-//! `resnet18`, `dinov2`, `clip`). The text is parsed and its settings checked before any file is
+//! `dinov2:PATH[,side=N][,heads=N]`, `clip:PATH[,heads=N][,side=N]`, `policy_encoder:DIR` (a
+//! Policy+DR checkpoint folder, `RUN/policies/cNNN/` of `retrieval collect --mechanism policy-dr`:
+//! seed 000 §II "policy encoder"), each optionally with `,name=NAME` (the representation's name
+//! in the embeddings file; default the kind: `pixels32`, `resnet18`, `dinov2`, `clip`,
+//! `policy_encoder`). The text is parsed and its settings checked before any file is
 //! read; [`RepresentationSpec::load`] reads the weights.
 
 use std::path::PathBuf;
@@ -14,11 +16,13 @@ use crate::EncoderError;
 use crate::clip::{ClipEncoder, ClipOptions};
 use crate::dinov2::{Dinov2Encoder, Dinov2Options};
 use crate::image::area_resample;
+use crate::policy::{POLICY_ENCODER, PolicyEncoder};
 use crate::resnet::{Resnet18Encoder, ResnetOptions};
 
 /// The accepted forms, for error messages.
 pub const SPEC_FORMS: &str = "pixels32, structural, resnet18:PATH[,side=N], \
-     dinov2:PATH[,side=N][,heads=N] or clip:PATH[,heads=N][,side=N] (each may add ,name=NAME)";
+     dinov2:PATH[,side=N][,heads=N], clip:PATH[,heads=N][,side=N] or policy_encoder:DIR \
+     (a policy checkpoint folder; each may add ,name=NAME)";
 
 /// Name of the raw-pixel representation (the harness's `pixels32`).
 pub const PIXELS32: &str = "pixels32";
@@ -64,6 +68,13 @@ pub enum RepresentationSpec {
         path: PathBuf,
         /// Heads and input side.
         options: ClipOptions,
+        /// Name in the embeddings file.
+        name: String,
+    },
+    /// The visual feature of a Policy+DR policy checkpoint ([`crate::policy`]).
+    Policy {
+        /// The checkpoint folder (`model.safetensors` + `config.json`).
+        dir: PathBuf,
         /// Name in the embeddings file.
         name: String,
     },
@@ -156,11 +167,16 @@ impl RepresentationSpec {
                     name: s.name.unwrap_or_else(|| PIXELS32.to_owned()),
                 });
             }
-            "resnet18" | "dinov2" | "clip" => {}
+            "resnet18" | "dinov2" | "clip" | POLICY_ENCODER => {}
             _ => return Err(usage("unknown representation".into())),
         }
         if path.is_empty() {
-            return Err(usage("no weights file".into()));
+            let what = if kind == POLICY_ENCODER {
+                "no checkpoint folder"
+            } else {
+                "no weights file"
+            };
+            return Err(usage(what.into()));
         }
         let path = PathBuf::from(path);
         let check = |e: EncoderError| match e {
@@ -193,6 +209,13 @@ impl RepresentationSpec {
                     name: s.name.unwrap_or_else(|| kind.to_owned()),
                 }
             }
+            POLICY_ENCODER => {
+                let s = settings(parts, &["name"], &usage)?;
+                Self::Policy {
+                    dir: path,
+                    name: s.name.unwrap_or_else(|| kind.to_owned()),
+                }
+            }
             _ => {
                 let s = settings(parts, &["side", "heads", "name"], &usage)?;
                 if s.heads == Some(0) {
@@ -216,17 +239,19 @@ impl RepresentationSpec {
             Self::Pixels32 { name }
             | Self::Resnet18 { name, .. }
             | Self::Dinov2 { name, .. }
-            | Self::Clip { name, .. } => name,
+            | Self::Clip { name, .. }
+            | Self::Policy { name, .. } => name,
             Self::Structural => STRUCTURAL,
         }
     }
 
-    /// Loads the encoder (reads the weights file, if any).
+    /// Loads the encoder (reads the weights file or checkpoint folder, if any).
     ///
     /// # Errors
     /// [`EncoderError::InvalidConfig`] for `structural` (it is not computed from images); the
     /// encoders' load errors (weights file missing, not safetensors, of the wrong architecture,
-    /// a tensor missing or of the wrong shape, an input size the weights cannot take).
+    /// a tensor missing or of the wrong shape, an input size the weights cannot take; a policy
+    /// checkpoint folder without its files or whose config is not a policy's).
     pub fn load(&self) -> Result<ImageEncoder, EncoderError> {
         Ok(match self {
             Self::Pixels32 { .. } => ImageEncoder::Pixels {
@@ -248,6 +273,7 @@ impl RepresentationSpec {
             Self::Clip { path, options, .. } => {
                 ImageEncoder::Clip(Arc::new(ClipEncoder::load(path, options)?))
             }
+            Self::Policy { dir, .. } => ImageEncoder::Policy(Arc::new(PolicyEncoder::load(dir)?)),
         })
     }
 }
@@ -266,6 +292,8 @@ pub enum ImageEncoder {
     Dinov2(Arc<Dinov2Encoder>),
     /// A CLIP image tower.
     Clip(Arc<ClipEncoder>),
+    /// A Policy+DR policy's visual encoder.
+    Policy(Arc<PolicyEncoder>),
 }
 
 impl ImageEncoder {
@@ -276,6 +304,7 @@ impl ImageEncoder {
             Self::Resnet18(e) => e.dim(),
             Self::Dinov2(e) => e.dim(),
             Self::Clip(e) => e.dim(),
+            Self::Policy(e) => e.dim(),
         }
     }
 
@@ -286,6 +315,7 @@ impl ImageEncoder {
             Self::Resnet18(e) => e.id().to_owned(),
             Self::Dinov2(e) => e.id().to_owned(),
             Self::Clip(e) => e.id().to_owned(),
+            Self::Policy(e) => e.id().to_owned(),
         }
     }
 
@@ -296,6 +326,7 @@ impl ImageEncoder {
             Self::Resnet18(e) => e.weights_hash(),
             Self::Dinov2(e) => e.weights_hash(),
             Self::Clip(e) => e.weights_hash(),
+            Self::Policy(e) => e.weights_hash(),
         }
     }
 
@@ -310,6 +341,7 @@ impl ImageEncoder {
             Self::Resnet18(e) => e.encode(image),
             Self::Dinov2(e) => e.encode(image),
             Self::Clip(e) => e.encode(image),
+            Self::Policy(e) => e.encode(image),
         }
     }
 }
@@ -350,6 +382,19 @@ mod tests {
                 "{named}"
             );
         }
+        assert_eq!(
+            RepresentationSpec::parse("policy_encoder:run/policies/c000").unwrap(),
+            RepresentationSpec::Policy {
+                dir: "run/policies/c000".into(),
+                name: "policy_encoder".into()
+            }
+        );
+        assert_eq!(
+            RepresentationSpec::parse("policy_encoder:p,name=pe")
+                .unwrap()
+                .name(),
+            "pe"
+        );
         assert!(matches!(
             RepresentationSpec::parse("clip:c.st,heads=2").unwrap(),
             RepresentationSpec::Clip {
@@ -374,6 +419,9 @@ mod tests {
             "resnet18,name=r",
             "pixels32:side=3",
             "pixels32,side=3",
+            "policy_encoder:",
+            "policy_encoder,name=p",
+            "policy_encoder:p,side=64",
         ] {
             let e = RepresentationSpec::parse(bad).unwrap_err();
             assert!(

@@ -6,9 +6,8 @@ pub enum PolicyError {
     /// A training setting is out of its documented range (the message names it).
     #[error("invalid policy training configuration: {0}")]
     InvalidConfig(String),
-    /// A checkpoint file is missing, unreadable, or not what this crate writes: a config that does
-    /// not parse or declares another schema, a missing, extra, mistyped or misshapen tensor (a
-    /// checkpoint of another architecture), a non-finite value.
+    /// A checkpoint file cannot be read for its hash, or differs from what `collect.json`
+    /// recorded for it.
     #[error("{path}: {message}")]
     Checkpoint {
         /// The file.
@@ -16,6 +15,12 @@ pub enum PolicyError {
         /// What is wrong.
         message: String,
     },
+    /// A checkpoint folder is not one this crate writes: a file missing or unreadable, a config
+    /// that does not parse or declares another schema, a missing, extra, mistyped or misshapen
+    /// tensor (a checkpoint of another architecture), a non-finite value (the checks of
+    /// [`roboaudit_encoders::policy::load_checkpoint`], naming the file).
+    #[error(transparent)]
+    Load(Box<roboaudit_encoders::EncoderError>),
     /// Writing a checkpoint file failed.
     #[error("{path}: cannot write: {message}")]
     Write {
@@ -54,7 +59,24 @@ impl PolicyError {
 
     /// Whether the error is the user's input (a bad checkpoint or setting): exit code 3.
     pub fn is_invalid_input(&self) -> bool {
-        matches!(self, Self::Checkpoint { .. } | Self::InvalidConfig(_))
+        match self {
+            Self::Load(e) => e.is_invalid_input(),
+            other => matches!(other, Self::Checkpoint { .. } | Self::InvalidConfig(_)),
+        }
+    }
+}
+
+impl From<roboaudit_encoders::EncoderError> for PolicyError {
+    /// A setting out of range stays [`PolicyError::InvalidConfig`] (the message unchanged), a
+    /// tensor failure [`PolicyError::Tensor`]; every other error is a checkpoint's
+    /// ([`PolicyError::Load`]).
+    fn from(e: roboaudit_encoders::EncoderError) -> Self {
+        use roboaudit_encoders::EncoderError as E;
+        match e {
+            E::InvalidConfig(m) => Self::InvalidConfig(m),
+            E::Candle(t) => Self::Tensor(t),
+            other => Self::Load(Box::new(other)),
+        }
     }
 }
 

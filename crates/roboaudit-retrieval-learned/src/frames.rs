@@ -1,5 +1,6 @@
 //! Observations and training samples: the scene camera rendered at [`RENDER_SIDE`]² and 2×2
-//! average-pooled to a [`IMAGE_SIDE`]² RGB image, proprioception and the episode clock; a
+//! average-pooled to a [`IMAGE_SIDE`]² RGB image ([`pool_chw`], the pooling `embed`'s policy
+//! encoder applies), proprioception and the episode clock; a
 //! demonstration's samples come from re-running its demonstrator in its base scene with the
 //! recording seed while rendering every step (the simulation is deterministic, so this gives back
 //! the recorded demonstration exactly, which is checked).
@@ -8,7 +9,9 @@ use roboaudit_retrieval_collect::door_demo::DoorDemo;
 use roboaudit_retrieval_collect::{DemoStyle, LibraryItem};
 use roboaudit_testbed::{CameraKind, CompiledScene, Episode, EpisodeConfig, Expert, SceneRenderer};
 
-use crate::config::{LOW_DIM, RENDER_SIDE, TARGET_DIM};
+use roboaudit_encoders::policy::pool_chw;
+
+use crate::config::{IMAGE_SIDE, LOW_DIM, RENDER_SIDE, TARGET_DIM};
 use crate::error::{PolicyError, Result};
 
 /// What the policy sees at one step.
@@ -77,30 +80,10 @@ impl Camera {
         }
         low[LOW_DIM - 1] = ep.steps() as f32 / ep.task().max_steps() as f32;
         Ok(Observation {
-            image: pool_chw(&img.rgb, img.width, img.height),
+            image: pool_chw(&img.rgb, img.width, img.height, RENDER_SIDE / IMAGE_SIDE),
             low,
         })
     }
-}
-
-/// 2×2 average pooling of an interleaved RGB image (`w × h`, both even) into channel-major values
-/// in `[0, 1]`.
-pub fn pool_chw(rgb: &[u8], w: usize, h: usize) -> Vec<f32> {
-    let (ow, oh) = (w / 2, h / 2);
-    let mut out = vec![0.0f32; 3 * ow * oh];
-    for c in 0..3 {
-        for y in 0..oh {
-            for x in 0..ow {
-                let at = |yy: usize, xx: usize| f32::from(rgb[(yy * w + xx) * 3 + c]);
-                let s = at(2 * y, 2 * x)
-                    + at(2 * y, 2 * x + 1)
-                    + at(2 * y + 1, 2 * x)
-                    + at(2 * y + 1, 2 * x + 1);
-                out[(c * oh + y) * ow + x] = s / (4.0 * 255.0);
-            }
-        }
-    }
-    out
 }
 
 /// The commanded pose of `ep` after its last step, as a target.
@@ -222,20 +205,4 @@ pub fn demonstration(
         }
     }
     Ok(run.samples)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pooling_is_channel_major_means() {
-        // 2×2 image → one pixel per channel: the mean of the four inputs.
-        let rgb = [0u8, 10, 255, 255, 10, 255, 0, 10, 0, 255, 10, 0];
-        let out = pool_chw(&rgb, 2, 2);
-        assert_eq!(out.len(), 3);
-        assert!((out[0] - 0.5).abs() < 1e-6);
-        assert!((out[1] - 10.0 / 255.0).abs() < 1e-6);
-        assert!((out[2] - 0.5).abs() < 1e-6);
-    }
 }

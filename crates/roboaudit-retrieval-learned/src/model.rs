@@ -1,4 +1,5 @@
-//! The network: two patch convolutions (kernel = stride, as in a ViT or ConvNeXt stem) over the
+//! The network (its visual part, tensor names and shapes are [`roboaudit_encoders::policy`]'s,
+//! re-exported here): two patch convolutions (kernel = stride, as in a ViT or ConvNeXt stem) over the
 //! 32×32 RGB image, a linear projection to the visual feature (the policy encoder), and a
 //! two-layer head over the feature and the normalized low-dimensional input that predicts the
 //! normalized target. A convolution whose kernel equals its stride is a reshape and one matrix
@@ -22,52 +23,13 @@ use candle_core::{D, Device, Tensor, Var};
 use rand::RngExt;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+pub use roboaudit_encoders::policy::{
+    KERNELS, NAMES, NORM_NAMES, features, features_of_patches, image_patches, linear, patches,
+    shapes,
+};
 
-use crate::config::{IMAGE_SIDE, LOW_DIM, TARGET_DIM, TrainConfig};
+use crate::config::TrainConfig;
 use crate::error::Result;
-
-/// Tensor names of the network, in the order [`Weights::tensors`] holds them.
-pub const NAMES: [&str; 12] = [
-    "conv1.weight",
-    "conv1.bias",
-    "conv2.weight",
-    "conv2.bias",
-    "proj.weight",
-    "proj.bias",
-    "fc1.weight",
-    "fc1.bias",
-    "fc2.weight",
-    "fc2.bias",
-    "out.weight",
-    "out.bias",
-];
-/// Normalization tensor names: low-dimensional mean and scale (`[5]`), target mean and scale
-/// (`[5]`).
-pub const NORM_NAMES: [&str; 4] = ["low.mean", "low.std", "target.mean", "target.std"];
-/// Kernel side (= stride) of each convolution.
-pub const KERNELS: [usize; 2] = [4, 2];
-/// Side of the last convolution's output (32 → 8 → 4).
-const LAST_SIDE: usize = IMAGE_SIDE / 8;
-
-/// The shape of each tensor of [`NAMES`] for the sizes of `t`, in that order.
-pub fn shapes(t: &TrainConfig) -> Vec<Vec<usize>> {
-    let [c1, c2] = t.channels;
-    let (f, h) = (t.feature, t.hidden);
-    vec![
-        vec![c1, 3, KERNELS[0], KERNELS[0]],
-        vec![c1],
-        vec![c2, c1, KERNELS[1], KERNELS[1]],
-        vec![c2],
-        vec![f, c2 * LAST_SIDE * LAST_SIDE],
-        vec![f],
-        vec![h, f + LOW_DIM],
-        vec![h],
-        vec![h, h],
-        vec![h],
-        vec![TARGET_DIM, h],
-        vec![TARGET_DIM],
-    ]
-}
 
 /// Input normalization: each of the 5 low-dimensional inputs and 5 targets by its mean and
 /// standard deviation over the demonstration (floored at 10⁻² and 10⁻³).
@@ -154,59 +116,6 @@ impl Weights {
     }
 }
 
-fn linear(x: &Tensor, w: &Tensor, b: &Tensor) -> candle_core::Result<Tensor> {
-    x.matmul(&w.t()?)?.broadcast_add(b)
-}
-
-/// Non-overlapping `k×k` patches of `x` `[N, C, H, W]` as rows `[N·(H/k)·(W/k), C·k·k]`, rows in
-/// (image, row, column) order, columns in (channel, ky, kx) order (a PyTorch kernel's layout).
-///
-/// # Errors
-/// [`candle_core::Error`] when `x` is not 4-d.
-pub fn patches(x: &Tensor, k: usize) -> candle_core::Result<Tensor> {
-    let (n, c, h, w) = x.dims4()?;
-    x.reshape(vec![n, c, h / k, k, w / k, k])?
-        .permute([0, 2, 4, 1, 3, 5])?
-        .reshape((n * (h / k) * (w / k), c * k * k))
-}
-
-/// A convolution with kernel = stride on patch rows `p` (from [`patches`]), then relu.
-fn patch_conv(p: &Tensor, w: &Tensor, b: &Tensor) -> candle_core::Result<Tensor> {
-    let out = w.dim(0)?;
-    linear(p, &w.reshape((out, ()))?, b)?.relu()
-}
-
-/// The first layer's patches of images `[N, 3, 32, 32]` in `[0, 1]` (constant during training).
-///
-/// # Errors
-/// [`candle_core::Error`] when the images are not `[N, 3, 32, 32]`.
-pub fn image_patches(images: &Tensor) -> candle_core::Result<Tensor> {
-    patches(&(images - 0.5)?, KERNELS[0])
-}
-
-/// The visual feature `[N, F]` from the first layer's patches of `n` images ([`image_patches`]):
-/// the policy encoder.
-///
-/// # Errors
-/// [`candle_core::Error`] when the shapes do not fit.
-pub fn features_of_patches(w: &[Tensor], p1: &Tensor, n: usize) -> candle_core::Result<Tensor> {
-    let s1 = IMAGE_SIDE / KERNELS[0];
-    let x = patch_conv(p1, &w[0], &w[1])?; // [N·8·8, c1]
-    let c1 = x.dim(1)?;
-    let x = x.reshape((n, s1, s1, c1))?.permute((0, 3, 1, 2))?;
-    let x = patch_conv(&patches(&x, KERNELS[1])?, &w[2], &w[3])?; // [N·4·4, c2]
-    let flat = x.reshape((n, ()))?;
-    linear(&flat, &w[4], &w[5])?.relu()
-}
-
-/// The visual feature `[N, F]` of images `[N, 3, 32, 32]` in `[0, 1]` (the policy encoder).
-///
-/// # Errors
-/// [`candle_core::Error`] when the shapes do not fit.
-pub fn features(w: &[Tensor], images: &Tensor) -> candle_core::Result<Tensor> {
-    features_of_patches(w, &image_patches(images)?, images.dim(0)?)
-}
-
 /// The normalized prediction `[N, 5]` from a visual feature `[N, F]` and normalized
 /// low-dimensional inputs `[N, 5]`.
 ///
@@ -231,6 +140,7 @@ pub fn forward(w: &[Tensor], images: &Tensor, low: &Tensor) -> candle_core::Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::LOW_DIM;
 
     #[test]
     fn shapes_fit_the_forward_pass_and_init_is_seeded() {
@@ -262,43 +172,5 @@ mod tests {
         // Bound of conv1: 1/√(3·4·4).
         let b = 1.0 / 48f32.sqrt();
         assert!(v(&w).iter().all(|x| x.abs() <= b));
-    }
-
-    #[test]
-    fn patch_convolution_equals_candle_conv2d() {
-        // Kernel = stride: the reshape-and-multiply path gives what a strided convolution gives.
-        let t = TrainConfig {
-            channels: [3, 2],
-            ..TrainConfig::default()
-        };
-        let w = Weights::init(&t).unwrap().tensors;
-        let n: Vec<f32> = (0..2 * 3 * 32 * 32)
-            .map(|i| ((i * 37) % 101) as f32 / 101.0)
-            .collect();
-        let img = Tensor::from_vec(n, (2, 3, 32, 32), &Device::Cpu).unwrap();
-        let x = (&img - 0.5).unwrap();
-        let conv = |x: &Tensor, w: &Tensor, b: &Tensor, k: usize| {
-            x.conv2d(w, 0, k, 1, 1)
-                .unwrap()
-                .broadcast_add(&b.reshape((1, b.dim(0).unwrap(), 1, 1)).unwrap())
-                .unwrap()
-                .relu()
-                .unwrap()
-        };
-        let r = conv(&conv(&x, &w[0], &w[1], 4), &w[2], &w[3], 2); // [2, c2, 4, 4]
-        let flat = r.permute((0, 2, 3, 1)).unwrap().reshape((2, ())).unwrap();
-        let want = linear(&flat, &w[4], &w[5]).unwrap().relu().unwrap();
-        let got = features(&w, &img).unwrap();
-        let d = (want - got)
-            .unwrap()
-            .abs()
-            .unwrap()
-            .flatten_all()
-            .unwrap()
-            .max(0)
-            .unwrap()
-            .to_scalar::<f32>()
-            .unwrap();
-        assert!(d < 1e-5, "max difference {d}");
     }
 }

@@ -13,7 +13,7 @@ use roboaudit_retrieval_collect::{
     CollectConfig, CollectOutcome, MANIFEST_FILE, Manifest, Mechanism, RunOptions,
 };
 
-use crate::config::TrainConfig;
+use crate::config::{TrainConfig, policy_dr};
 use crate::reuse::{PolicyManifest, PolicyReuse};
 
 /// Runs (or resumes) the collection `config` (checked by [`CollectRequest::config`]) into
@@ -31,7 +31,7 @@ pub fn collect_request(
 
 /// Runs (or resumes) the collection `config` into `out` with `config.mechanism`: Replay, or
 /// per-experience policies trained with the collection's master seed and the default
-/// [`TrainConfig`] (Policy) or [`TrainConfig::policy_dr`] of the task (Policy+DR).
+/// [`TrainConfig`] (Policy) or [`policy_dr`] of the task (Policy+DR).
 ///
 /// # Errors
 /// [`RequestError::Usage`] when the policy training settings are out of range (before any
@@ -46,7 +46,7 @@ pub fn collect(
         Mechanism::Replay => run_collect(config, out, options, obs),
         Mechanism::Policy | Mechanism::PolicyDr => {
             let train = match config.mechanism {
-                Mechanism::PolicyDr => TrainConfig::policy_dr(config.task.name()),
+                Mechanism::PolicyDr => policy_dr(config.task.name()),
                 _ => TrainConfig::default(),
             };
             let reuse = PolicyReuse::new(out, config.seed, train)

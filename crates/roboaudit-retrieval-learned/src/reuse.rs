@@ -37,10 +37,10 @@ use crate::train::{Provenance, Trained, train};
 /// Folder of a run holding the policy checkpoints.
 pub const POLICIES_DIR: &str = "policies";
 /// Name in `embeddings.parquet` of the policy-encoder representation of a `policy-dr` run: the
-/// visual feature ([`crate::config::TrainConfig::feature`] values, 64 by default, each ≥ 0) of
-/// the first library experience's (`e00`) Policy+DR network on each scene's first image, one
-/// network for every scene so that the vectors are comparable (README: why this one).
-pub const POLICY_ENCODER: &str = "policy_encoder";
+/// visual feature of the first library experience's (`e00`) Policy+DR network on each scene's
+/// first image (README: why this one); `roboaudit embed -r policy_encoder:RUN/policies/cNNN`
+/// computes the same vectors from images.
+pub use roboaudit_encoders::policy::POLICY_ENCODER;
 
 fn collect_err(e: PolicyError) -> CollectError {
     match e {
@@ -370,7 +370,7 @@ impl Reuse for PolicyReuse {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{DomainRandomization, LOW_DIM, TARGET_DIM};
+    use crate::config::{LOW_DIM, TARGET_DIM, dr_for_task};
     use crate::frames::{Observation, Sample};
 
     fn tiny(cfg: &TrainConfig, prov: &Provenance) -> Trained {
@@ -407,7 +407,7 @@ mod tests {
         };
         let dr = TrainConfig {
             batch: Some(4),
-            dr: Some(DomainRandomization::for_task("stack")),
+            dr: Some(dr_for_task("stack")),
             ..policy.clone()
         };
         let prov = Provenance {
