@@ -95,12 +95,6 @@ pub struct SceneRenderer {
     textures: u64,
 }
 
-/// FNV-1a of a model's texture pixels (the appearance that lives on the GPU; colours, lights and
-/// the camera are read from the model at every frame).
-fn textures_of(model: &mujoco_rs::prelude::MjModel) -> u64 {
-    roboaudit_types::seed::fnv1a64(model.tex_data())
-}
-
 impl SceneRenderer {
     /// Creates a renderer for episodes like `ep`; `size` must not exceed the scene's compiled render size.
     ///
@@ -130,7 +124,7 @@ impl SceneRenderer {
         Ok(SceneRenderer {
             renderer: Some(renderer),
             size,
-            textures: textures_of(model),
+            textures: ep.world().textures,
         })
     }
 
@@ -144,6 +138,7 @@ impl SceneRenderer {
     /// # Errors
     /// [`TestbedError::Render`] when OpenGL fails.
     pub fn render(&mut self, ep: &mut Episode, camera: CameraKind) -> Result<Image> {
+        let textures = ep.world().textures;
         let cam = match camera {
             CameraKind::Scene => ep.world().h.scene_cam,
             CameraKind::Wrist => ep.world().h.wrist_cam,
@@ -161,7 +156,6 @@ impl SceneRenderer {
         renderer
             .sync_data(data)
             .map_err(|e| TestbedError::Render(format!("{e}")))?;
-        let textures = textures_of(data.model());
         if textures != self.textures {
             renderer
                 .update_textures_from(data.model())

@@ -90,6 +90,9 @@ pub struct CompiledScene {
     /// Offscreen buffer size (pixels, square) the model allows.
     pub render_size: usize,
     pub(crate) model: Arc<MjModel>,
+    /// FNV-1a of the model's texture pixels, hashed once here: a renderer compares it at every
+    /// frame to know whether its uploaded textures are this scene's.
+    pub(crate) textures: u64,
 }
 
 impl CompiledScene {
@@ -104,6 +107,7 @@ impl CompiledScene {
         Ok(CompiledScene {
             scene: scene.clone(),
             render_size: render_size.max(64),
+            textures: roboaudit_types::seed::fnv1a64(model.tex_data()),
             model: Arc::new(model),
         })
     }
@@ -209,6 +213,8 @@ pub struct World {
     pub(crate) target_rpy: Vec3,
     /// Last gripper command in `[-1, 1]`.
     pub(crate) gripper_cmd: f64,
+    /// [`CompiledScene`]'s texture hash (the world never changes its textures).
+    pub(crate) textures: u64,
 }
 
 impl World {
@@ -239,6 +245,7 @@ impl World {
             target_pos: [HAND_HOME[0], HAND_HOME[1], HAND_HOME[2] - TCP_OFFSET],
             target_rpy: [0.0; 3],
             gripper_cmd: -1.0,
+            textures: compiled.textures,
         };
         w.write_controls();
         w.data.forward();
