@@ -74,7 +74,7 @@ pub fn build_mjcf(scene: &Scene, render_size: usize) -> String {
 <option timestep="0.002" integrator="implicitfast" cone="elliptic" impratio="10"/>
 <visual>
   <global offwidth="{off}" offheight="{off}"/>
-  <quality shadowsize="0" numslices="12" numstacks="6" numquads="1"/>
+  <quality shadowsize="0" offsamples="0" numslices="12" numstacks="6" numquads="1"/>
   <headlight ambient="0.25 0.25 0.25" diffuse="0.25 0.25 0.25" specular="0 0 0"/>
 </visual>
 <asset>
