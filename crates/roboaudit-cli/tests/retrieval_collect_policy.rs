@@ -1,7 +1,8 @@
 //! `retrieval collect --mechanism policy`: an interrupted and resumed collection equals an
-//! uninterrupted one byte for byte (each execution renders through a camera of its own), also
-//! when it stopped while training (policies/ but no collect.json yet), and a checkpoint changed
-//! after `collect.json` recorded its hash is refused on resume. `--mechanism policy-dr` writes a
+//! uninterrupted one byte for byte (each thread's camera draws every episode as a fresh one
+//! would), also when it stopped while training (policies/ but no collect.json yet), and so do
+//! its shards once merged, policies included; a checkpoint changed after `collect.json`
+//! recorded its hash is refused on resume. `--mechanism policy-dr` writes a
 //! run folder the audit reads, its policies trained under domain randomization and their
 //! visual feature (`policy_encoder`) among the representations.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -98,6 +99,67 @@ fn a_resumed_policy_collection_equals_an_uninterrupted_one_and_changed_weights_a
         text(&o)
     );
     assert_eq!(std::fs::read(whole.join("collect.json")).unwrap(), manifest);
+}
+
+/// Each shard of a learned-policy collection trains the same policies; the merge checks that
+/// they agree and keeps them (it used to drop `policies/` while `collect.json` still named the
+/// checkpoints), so the merged folder is the unsharded run byte for byte.
+#[test]
+fn a_sharded_policy_collection_merges_into_the_unsharded_run_with_its_policies() {
+    let tmp = tempfile::tempdir().unwrap();
+    let whole = tmp.path().join("whole");
+    let o = collect(&whole, &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    let shards: Vec<_> = (0..2)
+        .map(|i| tmp.path().join(format!("shard-{i}")))
+        .collect();
+    for (i, dir) in shards.iter().enumerate() {
+        let o = collect(dir, &["--shard", &format!("{i}/2")]);
+        assert!(o.status.success(), "{}", text(&o));
+        // A shard is not the whole run: no appearance-caused failures from it.
+        assert!(!text(&o).contains("appearance-caused"), "{}", text(&o));
+    }
+    let merged = tmp.path().join("merged");
+    let o = roboaudit(&[
+        "merge",
+        shards[0].to_str().unwrap(),
+        shards[1].to_str().unwrap(),
+        "--out",
+        merged.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let (a, b) = (tree(&whole), tree(&merged));
+    assert_eq!(
+        a.iter().map(|(p, _)| p).collect::<Vec<_>>(),
+        b.iter().map(|(p, _)| p).collect::<Vec<_>>()
+    );
+    assert!(a.iter().any(|(p, _)| p.ends_with("model.safetensors")));
+    assert!(a == b, "the merged run differs from the unsharded one");
+
+    // Shards whose policies disagree are not merged.
+    let weights = std::fs::read_dir(shards[1].join("policies"))
+        .unwrap()
+        .map(|e| e.unwrap().path().join("model.safetensors"))
+        .find(|p| p.is_file())
+        .unwrap();
+    let mut bytes = std::fs::read(&weights).unwrap();
+    bytes[100] ^= 0x01;
+    std::fs::write(&weights, &bytes).unwrap();
+    let again = tmp.path().join("again");
+    let o = roboaudit(&[
+        "merge",
+        shards[0].to_str().unwrap(),
+        shards[1].to_str().unwrap(),
+        "--out",
+        again.to_str().unwrap(),
+    ]);
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains("model.safetensors differs"),
+        "{}",
+        text(&o)
+    );
+    assert!(!again.exists());
 }
 
 #[test]

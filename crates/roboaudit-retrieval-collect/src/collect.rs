@@ -151,7 +151,7 @@ pub fn collect_with(
     }
     let sharding = options
         .shard
-        .map(|s| shard_manifest(config, s))
+        .map(|s| shard_manifest(config, s, reuse.own_entries()))
         .transpose()?;
     ShardManifest::claim(dir, sharding.as_ref())?;
 

@@ -43,10 +43,17 @@ pub fn part_range(config: &CollectConfig, part: usize) -> std::ops::Range<usize>
 }
 
 /// The shard manifest of shard `shard` of `config` (configuration hash over the whole config).
+/// `own_entries` are the folders the mechanism writes into the run ([`crate::Reuse::own_entries`]:
+/// `policies` for a learned one, which every shard trains alike); the merge checks and copies
+/// them as shared folders.
 ///
 /// # Errors
 /// [`CollectError::Shard`] when the config cannot be hashed.
-pub fn shard_manifest(config: &CollectConfig, shard: Shard) -> Result<ShardManifest> {
+pub fn shard_manifest(
+    config: &CollectConfig,
+    shard: Shard,
+    own_entries: &[&str],
+) -> Result<ShardManifest> {
     Ok(ShardManifest {
         schema: SHARD_SCHEMA.into(),
         collection: COLLECTION.into(),
@@ -54,7 +61,11 @@ pub fn shard_manifest(config: &CollectConfig, shard: Shard) -> Result<ShardManif
         shard,
         total_jobs: part_count(config),
         job_files: part_files(),
-        shared_files: SHARED_FILES.iter().map(|s| (*s).to_string()).collect(),
+        shared_files: SHARED_FILES
+            .iter()
+            .map(|s| (*s).to_string())
+            .chain(own_entries.iter().map(|e| format!("{e}/")))
+            .collect(),
         unit: "executions".into(),
         total_units: config.total_executions(),
         units_per_job: config.chunk,

@@ -132,7 +132,9 @@ pub struct ShardManifest {
     /// How job files are named.
     pub job_files: JobFiles,
     /// Files every shard writes with the same bytes (relative, `/`-separated); the merge copies
-    /// them once after checking that all shards agree.
+    /// them once after checking that all shards agree. A name ending in `/` is a folder whose
+    /// files (all of them, at any depth) every shard writes alike, e.g. `policies/`: the trained
+    /// checkpoints each shard of a learned-policy collection makes for itself.
     pub shared_files: Vec<String>,
     /// What a job's work is counted in for progress (e.g. `executions`).
     pub unit: String,

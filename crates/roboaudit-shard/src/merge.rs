@@ -553,12 +553,73 @@ fn name_jobs(reference: &ShardManifest, jobs: &[usize]) -> String {
     format!(" ({}{more})", shown.join(", "))
 }
 
+/// The files of shared entry `name` in shard folder `dir`, relative and `/`-separated, sorted:
+/// `name` itself, or every file under the folder `name/` (none when it does not exist).
+fn shared_entry_files(dir: &Path, name: &str) -> Result<Vec<String>> {
+    let Some(folder) = name.strip_suffix('/') else {
+        return Ok(vec![name.to_owned()]);
+    };
+    let mut files = Vec::new();
+    let mut pending = vec![folder.to_owned()];
+    while let Some(rel) = pending.pop() {
+        let path = dir.join(&rel);
+        let entries = match std::fs::read_dir(&path) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(ShardError::io("list", &path)(e)),
+        };
+        for entry in entries {
+            let entry = entry.map_err(ShardError::io("list", &path))?;
+            let child = format!("{rel}/{}", entry.file_name().to_string_lossy());
+            let kind = entry.file_type().map_err(ShardError::io("list", &path))?;
+            if kind.is_dir() {
+                pending.push(child);
+            } else {
+                files.push(child);
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
 fn check_shared(
     shards: &[ShardStatus],
     reference: &ShardManifest,
     problems: &mut Problems,
 ) -> Result<()> {
+    // A shared folder must hold the same files in every shard; its files are then checked as
+    // shared files themselves.
+    let mut names: Vec<String> = Vec::new();
     for name in &reference.shared_files {
+        if !name.ends_with('/') {
+            names.push(name.clone());
+            continue;
+        }
+        let mut first: Option<(&Path, Vec<String>)> = None;
+        for s in shards {
+            let files = shared_entry_files(&s.dir, name)?;
+            match &first {
+                None => first = Some((&s.dir, files)),
+                Some((d, f)) if *f != files => problems.add(|| {
+                    format!(
+                        "{name} holds other files in {} than in {} ({} against {})",
+                        s.dir.display(),
+                        d.display(),
+                        files.len(),
+                        f.len()
+                    )
+                }),
+                Some(_) => {}
+            }
+        }
+        match first {
+            Some((_, files)) if !files.is_empty() => names.extend(files),
+            _ => problems
+                .add(|| format!("every shard lacks {name}: the shards have not started writing")),
+        }
+    }
+    for name in &names {
         let mut first: Option<(&Path, Vec<u8>)> = None;
         for s in shards {
             let path = s.dir.join(name);
@@ -623,8 +684,10 @@ fn write_merged(
         std::fs::copy(from, &to).map_err(ShardError::io("copy", from))?;
         Ok(())
     };
-    for name in &reference.shared_files {
-        copy(&shards[0].dir.join(name), Path::new(name))?;
+    for entry in &reference.shared_files {
+        for name in shared_entry_files(&shards[0].dir, entry)? {
+            copy(&shards[0].dir.join(&name), Path::new(&name))?;
+        }
     }
     for s in shards {
         for &j in &s.done_jobs {
