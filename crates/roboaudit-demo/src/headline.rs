@@ -52,17 +52,35 @@ fn task_lines(t: &DemoTask) -> String {
             roboaudit_retrieval_collect::appearance::render_line(f)
         );
     }
-    // Rules that need hindsight (oracle, best-fixed) are references, not candidates.
-    let deployable = a
+    // Rules that need hindsight (oracle, best-fixed) are references, not candidates, and random
+    // is the baseline every rule is judged against: one lucky draw of it is not a rule to deploy.
+    let candidates: Vec<_> = a
         .rules
         .iter()
-        .filter(|x| !matches!(x.family, RuleFamily::Oracle | RuleFamily::BestFixed))
-        .max_by(|x, y| x.success.total_cmp(&y.success));
-    if let Some(b) = deployable {
+        .filter(|x| {
+            !matches!(
+                x.family,
+                RuleFamily::Oracle | RuleFamily::BestFixed | RuleFamily::Random
+            )
+        })
+        .collect();
+    // The first of the best in the audit's rule order; the others it ties with are counted.
+    let best = candidates
+        .iter()
+        .map(|x| x.success)
+        .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+    let deployable = best.and_then(|v| candidates.iter().find(|x| x.success == v));
+    if let (Some(b), Some(v)) = (deployable, best) {
+        let ties = candidates.iter().filter(|x| x.success == v).count() - 1;
         let _ = writeln!(
             out,
-            "        best deployable rule {}: success {:.3}, advantage {}{}, top-pick share {:.2} (concentration {:.2}), shuffle gap {}{}",
+            "        best deployable rule {}{}: success {:.3}, advantage {}{}, top-pick share {:.2} (concentration {:.2}), shuffle gap {}{}",
             b.name,
+            match ties {
+                0 => String::new(),
+                1 => " (tied with 1 other rule)".to_owned(),
+                n => format!(" (tied with {n} other rules)"),
+            },
             b.success,
             b.advantage.map_or_else(
                 || "undefined".to_owned(),
