@@ -275,6 +275,15 @@ fn one_task_under_two_mechanisms_is_compared_side_by_side() {
     policy["mechanism"] = serde_json::json!("policy");
     policy["appearance_caused_failures"] =
         serde_json::json!({"executions": 4, "failed": 1, "experiences": 2, "own_base": [4, 0]});
+    // A rule only Replay ran (as `policy_encoder` rules only Policy+DR runs) is named apart.
+    let only_replay = policy["audit"]["rules"]
+        .as_array_mut()
+        .unwrap()
+        .pop()
+        .unwrap()["name"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     demo["tasks"].as_array_mut().unwrap().push(policy);
     std::fs::write(&path, serde_json::to_vec(&demo).unwrap()).unwrap();
 
@@ -305,9 +314,24 @@ fn one_task_under_two_mechanisms_is_compared_side_by_side() {
     );
     assert!(md.contains("| stack | Replay | Policy |"), "{md}");
     assert!(
-        md.contains("| appearance-caused failures | — | 1 of 4 (25.0 %); own base 0 of 4 |"),
+        md.contains(
+            "| appearance-caused failures | — | 1 of 4 failed (25.0 %), 2 experience(s); own base: 0 of 4 failed |"
+        ),
         "{md}"
     );
+    // The section itself states it too (a task under one mechanism has no side-by-side table).
+    assert_eq!(
+        md.matches("Appearance-caused failures (executions").count(),
+        1,
+        "{md}"
+    );
+    assert!(
+        md.contains(&format!(
+            "Rules not run under every mechanism, so not compared here (see each audit's own tables): {only_replay}."
+        )),
+        "{md}"
+    );
+    assert!(!md.contains(&format!("| gap G, {only_replay} |")), "{md}");
     // The same audit twice: every number of the two columns agrees.
     let a = &report.retrieval[0].audit.reference;
     let row = format!(

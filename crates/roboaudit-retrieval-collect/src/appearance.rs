@@ -36,8 +36,8 @@ pub fn appearance_caused_failures(
 }
 
 /// One line for the console: `appearance-caused failures: F of N executions (P %) in
-/// appearance-perturbed queries on the experience's own base layout; own base scenes: F' of N'
-/// failed`, or that no experience had such a query.
+/// appearance-perturbed queries on the experience's own base layout (E experience(s)); own base
+/// scenes: F' of N' failed`, or that no experience had such a query.
 pub fn render_line(f: &AppearanceFailures) -> String {
     match f.rate() {
         None => "appearance-caused failures: undefined (no experience has an appearance-perturbed \
@@ -45,10 +45,12 @@ pub fn render_line(f: &AppearanceFailures) -> String {
             .to_owned(),
         Some(rate) => format!(
             "appearance-caused failures: {} of {} executions ({:.1} %) in appearance-perturbed \
-             queries on the experience's own base layout; own base scenes: {} of {} failed",
+             queries on the experience's own base layout ({} experience(s)); own base scenes: \
+             {} of {} failed",
             f.failed,
             f.executions,
             100.0 * rate,
+            f.experiences,
             f.own_base.1,
             f.own_base.0,
         ),
@@ -169,7 +171,8 @@ mod tests {
         assert_eq!(
             render_line(&f),
             "appearance-caused failures: 2 of 3 executions (66.7 %) in appearance-perturbed \
-             queries on the experience's own base layout; own base scenes: 1 of 3 failed"
+             queries on the experience's own base layout (2 experience(s)); own base scenes: 1 \
+             of 3 failed"
         );
     }
 

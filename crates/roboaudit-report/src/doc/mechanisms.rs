@@ -53,9 +53,19 @@ fn comparison(task: &str, sections: &[&RetrievalSection]) -> Vec<Block> {
             .iter()
             .map(|s| mechanism_title(s.mechanism.as_ref().map_or("", |m| m.mechanism.as_str()))),
     );
+    let n = |p: Option<&ReferencePoints>| p.map_or(0, |p| p.n_scenes);
     let mut rows = vec![
         row("experiences × query scenes", sections, |s| {
             format!("{} × {}", s.audit.n_experiences, s.audit.n_scenes)
+        }),
+        row("query scenes: appearance / layout / fresh", sections, |s| {
+            let b = &s.audit.reference_by_set;
+            format!(
+                "{} / {} / {}",
+                n(b.appearance.as_ref()),
+                n(b.layout.as_ref()),
+                n(b.fresh.as_ref())
+            )
         }),
         row("R / O / BF, all scenes", sections, |s| {
             triple(Some(&s.audit.reference_by_set.all))
@@ -89,15 +99,8 @@ fn comparison(task: &str, sections: &[&RetrievalSection]) -> Vec<Block> {
                 .as_ref()
                 .and_then(|m| m.appearance_caused_failures)
             {
-                Some(f) if f.executions > 0 => format!(
-                    "{} of {} ({:.1} %); own base {} of {}",
-                    f.failed,
-                    f.executions,
-                    100.0 * f.failed as f64 / f.executions as f64,
-                    f.own_base.1,
-                    f.own_base.0
-                ),
-                _ => NO_VALUE.to_owned(),
+                Some(f) => super::retrieval::appearance_cell(&f),
+                None => NO_VALUE.to_owned(),
             }
         }),
     ];
@@ -143,17 +146,41 @@ fn comparison(task: &str, sections: &[&RetrievalSection]) -> Vec<Block> {
             ));
         }
     }
+    // Rules some columns lack (a representation only one mechanism writes, e.g. Policy+DR's
+    // `policy_encoder`) cannot be compared across them: named, not dropped silently.
+    let mut alone: Vec<String> = Vec::new();
+    for s in sections {
+        for r in &s.audit.rules {
+            let everywhere = sections
+                .iter()
+                .all(|o| o.audit.rules.iter().any(|x| x.name == r.name));
+            if !everywhere && !alone.contains(&r.name) {
+                alone.push(r.name.clone());
+            }
+        }
+    }
     let header: Vec<&str> = header.iter().map(String::as_str).collect();
-    vec![
-        heading(2, &format!("mechanisms-{task}"), format!("Reuse mechanisms side by side: {task}")),
+    let mut out = vec![
+        heading(
+            2,
+            &format!("mechanisms-{task}"),
+            format!("Reuse mechanisms side by side: {task}"),
+        ),
         Block::Para(format!(
-            "The retrieval audits of {task} under each reuse mechanism (seed 000 §II): Replay replays the stored path open loop and ignores the camera; Policy and Policy+DR run a behaviour-cloned image policy per experience, Policy+DR trained also under randomized appearance. Each column is one audit below; the libraries and query scenes are drawn with the same seed, but each mechanism accepts its own experiences (a learned policy that fails in its own base scene is rejected)."
+            "The retrieval audits of {task} under each reuse mechanism (seed 000 §II): Replay replays the stored path open loop and ignores the camera; Policy and Policy+DR run a behaviour-cloned image policy per experience, Policy+DR trained also under randomized appearance. Each column is one audit below; the libraries and query scenes are drawn with the same seed, but each mechanism accepts its own experiences (a learned policy that fails in its own base scene at the recording seed is rejected; accepted ones can still fail there at other seeds)."
         )),
         table(&header, rows),
-        Block::Note(
-            "R / O / BF = random / oracle / best-fixed success. Gap G = SR − Σ f(e) q(e), * when its scene-bootstrap interval excludes 0; inside/outside the frequency-matched shuffle envelope. Appearance-caused failures: executions in appearance-perturbed queries on the experience's own base layout that failed (docs/methods.md §1.8), beside the same experiences' failures in their own base scenes.".to_owned(),
-        ),
-    ]
+    ];
+    if !alone.is_empty() {
+        out.push(Block::Note(format!(
+            "Rules not run under every mechanism, so not compared here (see each audit's own tables): {}.",
+            alone.join(", ")
+        )));
+    }
+    out.push(Block::Note(
+        "R / O / BF = random / oracle / best-fixed success. Gap G = SR − Σ f(e) q(e), * when its scene-bootstrap interval excludes 0; inside/outside the frequency-matched shuffle envelope. Appearance-caused failures: executions in appearance-perturbed queries on the experience's own base layout that failed (docs/methods.md §1.8), beside the same experiences' failures in their own base scenes at the query seeds (acceptance checks each learned policy once, at its recording seed).".to_owned(),
+    ));
+    out
 }
 
 /// One side-by-side table per task audited under two or more mechanisms, tasks in report order.

@@ -4,6 +4,23 @@ use super::{Block, figures, heading, interval, num, pct, table};
 use crate::model::{Report, RetrievalSection};
 use roboaudit_retrieval::{ReferencePoints, RuleFamily, RuleReport};
 
+/// `F of N failed (P %), E experience(s); own base: F' of N' failed`, or `—` when no experience
+/// had an appearance query on its own layout (docs/methods.md §1.8).
+pub(super) fn appearance_cell(f: &roboaudit_types::AppearanceFailures) -> String {
+    match f.rate() {
+        None => roboaudit_types::NO_VALUE.to_owned(),
+        Some(rate) => format!(
+            "{} of {} failed ({:.1} %), {} experience(s); own base: {} of {} failed",
+            f.failed,
+            f.executions,
+            100.0 * rate,
+            f.experiences,
+            f.own_base.1,
+            f.own_base.0
+        ),
+    }
+}
+
 /// `+0.123` / `-0.123`; a value that rounds to zero prints `0.000` (no sign).
 pub(super) fn signed3(x: f64) -> String {
     let s = super::fixed3(x);
@@ -189,6 +206,16 @@ pub(super) fn blocks(report: &Report, s: &RetrievalSection) -> Vec<Block> {
             (None, None) => format!("not defined over {} experiences", a.own_base_n),
         },
     )));
+    if let Some(f) = s
+        .mechanism
+        .as_ref()
+        .and_then(|m| m.appearance_caused_failures)
+    {
+        out.push(Block::Note(format!(
+            "Appearance-caused failures (executions in appearance-perturbed queries on the experience's own base layout, docs/methods.md §1.8): {}.",
+            appearance_cell(&f)
+        )));
+    }
     out.push(heading(3, &format!("{}--rules", s.id), "Selection rules"));
     out.push(table(
         &[
