@@ -56,6 +56,11 @@ pub fn code_for(err: &anyhow::Error) -> i32 {
             || cause
                 .downcast_ref::<roboaudit_report::ReportError>()
                 .is_some_and(roboaudit_report::ReportError::is_invalid_input)
+            // A learned retrieval policy's checkpoint that is damaged or changed since the run
+            // recorded its hash.
+            || cause
+                .downcast_ref::<roboaudit_retrieval_learned::PolicyError>()
+                .is_some_and(roboaudit_retrieval_learned::PolicyError::is_invalid_input)
     });
     if invalid { INVALID_INPUT } else { FAILURE }
 }

@@ -92,7 +92,7 @@ fn a_resumed_policy_collection_equals_an_uninterrupted_one_and_changed_weights_a
     std::fs::write(&weights, &bytes).unwrap();
     let manifest = std::fs::read(whole.join("collect.json")).unwrap();
     let o = collect(&whole, &[]);
-    assert_ne!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     assert!(
         text(&o).contains("changed since collect.json recorded it"),
         "{}",

@@ -56,9 +56,11 @@ pub enum CollectError {
     /// A shard manifest could not be read, written or hashed.
     #[error(transparent)]
     Shard(roboaudit_shard::ShardError),
-    /// The reuse mechanism failed (e.g. training or loading a learned policy).
+    /// The reuse mechanism failed (e.g. training or loading a learned policy). The message
+    /// repeats the cause, which [`roboaudit_types::error_chain`] then prints once; it is also the
+    /// `source`, so a caller can tell a damaged checkpoint (bad input) from a failure.
     #[error("reuse mechanism: {0}")]
-    Reuse(Box<dyn std::error::Error + Send + Sync>),
+    Reuse(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// The manifest could not be encoded or decoded.
     #[error("manifest {path}")]
     Manifest {
