@@ -257,5 +257,7 @@ fn embed_gives_the_collectors_policy_encoder_and_refuses_bad_checkpoints() {
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     assert!(text(&o).contains("wrong image size"), "{}", text(&o));
     assert!(text(&o).contains("48×48"), "{}", text(&o));
+    // Which of the images is wrong: named by its id.
+    assert!(text(&o).contains("(the scene image `s0`)"), "{}", text(&o));
     assert!(!out.exists());
 }

@@ -254,7 +254,21 @@ pub fn encode_items(
         let start = std::time::Instant::now();
         let vectors: Vec<Vec<f32>> = items
             .par_iter()
-            .map(|item| encoder.encode(&item.image))
+            .map(|item| {
+                // An image of a size the encoder cannot take is named by its id (the file's
+                // name without `.png`, or `episode_N`): which of many images is wrong.
+                encoder.encode(&item.image).map_err(|e| match e {
+                    EncoderError::ImageSize { encoder, message } => EncoderError::ImageSize {
+                        encoder,
+                        message: format!(
+                            "{message} (the {} image `{}`)",
+                            kind_name(item.kind),
+                            item.id
+                        ),
+                    },
+                    other => other,
+                })
+            })
             .collect::<Result<_, _>>()?;
         seconds.push(start.elapsed().as_secs_f64());
         records.extend(
@@ -364,4 +378,12 @@ pub fn embed(
             .collect(),
         rows: records.len(),
     })
+}
+
+/// `experience` or `scene`, as the embeddings file writes the kind.
+fn kind_name(kind: EmbeddingKind) -> &'static str {
+    match kind {
+        EmbeddingKind::Experience => "experience",
+        EmbeddingKind::Scene => "scene",
+    }
 }
