@@ -163,6 +163,13 @@ fn an_out_that_is_someone_elses_file_is_refused() {
     );
     assert_eq!(std::fs::read(&other).unwrap(), experiences);
 
+    // A missing output folder is created (it used to fail with exit 1, naming a temporary).
+    let nested = tmp.path().join("new/sub/e.csv");
+    let o = embed(&images, &reps, &nested);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let items = ids(&run.join("experiences.csv")).len() + ids(&run.join("scenes.csv")).len();
+    assert_eq!(ids(&nested).len(), items);
+
     // An embeddings file is replaced; one in a run folder is that run's input.
     let own = tmp.path().join("e.parquet");
     assert_eq!(embed(&images, &reps, &own).status.code(), Some(0));

@@ -286,8 +286,9 @@ pub fn encode_items(
     Ok((records, seconds))
 }
 
-/// Writes `records` to `out` atomically (a temporary file in `out`'s folder, renamed over it);
-/// the format follows `out`'s extension (`.parquet`, `.csv`, `.jsonl`).
+/// Writes `records` to `out` atomically (a temporary file in `out`'s folder, renamed over it;
+/// the folder is created when missing); the format follows `out`'s extension (`.parquet`,
+/// `.csv`, `.jsonl`).
 ///
 /// # Errors
 /// [`EncoderError::Write`] naming `out` (nothing is left there: an existing file is kept).
@@ -307,6 +308,8 @@ pub fn write_embeddings_atomic(
         .extension()
         .map(|e| format!(".{}", e.to_string_lossy()))
         .unwrap_or_default();
+    // A missing folder is the user's new output folder, as every other `--out` is.
+    std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create its folder: {e}")))?;
     let tmp = roboaudit_data::atomic::result_file_builder()
         .prefix(".embeddings-")
         .suffix(&suffix)
