@@ -2,10 +2,10 @@
 //! Replay, Policy and Policy+DR differ in camera dependence, so the same library and scenes give
 //! different transfer matrices, concentration and gaps).
 
-use super::retrieval::{signed3, unstable};
+use super::retrieval::{envelope_verdict, gap_text, unstable};
 use super::{Block, fixed3, heading, num, table};
 use crate::model::{Report, RetrievalSection};
-use roboaudit_retrieval::ReferencePoints;
+use roboaudit_retrieval::{ReferencePoints, RuleReport};
 use roboaudit_types::NO_VALUE;
 
 /// How seed 000 writes a mechanism: `Replay`, `Policy`, `Policy+DR` (a name it does not know is
@@ -43,6 +43,11 @@ fn row(
     std::iter::once(label.to_owned())
         .chain(sections.iter().map(|s| cell(s)))
         .collect()
+}
+
+/// The rule of `s` named `name`.
+fn rule_of<'a>(s: &'a RetrievalSection, name: &str) -> Option<&'a RuleReport> {
+    s.audit.rules.iter().find(|x| x.name == name)
 }
 
 /// The side-by-side table of one task's `sections` (two or more mechanisms, report order).
@@ -104,59 +109,38 @@ fn comparison(task: &str, sections: &[&RetrievalSection]) -> Vec<Block> {
             }
         }),
     ];
-    // Rules every section ran, in the first section's order.
-    let first = &sections[0].audit.rules;
-    for rule in first.iter().filter(|r| {
-        sections
-            .iter()
-            .all(|s| s.audit.rules.iter().any(|x| x.name == r.name))
-    }) {
-        let of = |s: &RetrievalSection| s.audit.rules.iter().find(|x| x.name == rule.name).cloned();
+    // Rules every section ran (compared, in the first section's order) and the others (a
+    // representation only one mechanism writes, e.g. Policy+DR's `policy_encoder`): named, not
+    // dropped silently.
+    let everywhere = |name: &str| sections.iter().all(|s| rule_of(s, name).is_some());
+    let mut alone: Vec<&str> = Vec::new();
+    for r in sections.iter().flat_map(|s| &s.audit.rules) {
+        if !everywhere(&r.name) && !alone.contains(&r.name.as_str()) {
+            alone.push(&r.name);
+        }
+    }
+    for rule in sections[0]
+        .audit
+        .rules
+        .iter()
+        .filter(|r| everywhere(&r.name))
+    {
+        let cell = |s: &RetrievalSection, f: fn(&RuleReport) -> String| {
+            rule_of(s, &rule.name).map_or_else(|| NO_VALUE.to_owned(), f)
+        };
         rows.push(row(&format!("gap G, {}", rule.name), sections, |s| {
-            of(s).map_or_else(
-                || NO_VALUE.to_owned(),
-                |x| {
-                    format!(
-                        "{}{} ({})",
-                        signed3(x.gap),
-                        if x.gap_significant == Some(true) {
-                            " *"
-                        } else {
-                            ""
-                        },
-                        if x.shuffle.inside {
-                            "inside"
-                        } else {
-                            "outside"
-                        }
-                    )
-                },
-            )
+            cell(s, |x| format!("{} ({})", gap_text(x), envelope_verdict(x)))
         }));
         if rule.within_query_auroc.is_some() || rule.pooled_auroc.is_some() {
             rows.push(row(
                 &format!("AUROC pooled / within-query, {}", rule.name),
                 sections,
                 |s| {
-                    of(s).map_or_else(
-                        || NO_VALUE.to_owned(),
-                        |x| format!("{} / {}", num(x.pooled_auroc), num(x.within_query_auroc)),
-                    )
+                    cell(s, |x| {
+                        format!("{} / {}", num(x.pooled_auroc), num(x.within_query_auroc))
+                    })
                 },
             ));
-        }
-    }
-    // Rules some columns lack (a representation only one mechanism writes, e.g. Policy+DR's
-    // `policy_encoder`) cannot be compared across them: named, not dropped silently.
-    let mut alone: Vec<String> = Vec::new();
-    for s in sections {
-        for r in &s.audit.rules {
-            let everywhere = sections
-                .iter()
-                .all(|o| o.audit.rules.iter().any(|x| x.name == r.name));
-            if !everywhere && !alone.contains(&r.name) {
-                alone.push(r.name.clone());
-            }
         }
     }
     let header: Vec<&str> = header.iter().map(String::as_str).collect();

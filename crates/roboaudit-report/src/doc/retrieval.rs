@@ -22,12 +22,31 @@ pub(super) fn appearance_cell(f: &roboaudit_types::AppearanceFailures) -> String
 }
 
 /// `+0.123` / `-0.123`; a value that rounds to zero prints `0.000` (no sign).
-pub(super) fn signed3(x: f64) -> String {
+fn signed3(x: f64) -> String {
     let s = super::fixed3(x);
     if s == "0.000" || s.starts_with('-') {
         s
     } else {
         format!("+{s}")
+    }
+}
+
+/// A rule's gap G, signed, with ` *` when its scene-bootstrap interval excludes 0.
+pub(super) fn gap_text(rule: &RuleReport) -> String {
+    let star = if rule.gap_significant == Some(true) {
+        " *"
+    } else {
+        ""
+    };
+    format!("{}{star}", signed3(rule.gap))
+}
+
+/// Where the rule's success lies against its frequency-matched shuffle envelope.
+pub(super) fn envelope_verdict(rule: &RuleReport) -> &'static str {
+    if rule.shuffle.inside {
+        "inside"
+    } else {
+        "outside"
     }
 }
 
@@ -237,24 +256,12 @@ pub(super) fn blocks(report: &Report, s: &RetrievalSection) -> Vec<Block> {
                         num(rule.advantage),
                         unstable(rule.advantage_unstable)
                     ),
-                    format!(
-                        "{}{}",
-                        signed3(rule.gap),
-                        if rule.gap_significant == Some(true) {
-                            " *"
-                        } else {
-                            ""
-                        }
-                    ),
+                    gap_text(rule),
                     interval(rule.gap_ci),
                     format!(
                         "{} ({})",
                         interval(Some(rule.shuffle.envelope)),
-                        if rule.shuffle.inside {
-                            "inside"
-                        } else {
-                            "outside"
-                        }
+                        envelope_verdict(rule)
                     ),
                 ]
             })
