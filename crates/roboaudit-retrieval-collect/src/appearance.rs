@@ -68,23 +68,16 @@ fn count(
         .iter()
         .map(|(q, b)| (q.as_str(), b.as_str()))
         .collect();
+    // Experiences whose base layout has an appearance query, with their base scene.
     let home: HashMap<&str, &str> = experiences
         .iter()
         .filter_map(|e| Some((e.experience_id.as_str(), e.base_scene_id.as_deref()?)))
-        .collect();
-    let with_query: Vec<&str> = experiences
-        .iter()
-        .filter(|e| {
-            e.base_scene_id
-                .as_deref()
-                .is_some_and(|b| own_layout.iter().any(|(_, ob)| ob == b))
-        })
-        .map(|e| e.experience_id.as_str())
+        .filter(|(_, b)| own_layout.iter().any(|(_, ob)| ob == b))
         .collect();
     let mut out = AppearanceFailures {
         executions: 0,
         failed: 0,
-        experiences: with_query.len(),
+        experiences: home.len(),
         own_base: (0, 0),
     };
     for x in executions {
@@ -94,7 +87,7 @@ fn count(
         if base_of.get(x.scene_id.as_str()) == Some(&home_scene) {
             out.executions += 1;
             out.failed += usize::from(!x.success);
-        } else if x.scene_id == home_scene && with_query.contains(&x.experience_id.as_str()) {
+        } else if x.scene_id == home_scene {
             out.own_base.0 += 1;
             out.own_base.1 += usize::from(!x.success);
         }
