@@ -65,13 +65,12 @@ fn task_lines(t: &DemoTask) -> String {
         })
         .collect();
     // The first of the best in the audit's rule order; the others it ties with are counted.
-    let best = candidates
+    let deployable = candidates
         .iter()
-        .map(|x| x.success)
-        .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
-    let deployable = best.and_then(|v| candidates.iter().find(|x| x.success == v));
-    if let (Some(b), Some(v)) = (deployable, best) {
-        let ties = candidates.iter().filter(|x| x.success == v).count() - 1;
+        .copied()
+        .reduce(|best, x| if x.success > best.success { x } else { best });
+    if let Some(b) = deployable {
+        let ties = candidates.iter().filter(|x| x.success == b.success).count() - 1;
         let _ = writeln!(
             out,
             "        best deployable rule {}{}: success {:.3}, advantage {}{}, top-pick share {:.2} (concentration {:.2}), shuffle gap {}{}",
