@@ -17,24 +17,7 @@ use roboaudit_types::{EmbeddingKind, EmbeddingRecord};
 
 /// A Policy+DR collection of one experience and three query scenes (the fewest it takes).
 fn collect(run: &Path) {
-    let o = roboaudit(&[
-        "retrieval",
-        "collect",
-        "--task",
-        "stack",
-        "--mechanism",
-        "policy-dr",
-        "--library",
-        "1",
-        "--scenes",
-        "3",
-        "--seeds",
-        "1",
-        "--chunk",
-        "1",
-        "--out",
-        run.to_str().unwrap(),
-    ]);
+    let o = common::collect_learned("policy-dr", "1", run, &[]);
     assert!(o.status.success(), "{}", text(&o));
 }
 

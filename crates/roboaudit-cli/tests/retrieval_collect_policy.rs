@@ -8,34 +8,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
-use common::{roboaudit, text, tree};
+use common::{collect_learned as collect_k, roboaudit, text, tree};
 use std::path::Path;
 
 fn collect(out: &Path, extra: &[&str]) -> std::process::Output {
     collect_k("policy", "1", out, extra)
-}
-
-fn collect_k(mechanism: &str, library: &str, out: &Path, extra: &[&str]) -> std::process::Output {
-    let mut args = vec![
-        "retrieval",
-        "collect",
-        "--task",
-        "stack",
-        "--mechanism",
-        mechanism,
-        "--library",
-        library,
-        "--scenes",
-        "3",
-        "--seeds",
-        "1",
-        "--chunk",
-        "1",
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    roboaudit(&args)
 }
 
 #[test]

@@ -60,3 +60,29 @@ pub fn tree(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     out.sort();
     out
 }
+
+/// The smallest `retrieval collect` of a learned mechanism (`policy`, `policy-dr`): Stack,
+/// `library` experiences, 3 query scenes (the fewest allowed), 1 seed, one execution per part,
+/// into `out`, with `extra` arguments after.
+pub fn collect_learned(mechanism: &str, library: &str, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "retrieval",
+        "collect",
+        "--task",
+        "stack",
+        "--mechanism",
+        mechanism,
+        "--library",
+        library,
+        "--scenes",
+        "3",
+        "--seeds",
+        "1",
+        "--chunk",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    roboaudit(&args)
+}
