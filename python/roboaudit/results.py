@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Optional, Union
 
 RETRIEVAL_SCHEMA = "roboaudit.retrieval.v1"
 MEMORY_SCHEMA = "roboaudit.memory.v1"
@@ -104,6 +104,14 @@ class RetrievalAudit(_Result):
     def reference(self) -> dict[str, Any]:
         """Random, oracle and best-fixed on all query scenes (success rates in [0, 1])."""
         return self.data["reference"]
+
+    @property
+    def run(self) -> Optional[dict[str, Any]]:
+        """What was audited, when ``retrieval audit --run`` read a finished ``retrieval collect``
+        folder: ``task``, ``mechanism`` (``replay``, ``policy``, ``policy-dr``) and
+        ``appearance_caused_failures`` (``executions``, ``failed``, ``experiences``,
+        ``own_base``); None otherwise."""
+        return self.data.get("run")
 
     @property
     def rules(self) -> list[dict[str, Any]]:

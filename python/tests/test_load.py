@@ -64,6 +64,18 @@ def test_natural_study(run, tmp_path):
     assert res.remaining_steps["estimate"] is None and res.remaining_steps["undefined_reason"]
 
 
+def test_retrieval_audit_of_a_collected_run(run, tmp_path):
+    r = tmp_path / "run"
+    run("retrieval", "collect", "--task", "stack", "--library", "2", "--scenes", "3", "--seeds", "1", "--out", r)
+    run("retrieval", "audit", "--run", r, "--resamples", "100", "--permutations", "100", "--out", r / "audit")
+    res = roboaudit.load(r / "audit")
+    assert isinstance(res, RetrievalAudit)
+    # What was audited comes from the run's collect.json.
+    assert (res.run["task"], res.run["mechanism"]) == ("stack", "replay")
+    failures = res.run["appearance_caused_failures"]
+    assert 0 <= failures["failed"] <= failures["executions"]
+
+
 def test_refusals(tmp_path):
     with pytest.raises(LoadError, match="no audit.json, fqe.json or natural.json"):
         roboaudit.load(tmp_path)

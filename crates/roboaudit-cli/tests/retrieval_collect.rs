@@ -136,6 +136,46 @@ fn killed_run_resumes_to_the_bytes_of_an_uninterrupted_run() {
     assert_eq!(audit["n_scenes"], 4);
     assert_eq!(audit["n_executions"], 16);
     assert_eq!(audit["own_base_n"], 2);
+    // What was audited, from collect.json: the report names the section by it.
+    assert_eq!(audit["run"]["task"], "stack");
+    assert_eq!(audit["run"]["mechanism"], "replay");
+    let failures = &audit["run"]["appearance_caused_failures"];
+    assert!(
+        failures["failed"].as_u64().unwrap() <= failures["executions"].as_u64().unwrap(),
+        "{failures}"
+    );
+    let summary = std::fs::read_to_string(audit_dir.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("Task `stack`, reuse mechanism `replay`."),
+        "{summary}"
+    );
+    // An input file of its own: collect.json no longer describes what is audited.
+    let other = tmp.path().join("audit-other");
+    let out = roboaudit()
+        .args([
+            "retrieval",
+            "audit",
+            "--resamples",
+            "100",
+            "--permutations",
+            "100",
+        ])
+        .arg("--run")
+        .arg(&whole)
+        .arg("--experiences")
+        .arg(whole.join("experiences.csv"))
+        .arg("--out")
+        .arg(&other)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let audit: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(other.join("audit.json")).unwrap()).unwrap();
+    assert!(audit.get("run").is_none(), "{}", audit["run"]);
 }
 
 #[test]

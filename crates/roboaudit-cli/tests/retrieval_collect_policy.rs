@@ -146,6 +146,7 @@ fn a_policy_dr_collection_records_its_randomization_and_is_audited() {
     let o = collect_k("policy-dr", "2", &run, &[]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("policy own-base check:"), "{}", text(&o));
+    let o_collect = o.clone();
     // A finished learned collection states its appearance-caused failures (methods §1.8).
     assert!(
         text(&o).contains("appearance-caused failures: "),
@@ -187,4 +188,22 @@ fn a_policy_dr_collection_records_its_randomization_and_is_audited() {
     // The Policy+DR network's visual feature is one of the audited representations.
     let audited = std::fs::read_to_string(audit.join("audit.json")).unwrap();
     assert!(audited.contains("\"policy_encoder\""), "{audited}");
+    // The audit records the run's mechanism and the appearance-caused failures the collection
+    // printed.
+    let audited: serde_json::Value = serde_json::from_str(&audited).unwrap();
+    assert_eq!(audited["run"]["mechanism"], "policy-dr");
+    let f = &audited["run"]["appearance_caused_failures"];
+    let line = if f["executions"] == 0 {
+        "appearance-caused failures: undefined".to_owned()
+    } else {
+        format!(
+            "appearance-caused failures: {} of {} executions",
+            f["failed"], f["executions"]
+        )
+    };
+    assert!(
+        text(&o_collect).contains(&line),
+        "{line}\n{}",
+        text(&o_collect)
+    );
 }

@@ -192,6 +192,12 @@ fn read_audit_json(
     match schema.as_str() {
         RETRIEVAL_SCHEMA => {
             let audit: AuditReport = parse(path, &text)?;
+            // An audit of a `retrieval collect` folder knows its task and mechanism; a folder
+            // name such as `audit` says neither.
+            let name = audit
+                .run
+                .as_ref()
+                .map_or(name, |r| crate::demo::display_name(&r.task, &r.mechanism));
             report.retrieval.push(RetrievalSection {
                 id: unique_id("retrieval", &name, ids),
                 name,
@@ -199,8 +205,8 @@ fn read_audit_json(
                 run_dir: None,
                 transfer: None,
                 transfer_note: None,
+                mechanism: audit.run.clone(),
                 audit,
-                mechanism: None,
             });
             Ok(Read::Kind(SourceKind::RetrievalAudit))
         }

@@ -101,17 +101,7 @@ pub struct RetrievalSection {
     pub mechanism: Option<TaskMechanism>,
 }
 
-/// Which task a retrieval section audited, under which reuse mechanism (seed 000 §II).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TaskMechanism {
-    /// Task name (`stack`, `door`).
-    pub task: String,
-    /// `replay`, `policy` or `policy-dr`.
-    pub mechanism: String,
-    /// Appearance-caused failures of the collection (docs/methods.md §1.8), when measured.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub appearance_caused_failures: Option<roboaudit_types::AppearanceFailures>,
-}
+pub use roboaudit_types::TaskMechanism;
 
 /// One counterfactual memory audit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -636,3 +636,54 @@ fn a_natural_study_beside_a_memory_audit_is_shown_apart() {
     // Remaining steps over the three decision episodes: 50 (warranted first) − 110 (another).
     assert!(md.contains("| -60.000 |"), "{md}");
 }
+
+#[test]
+fn standalone_audits_of_collected_runs_are_named_and_compared_by_mechanism() {
+    let tmp = tempfile::tempdir().unwrap();
+    let audits = [
+        ("a", "stack", "replay"),
+        ("b", "stack", "policy"),
+        ("c", "door", "replay"),
+        ("d", "door", "replay"),
+        ("e", "stack", "replay"),
+    ];
+    let mut dirs = Vec::new();
+    for (i, (dir, task, mechanism)) in audits.iter().enumerate() {
+        let run = tmp.path().join(dir);
+        let mut audit = common::write_retrieval_run(&run, 20 + i as u64);
+        audit.run = Some(roboaudit_report::TaskMechanism {
+            task: (*task).to_owned(),
+            mechanism: (*mechanism).to_owned(),
+            appearance_caused_failures: None,
+        });
+        common::write_json(&run.join("audit"), "audit.json", &audit);
+        dirs.push(run.join("audit"));
+    }
+    let report = build_report(&dirs).unwrap();
+    let names: Vec<&str> = report.retrieval.iter().map(|s| s.name.as_str()).collect();
+    // Named by what was audited, not by the folder (`audit` five times).
+    assert_eq!(names, ["stack", "stack (policy)", "door", "door", "stack"]);
+    let ids: Vec<&str> = report.retrieval.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "retrieval-stack",
+            "retrieval-stack-policy",
+            "retrieval-door",
+            "retrieval-door-2",
+            "retrieval-stack-2"
+        ]
+    );
+    let md = render_markdown(&report);
+    // Door ran under Replay only (twice): no table for it; Stack's two Replay audits are numbered.
+    assert_eq!(
+        md.matches("## Reuse mechanisms side by side").count(),
+        1,
+        "{md}"
+    );
+    assert!(
+        md.contains("| stack | Replay 1 | Policy | Replay 2 |"),
+        "{md}"
+    );
+    assert!(!md.contains("side by side: door"), "{md}");
+}

@@ -3,7 +3,8 @@
 //! ([`CollectConfig::check`], once) and runs (or resumes) the collection ([`crate::collect`])
 //! into the run folder, whose part files are written atomically. Progress goes to a
 //! [`CollectObserver`]; nothing is printed here. [`unfinished_collect_note`] tells an audit
-//! that fails on a run folder's executions whether a collection there is unfinished.
+//! that fails on a run folder's executions whether a collection there is unfinished;
+//! [`run_origin`] gives an audit of a finished one its task and mechanism.
 
 use std::path::{Path, PathBuf};
 
@@ -226,6 +227,33 @@ pub fn unfinished_collect_note(run: &Path) -> Option<String> {
         c.chunk,
         run.display()
     ))
+}
+
+/// The task and reuse mechanism of run folder `run`, from the `collect.json` of the
+/// `retrieval collect` that wrote it, with its appearance-caused failures
+/// ([`crate::appearance_caused_failures`]): what `retrieval audit --run` records in `audit.json`
+/// so that `roboaudit report` names the section `task (mechanism)` and sets the audits of one
+/// task under several mechanisms side by side. `None` for a folder without `collect.json` (a
+/// user's own run files) and for a collection whose part files are not all there (unfinished,
+/// or one shard before the merge: [`unfinished_collect_note`]).
+///
+/// # Errors
+/// [`CollectError::Io`] or [`CollectError::Manifest`] when `collect.json` exists but does not
+/// read; the errors of [`crate::appearance_caused_failures`] (a malformed table, named by file,
+/// row and column).
+pub fn run_origin(run: &Path) -> Result<Option<roboaudit_types::TaskMechanism>, CollectError> {
+    let Some(config) = crate::manifest::read_config(&run.join(MANIFEST_FILE))? else {
+        return Ok(None);
+    };
+    if unfinished_collect_note(run).is_some() {
+        return Ok(None);
+    }
+    let failures = crate::appearance_caused_failures(&config, run)?;
+    Ok(Some(roboaudit_types::TaskMechanism {
+        task: config.task.name().to_owned(),
+        mechanism: config.mechanism.name().to_owned(),
+        appearance_caused_failures: Some(failures),
+    }))
 }
 
 #[cfg(test)]

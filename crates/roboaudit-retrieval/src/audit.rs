@@ -241,6 +241,7 @@ pub fn run_prepared(
         skipped_rules: skipped,
         library_interventions,
         power_method: POWER_METHOD.to_string(),
+        run: None,
     })
 }
 

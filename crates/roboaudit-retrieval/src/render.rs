@@ -110,6 +110,13 @@ pub fn render_summary_markdown(report: &AuditReport) -> String {
         cfg.permutations,
         cfg.level
     );
+    if let Some(run) = &report.run {
+        let _ = writeln!(
+            out,
+            "Task `{}`, reuse mechanism `{}`.\n",
+            run.task, run.mechanism
+        );
+    }
     let _ = writeln!(out, "## 1. Selection distribution\n");
     let _ = writeln!(
         out,

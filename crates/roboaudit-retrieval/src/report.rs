@@ -46,6 +46,11 @@ pub struct AuditReport {
     pub library_interventions: Vec<SizeIntervention>,
     /// How the shuffle-test power analysis plants gaps.
     pub power_method: String,
+    /// The task and reuse mechanism of the run folder audited, with its appearance-caused
+    /// failures, when the caller knows them ([`crate::request::AuditRequest::origin`]: `retrieval
+    /// audit --run` on a finished `retrieval collect` folder); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub run: Option<roboaudit_types::TaskMechanism>,
 }
 
 /// Reference points of one library on one scene set (SPEC.md §1).

@@ -37,6 +37,10 @@ pub struct AuditRequest {
     pub out: PathBuf,
     /// The audit's settings, checked by [`AuditConfig::check`] before any input is looked for.
     pub config: AuditConfig,
+    /// The task and reuse mechanism of `run`, recorded as the report's
+    /// [`AuditReport::run`](crate::AuditReport::run); the caller reads them from the folder's
+    /// `collect.json` (this crate does not know the collection harness's manifest).
+    pub origin: Option<roboaudit_types::TaskMechanism>,
 }
 
 /// The options of `retrieval audit` as a user gives them; [`AuditOptions::request`] turns them
@@ -137,6 +141,7 @@ impl AuditOptions {
                 top_pick_deletion: !self.no_top_pick_deletion,
                 ..AuditConfig::default()
             },
+            origin: None,
         }
     }
 }
@@ -356,7 +361,8 @@ pub fn audit_request(
     if let Some(dir) = &req.run {
         req.check_run_files(dir, &paths)?;
     }
-    let report = audit_inputs(&paths, req.config.clone(), obs)?;
+    let mut report = audit_inputs(&paths, req.config.clone(), obs)?;
+    report.run.clone_from(&req.origin);
     let json = serde_json::to_vec_pretty(&report).map_err(RequestError::Serialize)?;
     let summary = render_summary_markdown(&report);
     create_dir(&req.out)?;

@@ -21,5 +21,5 @@ pub use error::error_chain;
 pub use memory::{MemoryLabel, MemoryRecord};
 pub use retrieval::{
     AppearanceFailures, EmbeddingKind, EmbeddingRecord, ExecutionRecord, ExperienceRecord,
-    Perturbation, RecordedAt, RetrievalInputs, SceneRecord, SelectionRecord,
+    Perturbation, RecordedAt, RetrievalInputs, SceneRecord, SelectionRecord, TaskMechanism,
 };

@@ -136,6 +136,21 @@ pub struct RetrievalInputs {
     pub selections: Option<Vec<SelectionRecord>>,
 }
 
+/// Which task a retrieval run folder was collected on, under which reuse mechanism (seed 000
+/// §II), with its appearance-caused failures: written by `retrieval collect`'s harness into
+/// `retrieval audit`'s `audit.json` and into the demo's, read by the report to name a section and
+/// to set the audits of one task under two or more mechanisms side by side.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskMechanism {
+    /// Task name (`stack`, `door`).
+    pub task: String,
+    /// `replay`, `policy` or `policy-dr`.
+    pub mechanism: String,
+    /// Appearance-caused failures of the collection (docs/methods.md §1.8), when measured.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub appearance_caused_failures: Option<AppearanceFailures>,
+}
+
 /// Appearance-caused failures of a reuse mechanism (seed 000 §II: "Policy+DR lowers
 /// appearance-caused failures from 26% to 2%"; the paper gives no formula, this is the testbed
 /// harness's, docs/methods.md §1.8): over the executions of each experience in the

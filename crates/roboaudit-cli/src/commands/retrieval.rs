@@ -78,7 +78,15 @@ fn audit(args: AuditOptions) -> Result<()> {
             ("fqe.json", &[]),
         ],
     )?;
-    let request = args.request();
+    let mut request = args.request();
+    // With an execution log, scenes or experiences file of its own the audit is no longer of
+    // what the run folder's collect.json describes.
+    let own_files =
+        request.executions.is_none() && request.scenes.is_none() && request.experiences.is_none();
+    if let Some(run) = request.run.as_deref().filter(|_| own_files) {
+        request.origin = roboaudit_retrieval_collect::request::run_origin(run)
+            .map_err(|e| collect_error(CollectRequestError::Collect(e)))?;
+    }
     let spinner = Spinner::default();
     let outcome = audit_request(&request, &spinner).map_err(|e| {
         // An unfinished `retrieval collect` in --run explains missing executions.

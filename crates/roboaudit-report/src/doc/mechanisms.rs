@@ -50,14 +50,24 @@ fn rule_of<'a>(s: &'a RetrievalSection, name: &str) -> Option<&'a RuleReport> {
     s.audit.rules.iter().find(|x| x.name == name)
 }
 
+/// The reuse mechanism of a section (`""` for none).
+fn mechanism(s: &RetrievalSection) -> &str {
+    s.mechanism.as_ref().map_or("", |m| m.mechanism.as_str())
+}
+
 /// The side-by-side table of one task's `sections` (two or more mechanisms, report order).
 fn comparison(task: &str, sections: &[&RetrievalSection]) -> Vec<Block> {
     let mut header = vec![task.to_owned()];
-    header.extend(
-        sections
-            .iter()
-            .map(|s| mechanism_title(s.mechanism.as_ref().map_or("", |m| m.mechanism.as_str()))),
-    );
+    // Two audits under one mechanism (two standalone runs) are numbered in report order.
+    header.extend(sections.iter().enumerate().map(|(i, s)| {
+        let title = mechanism_title(mechanism(s));
+        let same = |t: &&&RetrievalSection| mechanism(t) == mechanism(s);
+        if sections.iter().filter(same).count() > 1 {
+            format!("{title} {}", sections[..=i].iter().filter(same).count())
+        } else {
+            title
+        }
+    }));
     let n = |p: Option<&ReferencePoints>| p.map_or(0, |p| p.n_scenes);
     let mut rows = vec![
         row("experiences × query scenes", sections, |s| {
@@ -167,7 +177,8 @@ fn comparison(task: &str, sections: &[&RetrievalSection]) -> Vec<Block> {
     out
 }
 
-/// One side-by-side table per task audited under two or more mechanisms, tasks in report order.
+/// One side-by-side table per task audited under two or more distinct mechanisms, tasks in report
+/// order.
 pub(super) fn blocks(report: &Report) -> Vec<Block> {
     let mut tasks: Vec<&str> = Vec::new();
     for s in &report.retrieval {
@@ -184,7 +195,10 @@ pub(super) fn blocks(report: &Report) -> Vec<Block> {
             .iter()
             .filter(|s| s.mechanism.as_ref().is_some_and(|m| m.task == task))
             .collect();
-        if sections.len() >= 2 {
+        let mut mechanisms: Vec<&str> = sections.iter().map(|s| mechanism(s)).collect();
+        mechanisms.sort_unstable();
+        mechanisms.dedup();
+        if mechanisms.len() >= 2 {
             out.extend(comparison(task, &sections));
         }
     }
