@@ -222,7 +222,7 @@ def main() -> None:
     truth = json.loads((a.run / "ground_truth.json").read_text())
     rows = []
     lin, t_lin = roboaudit(a.roboaudit, a.run, a.out / "ra-linear-state",
-                           ["--no-neural", "--image-feature", "none"], a.reuse_linear)
+                           ["--no-neural", "--features", "none"], a.reuse_linear)
     rows.append(("roboaudit linear FQE (state)", lin["linear"], t_lin))
     # The naive average comes from the same run (its wall time is that run's).
     rows.append(("naive average", lin["naive"], t_lin))
@@ -232,7 +232,7 @@ def main() -> None:
     timed = []  # (name, threads, estimates, seconds per fit)
     for t in threads:
         neu, t_neu = roboaudit(a.roboaudit, a.run, a.out / f"ra-neural-state-t{t}",
-                               ["--image-feature", "none", "--steps", str(a.steps), "--seeds", str(a.seed),
+                               ["--features", "none", "--steps", str(a.steps), "--seeds", str(a.seed),
                                 "--target-update", str(a.target_update)], threads=t)
         rows.append((f"roboaudit neural FQE (state), {t} thr", neu["neural"], t_neu))
         timed.append(("roboaudit", t, neu["neural"], t_neu))
