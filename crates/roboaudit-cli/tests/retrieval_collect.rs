@@ -176,6 +176,23 @@ fn killed_run_resumes_to_the_bytes_of_an_uninterrupted_run() {
     let audit: serde_json::Value =
         serde_json::from_slice(&std::fs::read(other.join("audit.json")).unwrap()).unwrap();
     assert!(audit.get("run").is_none(), "{}", audit["run"]);
+    // A damaged collect.json is bad input, named with its line and column; nothing is written.
+    std::fs::write(whole.join("collect.json"), "garbage\n").unwrap();
+    let damaged = tmp.path().join("audit-damaged");
+    let out = roboaudit()
+        .args(["retrieval", "audit", "--resamples", "100", "--run"])
+        .arg(&whole)
+        .arg("--out")
+        .arg(&damaged)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("collect.json") && err.contains("line 1 column 1"),
+        "{err}"
+    );
+    assert!(!damaged.exists());
 }
 
 #[test]

@@ -233,8 +233,8 @@ pub fn unfinished_collect_note(run: &Path) -> Option<String> {
 /// `retrieval collect` that wrote it, with its appearance-caused failures
 /// ([`crate::appearance_caused_failures`]): what `retrieval audit --run` records in `audit.json`
 /// so that `roboaudit report` names the section `task (mechanism)` and sets the audits of one
-/// task under several mechanisms side by side. `None` for a folder without `collect.json` (a
-/// user's own run files) and for a collection whose part files are not all there (unfinished,
+/// task under several mechanisms side by side. `None` for a path that is not a folder, a folder
+/// without `collect.json` (a user's own run files) and for a collection whose part files are not all there (unfinished,
 /// or one shard before the merge: [`unfinished_collect_note`]).
 ///
 /// # Errors
@@ -242,6 +242,10 @@ pub fn unfinished_collect_note(run: &Path) -> Option<String> {
 /// read; the errors of [`crate::appearance_caused_failures`] (a malformed table, named by file,
 /// row and column).
 pub fn run_origin(run: &Path) -> Result<Option<roboaudit_types::TaskMechanism>, CollectError> {
+    // A missing folder or a file given as one is the audit's to report, with its own message.
+    if !run.is_dir() {
+        return Ok(None);
+    }
     let Some(config) = crate::manifest::read_config(&run.join(MANIFEST_FILE))? else {
         return Ok(None);
     };

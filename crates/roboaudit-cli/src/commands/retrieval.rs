@@ -84,8 +84,9 @@ fn audit(args: AuditOptions) -> Result<()> {
     let own_files =
         request.executions.is_none() && request.scenes.is_none() && request.experiences.is_none();
     if let Some(run) = request.run.as_deref().filter(|_| own_files) {
+        // A damaged collect.json is bad input (exit 3), as when `retrieval collect` resumes.
         request.origin = roboaudit_retrieval_collect::request::run_origin(run)
-            .map_err(|e| collect_error(CollectRequestError::Collect(e)))?;
+            .map_err(|e| collect_error(e.into()))?;
     }
     let spinner = Spinner::default();
     let outcome = audit_request(&request, &spinner).map_err(|e| {
