@@ -199,10 +199,10 @@ pub fn run_collect_with(
     )?)
 }
 
-/// A note for an audit that failed on the execution log of run folder `run`, when `run` holds
-/// the manifest of a `retrieval collect` that has not written all its part files: the missing
-/// cells are then the collection's unfinished work, not a harness bug, and the note says how to
-/// resume it. `None` when there is no readable manifest or every part file is there (part files
+/// A note for an audit of run folder `run` (failed on its execution log, or run on part of it),
+/// when `run` holds the manifest of a `retrieval collect` that has not written all its part
+/// files: the missing cells are then the collection's unfinished work, not a harness bug, and
+/// the note says how to resume it (or, for one shard of a sharded collection, to merge). `None` when there is no readable manifest or every part file is there (part files
 /// are counted, not their rows: a part that does not read is not unfinished work).
 #[must_use]
 pub fn unfinished_collect_note(run: &Path) -> Option<String> {
@@ -213,6 +213,17 @@ pub fn unfinished_collect_note(run: &Path) -> Option<String> {
     let written = part_files().present(run).map_or(0, |p| p.len());
     if written >= total {
         return None;
+    }
+    // A shard holds only its own parts: resuming it cannot complete the matrix, merging can.
+    if let Ok(Some(m)) = roboaudit_shard::ShardManifest::read(run) {
+        return Some(format!(
+            "{} holds shard {} of a sharded `retrieval collect` ({written} of the whole \
+             collection's {total} part files of {} executions): merge the finished shards with \
+             `roboaudit merge SHARD_FOLDERS… --out MERGED` and audit MERGED",
+            run.display(),
+            m.shard,
+            manifest.total_executions,
+        ));
     }
     let mechanism = c.mechanism.name();
     Some(format!(

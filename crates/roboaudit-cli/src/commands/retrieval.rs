@@ -84,9 +84,9 @@ fn audit(args: AuditOptions) -> Result<()> {
     let own_files =
         request.executions.is_none() && request.scenes.is_none() && request.experiences.is_none();
     if let Some(run) = request.run.as_deref().filter(|_| own_files) {
-        // A damaged collect.json is bad input (exit 3), as when `retrieval collect` resumes.
+        // collect.json and the tables it describes are the run folder's content: bad input.
         request.origin = roboaudit_retrieval_collect::request::run_origin(run)
-            .map_err(|e| collect_error(e.into()))?;
+            .map_err(|e| InvalidInput(roboaudit_types::error_chain(&e)))?;
     }
     let spinner = Spinner::default();
     let outcome = audit_request(&request, &spinner).map_err(|e| {
@@ -110,6 +110,20 @@ fn audit(args: AuditOptions) -> Result<()> {
         roboaudit_retrieval::render_compact_table(&outcome.report)
     )?;
     eprint!("{}", outcome.notes());
+    // Every cell had an execution, but the collection is not whole: say what was audited.
+    if let Some(note) = request
+        .run
+        .as_deref()
+        .and_then(roboaudit_retrieval_collect::request::unfinished_collect_note)
+    {
+        eprintln!("warning: this audit covers only the executions written so far: {note}");
+    }
+    if request.run.is_some() && !own_files {
+        eprintln!(
+            "note: audit.json records no task or mechanism (`run`): an input file given beside \
+             --run replaces the run folder's own"
+        );
+    }
     outln!("{}", outcome.wrote_line())?;
     Ok(())
 }
