@@ -78,6 +78,25 @@ fn unique_id(prefix: &str, name: &str, taken: &mut BTreeSet<String>) -> String {
     id
 }
 
+/// `name`, or `name #k` when `k − 1` retrieval sections already carry it (two audits of one task
+/// under one mechanism, or two folders both called `audit`), so that no two headings read alike.
+fn numbered(name: String, sections: &[RetrievalSection]) -> String {
+    let before = sections
+        .iter()
+        .filter(|s| {
+            s.name == name
+                || s.name
+                    .strip_prefix(name.as_str())
+                    .is_some_and(|rest| rest.starts_with(" #"))
+        })
+        .count();
+    if before == 0 {
+        name
+    } else {
+        format!("{name} #{}", before + 1)
+    }
+}
+
 /// Reads every folder in `dirs` into one report (see [`crate::build_report`]).
 pub(crate) fn build(dirs: &[PathBuf]) -> Result<Report, ReportError> {
     let mut report = Report {
@@ -194,10 +213,13 @@ fn read_audit_json(
             let audit: AuditReport = parse(path, &text)?;
             // An audit of a `retrieval collect` folder knows its task and mechanism; a folder
             // name such as `audit` says neither.
-            let name = audit
-                .run
-                .as_ref()
-                .map_or(name, |r| crate::demo::display_name(&r.task, &r.mechanism));
+            let name = numbered(
+                audit
+                    .run
+                    .as_ref()
+                    .map_or(name, |r| crate::demo::display_name(&r.task, &r.mechanism)),
+                &report.retrieval,
+            );
             report.retrieval.push(RetrievalSection {
                 id: unique_id("retrieval", &name, ids),
                 name,
@@ -228,7 +250,7 @@ fn read_audit_json(
             }
             for task in demo.tasks {
                 let run = dir.join(&task.run_dir);
-                let name = task.display_name();
+                let name = numbered(task.display_name(), &report.retrieval);
                 let mut section = RetrievalSection {
                     id: unique_id("retrieval", &name, ids),
                     name,

@@ -662,7 +662,10 @@ fn standalone_audits_of_collected_runs_are_named_and_compared_by_mechanism() {
     let report = build_report(&dirs).unwrap();
     let names: Vec<&str> = report.retrieval.iter().map(|s| s.name.as_str()).collect();
     // Named by what was audited, not by the folder (`audit` five times).
-    assert_eq!(names, ["stack", "stack (policy)", "door", "door", "stack"]);
+    assert_eq!(
+        names,
+        ["stack", "stack (policy)", "door", "door #2", "stack #2"]
+    );
     let ids: Vec<&str> = report.retrieval.iter().map(|s| s.id.as_str()).collect();
     assert_eq!(
         ids,
@@ -682,8 +685,9 @@ fn standalone_audits_of_collected_runs_are_named_and_compared_by_mechanism() {
         "{md}"
     );
     assert!(
-        md.contains("| stack | Replay 1 | Policy | Replay 2 |"),
+        md.contains("| stack | Replay | Policy | Replay #2 |"),
         "{md}"
     );
+    assert!(md.contains("## Retrieval audit: stack #2"), "{md}");
     assert!(!md.contains("side by side: door"), "{md}");
 }

@@ -58,14 +58,13 @@ fn mechanism(s: &RetrievalSection) -> &str {
 /// The side-by-side table of one task's `sections` (two or more mechanisms, report order).
 fn comparison(task: &str, sections: &[&RetrievalSection]) -> Vec<Block> {
     let mut header = vec![task.to_owned()];
-    // Two audits under one mechanism (two standalone runs) are numbered in report order.
+    // A second audit under one mechanism is `#2`, as its section's heading.
     header.extend(sections.iter().enumerate().map(|(i, s)| {
         let title = mechanism_title(mechanism(s));
         let same = |t: &&&RetrievalSection| mechanism(t) == mechanism(s);
-        if sections.iter().filter(same).count() > 1 {
-            format!("{title} {}", sections[..=i].iter().filter(same).count())
-        } else {
-            title
+        match sections[..=i].iter().filter(same).count() {
+            1 => title,
+            k => format!("{title} #{k}"),
         }
     }));
     let n = |p: Option<&ReferencePoints>| p.map_or(0, |p| p.n_scenes);
@@ -161,7 +160,7 @@ fn comparison(task: &str, sections: &[&RetrievalSection]) -> Vec<Block> {
             format!("Reuse mechanisms side by side: {task}"),
         ),
         Block::Para(format!(
-            "The retrieval audits of {task} under each reuse mechanism (seed 000 §II): Replay replays the stored path open loop and ignores the camera; Policy and Policy+DR run a behaviour-cloned image policy per experience, Policy+DR trained also under randomized appearance. Each column is one audit below; the libraries and query scenes are drawn with the same seed, but each mechanism accepts its own experiences (a learned policy that fails in its own base scene at the recording seed is rejected; accepted ones can still fail there at other seeds)."
+            "The retrieval audits of {task} under each reuse mechanism (seed 000 §II): Replay replays the stored path open loop and ignores the camera; Policy and Policy+DR run a behaviour-cloned image policy per experience, Policy+DR trained also under randomized appearance. Each column is one audit below. The demo draws every column's library and query scenes with the same seed; audits given separately are compared as given, so check that their collections share seed and sizes (the first rows show the sizes). Each mechanism accepts its own experiences (a learned policy that fails in its own base scene at the recording seed is rejected; accepted ones can still fail there at other seeds)."
         )),
         table(&header, rows),
     ];
