@@ -151,23 +151,12 @@ fn killed_run_resumes_to_the_bytes_of_an_uninterrupted_run() {
     );
     // An input file of its own: collect.json no longer describes what is audited.
     let other = tmp.path().join("audit-other");
-    let out = roboaudit()
-        .args([
-            "retrieval",
-            "audit",
-            "--resamples",
-            "100",
-            "--permutations",
-            "100",
-        ])
-        .arg("--run")
-        .arg(&whole)
-        .arg("--experiences")
-        .arg(whole.join("experiences.csv"))
-        .arg("--out")
-        .arg(&other)
-        .output()
-        .unwrap();
+    let experiences = whole.join("experiences.csv");
+    let out = audit_run(
+        &whole,
+        &other,
+        &["--experiences", experiences.to_str().unwrap()],
+    );
     assert!(
         out.status.success(),
         "{}",
@@ -179,13 +168,7 @@ fn killed_run_resumes_to_the_bytes_of_an_uninterrupted_run() {
     // A damaged collect.json is bad input, named with its line and column; nothing is written.
     std::fs::write(whole.join("collect.json"), "garbage\n").unwrap();
     let damaged = tmp.path().join("audit-damaged");
-    let out = roboaudit()
-        .args(["retrieval", "audit", "--resamples", "100", "--run"])
-        .arg(&whole)
-        .arg("--out")
-        .arg(&damaged)
-        .output()
-        .unwrap();
+    let out = audit_run(&whole, &damaged, &[]);
     assert_eq!(out.status.code(), Some(3));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -312,7 +295,8 @@ fn bad_settings_are_usage_errors() {
     }
 }
 
-fn audit_run(run: &Path, out: &Path) -> Output {
+/// `retrieval audit --run RUN --out OUT` with 100 resamples and permutations and `extra`.
+fn audit_run(run: &Path, out: &Path, extra: &[&str]) -> Output {
     roboaudit()
         .args([
             "retrieval",
@@ -324,6 +308,7 @@ fn audit_run(run: &Path, out: &Path) -> Output {
         ])
         .arg("--run")
         .arg(run)
+        .args(extra)
         .arg("--out")
         .arg(out)
         .output()
@@ -354,7 +339,7 @@ fn partial_collections_are_audited_with_a_warning_and_shards_pointed_to_merge() 
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = tmp.path().join("audit-unfinished");
-    let o = audit_run(&run, &out);
+    let o = audit_run(&run, &out, &[]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(
@@ -372,7 +357,7 @@ fn partial_collections_are_audited_with_a_warning_and_shards_pointed_to_merge() 
     let shard = tmp.path().join("shard-0");
     let o = collect(&shard, &["--shard", "0/2"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = audit_run(&shard, &tmp.path().join("audit-shard"));
+    let o = audit_run(&shard, &tmp.path().join("audit-shard"), &[]);
     let err = String::from_utf8_lossy(&o.stderr);
     // Whether the shard's executions leave a cell empty (exit 3) or not (a warning), the note
     // names the shard and the merge.
