@@ -1,6 +1,7 @@
-//! The FQE stage (SPEC §3): a small push-suite collection with ground truth (`DIR/fqe/run/`), then
-//! linear FQE, the naive average and a neural fit (one seed, a small network, stopped when its
-//! estimate settles, with episode-bootstrap intervals), scored against the ground truth (`DIR/fqe/`).
+//! The FQE stage (SPEC §3): a small push-suite collection with ground truth (`DIR/fqe/run/`),
+//! then linear FQE, the naive average and a neural fit (one seed, a small network, stopped when
+//! its estimate settles, with episode-bootstrap intervals), scored against the ground truth
+//! (`DIR/fqe/`).
 
 use crate::stage::{self, mark_done, remove_stale_temps, stage_done};
 use crate::{DemoError, DemoObserver, Scale};

@@ -202,8 +202,9 @@ pub fn run_collect_with(
 /// A note for an audit of run folder `run` (failed on its execution log, or run on part of it),
 /// when `run` holds the manifest of a `retrieval collect` that has not written all its part
 /// files: the missing cells are then the collection's unfinished work, not a harness bug, and
-/// the note says how to resume it (or, for one shard of a sharded collection, to merge). `None` when there is no readable manifest or every part file is there (part files
-/// are counted, not their rows: a part that does not read is not unfinished work).
+/// the note says how to resume it (or, for one shard of a sharded collection, to merge). `None`
+/// when there is no readable manifest or every part file is there (part files are counted, not
+/// their rows: a part that does not read is not unfinished work).
 #[must_use]
 pub fn unfinished_collect_note(run: &Path) -> Option<String> {
     let bytes = std::fs::read(run.join(MANIFEST_FILE)).ok()?;
@@ -245,8 +246,8 @@ pub fn unfinished_collect_note(run: &Path) -> Option<String> {
 /// ([`crate::appearance_caused_failures`]): what `retrieval audit --run` records in `audit.json`
 /// so that `roboaudit report` names the section `task (mechanism)` and sets the audits of one
 /// task under several mechanisms side by side. `None` for a path that is not a folder, a folder
-/// without `collect.json` (a user's own run files) and for a collection whose part files are not all there (unfinished,
-/// or one shard before the merge: [`unfinished_collect_note`]).
+/// without `collect.json` (a user's own run files) and a collection whose part files are not
+/// all there (unfinished, or one shard before the merge: [`unfinished_collect_note`]).
 ///
 /// # Errors
 /// [`CollectError::Io`] or [`CollectError::Manifest`] when `collect.json` exists but does not
