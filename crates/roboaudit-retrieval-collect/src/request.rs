@@ -246,19 +246,24 @@ pub fn unfinished_collect_note(run: &Path) -> Option<String> {
 /// ([`crate::appearance_caused_failures`]): what `retrieval audit --run` records in `audit.json`
 /// so that `roboaudit report` names the section `task (mechanism)` and sets the audits of one
 /// task under several mechanisms side by side. `None` for a path that is not a folder, a folder
-/// without `collect.json` (a user's own run files) and a collection whose part files are not
-/// all there (unfinished, or one shard before the merge: [`unfinished_collect_note`]).
+/// without this harness's `collect.json` (a user's own run files, or another harness's manifest
+/// such as the Meta-World bridge's) and a collection whose part files are not all there
+/// (unfinished, or one shard before the merge: [`unfinished_collect_note`]).
 ///
 /// # Errors
 /// [`CollectError::Io`] or [`CollectError::Manifest`] when `collect.json` exists but does not
-/// read; the errors of [`crate::appearance_caused_failures`] (a malformed table, named by file,
+/// read (not JSON, or this harness's schema with fields that do not parse); the errors of [`crate::appearance_caused_failures`] (a malformed table, named by file,
 /// row and column).
 pub fn run_origin(run: &Path) -> Result<Option<roboaudit_types::TaskMechanism>, CollectError> {
     // A missing folder or a file given as one is the audit's to report, with its own message.
     if !run.is_dir() {
         return Ok(None);
     }
-    let Some(config) = crate::manifest::read_config(&run.join(MANIFEST_FILE))? else {
+    let path = run.join(MANIFEST_FILE);
+    if !is_own_manifest(&path)? {
+        return Ok(None);
+    }
+    let Some(config) = crate::manifest::read_config(&path)? else {
         return Ok(None);
     };
     if unfinished_collect_note(run).is_some() {
@@ -270,6 +275,34 @@ pub fn run_origin(run: &Path) -> Result<Option<roboaudit_types::TaskMechanism>, 
         mechanism: config.mechanism.name().to_owned(),
         appearance_caused_failures: Some(failures),
     }))
+}
+
+/// Whether `path` is a `collect.json` of this harness ([`crate::manifest::MANIFEST_SCHEMA`]):
+/// other harnesses write their own (the Meta-World bridge's `roboaudit.metaworld.retrieval.v1`),
+/// which say nothing this crate can read. `false` when it does not exist.
+///
+/// # Errors
+/// [`CollectError::Io`] when it cannot be read, [`CollectError::Manifest`] when it is not JSON
+/// (a damaged file, whoever wrote it).
+fn is_own_manifest(path: &Path) -> Result<bool, CollectError> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(source) => {
+            return Err(CollectError::Io {
+                action: "read",
+                path: path.display().to_string(),
+                source,
+            });
+        }
+    };
+    let value: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|source| CollectError::Manifest {
+            path: path.display().to_string(),
+            source,
+        })?;
+    Ok(value.get("schema").and_then(serde_json::Value::as_str)
+        == Some(crate::manifest::MANIFEST_SCHEMA))
 }
 
 #[cfg(test)]
@@ -289,6 +322,34 @@ mod tests {
             shard: None,
             out: PathBuf::from("run"),
         }
+    }
+
+    /// Another harness's collect.json (the Meta-World bridge's) gives no origin; one that is
+    /// not JSON, or this harness's schema with an unknown task, is an error naming the file.
+    #[test]
+    fn run_origin_reads_only_this_harness_manifest() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(MANIFEST_FILE);
+        assert_eq!(run_origin(dir.path()).unwrap(), None);
+        std::fs::write(
+            &path,
+            r#"{"schema": "roboaudit.metaworld.retrieval.v1", "config": {"task": "push"}}"#,
+        )
+        .unwrap();
+        assert_eq!(run_origin(dir.path()).unwrap(), None);
+        std::fs::write(&path, "garbage").unwrap();
+        let err = run_origin(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("collect.json"), "{err}");
+        std::fs::write(
+            &path,
+            format!(
+                r#"{{"schema": "{}", "config": {{"task": "push"}}}}"#,
+                crate::manifest::MANIFEST_SCHEMA
+            ),
+        )
+        .unwrap();
+        let err = roboaudit_types::error_chain(&run_origin(dir.path()).unwrap_err());
+        assert!(err.contains("unknown variant `push`"), "{err}");
     }
 
     /// Unknown names and settings out of range are usage errors naming them.
