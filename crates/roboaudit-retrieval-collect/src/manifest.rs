@@ -108,27 +108,56 @@ impl Manifest {
     }
 }
 
+/// The bytes of `path`, `None` when it does not exist.
+fn read_bytes(path: &Path) -> Result<Option<Vec<u8>>> {
+    match std::fs::read(path) {
+        Ok(b) => Ok(Some(b)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(CollectError::Io {
+            action: "read",
+            path: path.display().to_string(),
+            source,
+        }),
+    }
+}
+
+fn manifest_error(path: &Path) -> impl FnOnce(serde_json::Error) -> CollectError + '_ {
+    move |source| CollectError::Manifest {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
 /// The config recorded in `path`, `None` when the file does not exist.
 ///
 /// # Errors
 /// [`CollectError::Io`] or [`CollectError::Manifest`] when it exists but cannot be read.
 pub fn read_config(path: &Path) -> Result<Option<CollectConfig>> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(CollectError::Io {
-                action: "read",
-                path: path.display().to_string(),
-                source,
-            });
-        }
+    let Some(bytes) = read_bytes(path)? else {
+        return Ok(None);
     };
-    let m: Manifest = serde_json::from_slice(&bytes).map_err(|source| CollectError::Manifest {
-        path: path.display().to_string(),
-        source,
-    })?;
+    let m: Manifest = serde_json::from_slice(&bytes).map_err(manifest_error(path))?;
     Ok(Some(m.config))
+}
+
+/// The manifest in `path` when this harness wrote it ([`MANIFEST_SCHEMA`]); `None` when the file
+/// does not exist or another harness wrote it (the Meta-World bridge's
+/// `roboaudit.metaworld.retrieval.v1`, which says nothing this crate can read).
+///
+/// # Errors
+/// [`CollectError::Io`] when it cannot be read; [`CollectError::Manifest`] when it is not JSON (a
+/// damaged file, whoever wrote it) or has this schema and fields that do not parse.
+pub fn read_own(path: &Path) -> Result<Option<Manifest>> {
+    let Some(bytes) = read_bytes(path)? else {
+        return Ok(None);
+    };
+    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(manifest_error(path))?;
+    if value.get("schema").and_then(serde_json::Value::as_str) != Some(MANIFEST_SCHEMA) {
+        return Ok(None);
+    }
+    serde_json::from_value(value)
+        .map(Some)
+        .map_err(manifest_error(path))
 }
 
 /// Writes `bytes` to `path` through a temporary sibling and a rename, so a killed run never leaves

@@ -209,6 +209,11 @@ pub fn run_collect_with(
 pub fn unfinished_collect_note(run: &Path) -> Option<String> {
     let bytes = std::fs::read(run.join(MANIFEST_FILE)).ok()?;
     let manifest = serde_json::from_slice::<Manifest>(&bytes).ok()?;
+    unfinished_note(run, &manifest)
+}
+
+/// [`unfinished_collect_note`] for the already read `manifest` of `run`.
+fn unfinished_note(run: &Path, manifest: &Manifest) -> Option<String> {
     let c = &manifest.config;
     let total = part_count(c);
     let written = part_files().present(run).map_or(0, |p| p.len());
@@ -252,57 +257,26 @@ pub fn unfinished_collect_note(run: &Path) -> Option<String> {
 ///
 /// # Errors
 /// [`CollectError::Io`] or [`CollectError::Manifest`] when `collect.json` exists but does not
-/// read (not JSON, or this harness's schema with fields that do not parse); the errors of [`crate::appearance_caused_failures`] (a malformed table, named by file,
-/// row and column).
+/// read ([`crate::manifest::read_own`]); the errors of [`crate::appearance_caused_failures`] (a
+/// malformed table, named by file, row and column).
 pub fn run_origin(run: &Path) -> Result<Option<roboaudit_types::TaskMechanism>, CollectError> {
     // A missing folder or a file given as one is the audit's to report, with its own message.
     if !run.is_dir() {
         return Ok(None);
     }
-    let path = run.join(MANIFEST_FILE);
-    if !is_own_manifest(&path)? {
-        return Ok(None);
-    }
-    let Some(config) = crate::manifest::read_config(&path)? else {
+    let Some(manifest) = crate::manifest::read_own(&run.join(MANIFEST_FILE))? else {
         return Ok(None);
     };
-    if unfinished_collect_note(run).is_some() {
+    if unfinished_note(run, &manifest).is_some() {
         return Ok(None);
     }
-    let failures = crate::appearance_caused_failures(&config, run)?;
+    let config = &manifest.config;
+    let failures = crate::appearance_caused_failures(config, run)?;
     Ok(Some(roboaudit_types::TaskMechanism {
         task: config.task.name().to_owned(),
         mechanism: config.mechanism.name().to_owned(),
         appearance_caused_failures: Some(failures),
     }))
-}
-
-/// Whether `path` is a `collect.json` of this harness ([`crate::manifest::MANIFEST_SCHEMA`]):
-/// other harnesses write their own (the Meta-World bridge's `roboaudit.metaworld.retrieval.v1`),
-/// which say nothing this crate can read. `false` when it does not exist.
-///
-/// # Errors
-/// [`CollectError::Io`] when it cannot be read, [`CollectError::Manifest`] when it is not JSON
-/// (a damaged file, whoever wrote it).
-fn is_own_manifest(path: &Path) -> Result<bool, CollectError> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(source) => {
-            return Err(CollectError::Io {
-                action: "read",
-                path: path.display().to_string(),
-                source,
-            });
-        }
-    };
-    let value: serde_json::Value =
-        serde_json::from_slice(&bytes).map_err(|source| CollectError::Manifest {
-            path: path.display().to_string(),
-            source,
-        })?;
-    Ok(value.get("schema").and_then(serde_json::Value::as_str)
-        == Some(crate::manifest::MANIFEST_SCHEMA))
 }
 
 #[cfg(test)]
