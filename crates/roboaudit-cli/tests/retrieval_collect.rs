@@ -72,6 +72,7 @@ fn killed_run_resumes_to_the_bytes_of_an_uninterrupted_run() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    let whole_stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let total_parts = parts(&whole);
     assert_eq!(total_parts, 10); // 2 experiences × (4 scenes + own base) × 2 seeds, 2 per part
 
@@ -144,6 +145,16 @@ fn killed_run_resumes_to_the_bytes_of_an_uninterrupted_run() {
         failures["failed"].as_u64().unwrap() <= failures["executions"].as_u64().unwrap(),
         "{failures}"
     );
+    // A Replay collection prints the count its audit records, as a learned one does.
+    let line = if failures["executions"] == 0 {
+        "appearance-caused failures: undefined".to_owned()
+    } else {
+        format!(
+            "appearance-caused failures: {} of {} executions",
+            failures["failed"], failures["executions"]
+        )
+    };
+    assert!(whole_stdout.contains(&line), "{line}\n{whole_stdout}");
     let summary = std::fs::read_to_string(audit_dir.join("summary.md")).unwrap();
     assert!(
         summary.contains("Task `stack`, reuse mechanism `replay`."),

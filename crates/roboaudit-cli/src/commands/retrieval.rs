@@ -138,15 +138,15 @@ fn collect(request: &CollectRequest) -> Result<()> {
     let out = out.map_err(collect_error)?;
     if matches!(config.mechanism, Mechanism::Policy | Mechanism::PolicyDr) {
         out!("{}", policy_checks(&out.dir)?)?;
-        if out.complete && request.shard.is_none() {
-            let failures =
-                roboaudit_retrieval_collect::appearance_caused_failures(&config, &out.dir)
-                    .map_err(|e| collect_error(CollectRequestError::Collect(e)))?;
-            outln!(
-                "{}",
-                roboaudit_retrieval_collect::appearance::render_line(&failures)
-            )?;
-        }
+    }
+    // Every mechanism's audit records this count (`run`); the console says it once whole.
+    if out.complete && request.shard.is_none() {
+        let failures = roboaudit_retrieval_collect::appearance_caused_failures(&config, &out.dir)
+            .map_err(|e| collect_error(CollectRequestError::Collect(e)))?;
+        outln!(
+            "{}",
+            roboaudit_retrieval_collect::appearance::render_line(&failures)
+        )?;
     }
     out!("{}", out.summary(request.shard))?;
     Ok(())
