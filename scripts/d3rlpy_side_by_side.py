@@ -20,6 +20,7 @@ a lookup of the policy-actions file that returns one of the frame's M samples at
 
 Usage: python scripts/d3rlpy_side_by_side.py --run DIR --roboaudit target/debug/roboaudit
        --out DIR [--steps 5000] [--seed 0] [--target-update 100] [--threads 1,2] [--d3rlpy-lr 1e-4]
+       [--accuracy --d3rlpy-lr 1e-4,3e-4,1e-3]
 
 Both neural estimators get the same gradient steps, batch (256), target-copy period and seed;
 otherwise each keeps its own defaults (roboaudit: AdamW 1e-3 decayed, 256 hidden units and its
@@ -203,6 +204,53 @@ def d3rlpy_fqe(
     return est, trained / len(truth["policies"])
 
 
+def accuracy(a: argparse.Namespace, truth: dict) -> None:
+    """Each estimator at its own best settings on one seed: roboaudit's defaults (auto steps under
+    the --steps cap, learning rate 1e-3 decayed) and d3rlpy at every --d3rlpy-lr for --steps."""
+    threads = int(a.threads.split(",")[0])
+    rows = []
+    ra, _ = roboaudit(a.roboaudit, a.run, a.out / "ra-neural-auto",
+                      ["--features", "none", "--seeds", str(a.seed), "--max-steps", str(a.steps),
+                       "--target-update", str(a.target_update)], a.reuse, threads=threads)
+    steps = json.loads((a.out / "ra-neural-auto" / "fqe.json").read_text())
+    made = sum(sum(p["neural_steps"]) for p in steps["policies"])
+    rows.append(("roboaudit neural (defaults, auto)", "1e-3", made, ra["neural"]))
+    for lr in [float(x) for x in a.d3rlpy_lr.split(",")]:
+        cache = a.out / f"d3rlpy-lr{lr:g}.json"
+        if a.reuse and cache.is_file():
+            est = {(k.rsplit("|", 1)[0], int(k.rsplit("|", 1)[1])): v
+                   for k, v in json.loads(cache.read_text()).items()}
+        else:
+            est, _ = d3rlpy_fqe(a.run, a.out, truth, a.steps, a.seed, a.target_update, threads, lr)
+            cache.write_text(json.dumps({f"{p}|{t}": v for (p, t), v in est.items()}))
+        rows.append(("d3rlpy FQE (state + task)", f"{lr:g}", a.steps * len(truth["policies"]), est))
+    print(f"\n{'estimator':36s} {'lr':>6s} {'steps':>7s} {'median ARE':>11s} {'Spearman':>9s}   suite estimates")
+    table = []
+    for name, lr, made, est in rows:
+        m = metrics(est, truth)
+        table.append({"estimator": name, "lr": lr, "steps": made, **m})
+        print(f"{name:36s} {lr:>6s} {made:7d} {m['median_are']:11.3f} {m['spearman']:9.3f}   "
+              + " ".join(f"{x:.3f}" for x in m["suite_estimates"]))
+    print(f"{'ground truth V (suite)':64s}          "
+          + " ".join(f"{p['suite_v_pi']:.3f}" for p in truth["policies"]))
+    (a.out / "accuracy.json").write_text(json.dumps(
+        {"run": str(a.run), "steps": a.steps, "seed": a.seed, "target_update": a.target_update,
+         "rows": table}, indent=2))
+    ra_row, d3_rows = table[0], table[1:]
+    best = min(d3_rows, key=lambda r: r["median_are"])
+    line = (
+        f"| {datetime.date.today()} | {socket.gethostname()} ({os.cpu_count()} cores, load "
+        f"{os.getloadavg()[0]:.1f}) | neural FQE accuracy, {a.run.name} run, seed {a.seed}, batch 256, "
+        f"target period {a.target_update}, state features (scripts/d3rlpy_side_by_side.sh --accuracy) "
+        f"| roboaudit defaults (auto, cap {a.steps}): median ARE {ra_row['median_are']:.3f}, Spearman "
+        f"{ra_row['spearman']:.3f} | d3rlpy 2.8.1, {a.steps} steps, lr "
+        + ", ".join(f"{r['lr']}: {r['median_are']:.3f}" for r in d3_rows)
+        + f" (median ARE) | best d3rlpy ARE / roboaudit ARE {best['median_are'] / ra_row['median_are']:.2f} |"
+    )
+    with open(Path(__file__).resolve().parent.parent / "BENCHMARKS.md", "a") as f:
+        f.write(line + "\n")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--run", type=Path, required=True)
@@ -215,11 +263,20 @@ def main() -> None:
     ap.add_argument("--target-update", type=int, default=100,
                     help="target-network copy period of both neural FQEs (steps)")
     ap.add_argument("--threads", default="1,2", help="thread counts to time, comma-separated")
-    ap.add_argument("--d3rlpy-lr", type=float, default=1e-4, help="d3rlpy FQE's learning rate")
+    ap.add_argument("--d3rlpy-lr", default="1e-4",
+                    help="d3rlpy FQE's learning rate; with --accuracy a comma-separated list to sweep")
+    ap.add_argument("--reuse", action="store_true", help="with --accuracy: reuse the fits finished in OUT")
+    ap.add_argument("--accuracy", action="store_true",
+                    help="accuracy only: roboaudit at its defaults (--steps auto, capped at --steps) "
+                         "against d3rlpy at each --d3rlpy-lr for --steps, no timing or linear rows")
     a = ap.parse_args()
     a.run, a.out = a.run.resolve(), a.out.resolve()
     a.out.mkdir(parents=True, exist_ok=True)
     truth = json.loads((a.run / "ground_truth.json").read_text())
+    if a.accuracy:
+        accuracy(a, truth)
+        return
+    a.d3rlpy_lr = float(a.d3rlpy_lr)
     rows = []
     lin, t_lin = roboaudit(a.roboaudit, a.run, a.out / "ra-linear-state",
                            ["--no-neural", "--features", "none"], a.reuse_linear)

@@ -1,7 +1,7 @@
 //! Experiment harness (not part of the library): loads an `fqe collect` run once and fits
 //! estimator variants on it, printing suite metrics against the ground truth.
 //!
-//! `push_sweep RUN CACHE COMPONENTS [name=value ...]`
+//! `push_sweep RUN CACHE COMPONENTS [name=value ...]`; `steps=N auto=1` is `--steps auto` capped at N.
 #![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
 
 use std::path::PathBuf;
@@ -101,6 +101,7 @@ fn main() {
     };
     let neural = (u("steps", 0) > 0).then(|| NeuralFqeConfig {
         steps: u("steps", 0),
+        auto_steps: get("auto").is_some(),
         batch_size: u("batch", 256),
         hidden: u("hidden", 256),
         learning_rate: f("lr", 1e-3),
