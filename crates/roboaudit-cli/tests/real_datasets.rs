@@ -448,6 +448,8 @@ fn out_of_range_options_are_usage_errors_checked_before_reading() {
         &["--threads", "0"],
         &["--threads", "1025"],
         &["--batch-size", "0"],
+        &["--hidden", "0"],
+        &["--hidden", "4097"],
         &["--target-update", "0"],
         &["--learning-rate", "-1"],
         &["--ridge", "0"],

@@ -119,6 +119,8 @@ pub enum Setting {
     Bootstrap,
     /// Neural mini-batch rows.
     BatchSize,
+    /// Width of the neural Q network's hidden layers.
+    Hidden,
     /// Target network copy period.
     TargetUpdate,
     /// Polyak rate of the target network.
@@ -152,6 +154,7 @@ impl Setting {
             Self::MaxSteps => "max_steps",
             Self::Bootstrap => "bootstrap",
             Self::BatchSize => "batch_size",
+            Self::Hidden => "hidden",
             Self::TargetUpdate => "target_update_every",
             Self::TargetTau => "target_tau",
             Self::LearningRate => "learning_rate",

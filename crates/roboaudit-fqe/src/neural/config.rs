@@ -97,11 +97,12 @@ impl NeuralFqeConfig {
     /// # Errors
     /// [`FqeError::Setting`] for `γ ∉ (0, 1]`, steps, batch rows or target period outside
     /// `1..=`[`crate::bounds_settings::MAX_STEPS`] (batch: [`crate::bounds_settings::MAX_BATCH`]),
-    /// `τ ∉ [0, 1]` or a learning rate `∉ (0, 1]`; [`FqeError::InvalidConfig`] for a zero layer
-    /// size or curve period, `final_lr_fraction ∉ (0, 1]` or a negative weight decay.
+    /// hidden width outside `1..=`[`crate::bounds_settings::MAX_HIDDEN`], `τ ∉ [0, 1]` or a
+    /// learning rate `∉ (0, 1]`; [`FqeError::InvalidConfig`] for a zero embedding width or curve
+    /// period, `final_lr_fraction ∉ (0, 1]` or a negative weight decay.
     pub fn validate(&self) -> Result<(), FqeError> {
         use crate::bounds_settings::{
-            MAX_BATCH, MAX_STEPS, check_count, check_discount, check_unit,
+            MAX_BATCH, MAX_HIDDEN, MAX_STEPS, check_count, check_discount, check_unit,
         };
         let bad = |m: &str| Err(FqeError::InvalidConfig(m.to_owned()));
         check_discount(Setting::Gamma, self.gamma)?;
@@ -112,6 +113,7 @@ impl NeuralFqeConfig {
         };
         check_count(steps, self.steps, 1, MAX_STEPS)?;
         check_count(Setting::BatchSize, self.batch_size, 1, MAX_BATCH)?;
+        check_count(Setting::Hidden, self.hidden, 1, MAX_HIDDEN)?;
         check_count(
             Setting::TargetUpdate,
             self.target_update_every,
@@ -128,8 +130,7 @@ impl NeuralFqeConfig {
                 ),
             });
         }
-        if self.hidden == 0
-            || self.part_embedding == 0
+        if self.part_embedding == 0
             || self.action_embedding == 0
             || self.task_embedding == 0
             || self.curve_every == 0

@@ -54,7 +54,8 @@ impl FromStr for Steps {
 /// - `max_steps` caps [`Steps::Auto`];
 /// - `threads` in `1..=`[`crate::bounds_settings::MAX_THREADS`]; `None`: rayon's default;
 /// - `target_update` is a period in steps; `target_tau` in `[0, 1]`;
-/// - `learning_rate` in `(0, 1]`; `batch_size` counts rows;
+/// - `learning_rate` in `(0, 1]`; `batch_size` counts rows; `hidden` in
+///   `1..=`[`crate::bounds_settings::MAX_HIDDEN`];
 /// - `ridge` and `coverage_threshold` finite and > 0;
 /// - `features` as [`super::frame_features`] reads it; `encoder` as [`super::EncoderSpec::parse`]
 ///   reads it.
@@ -135,6 +136,9 @@ pub struct FitOptions {
     /// Neural mini-batch size.
     #[cfg_attr(feature = "clap", arg(long, default_value_t = NeuralFqeConfig::default().batch_size))]
     pub batch_size: usize,
+    /// Width of the neural Q network's two hidden layers.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = NeuralFqeConfig::default().hidden))]
+    pub hidden: usize,
     /// Output head of the neural Q network: `sigmoid` (values in (0, 1), where every true value
     /// of a terminal success lies) or `linear` (unbounded).
     #[cfg_attr(
@@ -246,6 +250,7 @@ impl FitOptions {
             target_tau: self.target_tau,
             learning_rate: self.learning_rate,
             batch_size: self.batch_size,
+            hidden: self.hidden,
             head: parse_head(&self.head)?,
             ..NeuralFqeConfig::default()
         };
@@ -369,6 +374,7 @@ pub fn option_name(setting: Setting) -> &'static str {
         Setting::MaxSteps => "--max-steps",
         Setting::Bootstrap => "--bootstrap",
         Setting::BatchSize => "--batch-size",
+        Setting::Hidden => "--hidden",
         Setting::TargetUpdate => "--target-update",
         Setting::TargetTau => "--target-tau",
         Setting::LearningRate => "--learning-rate",
@@ -404,6 +410,7 @@ mod tests {
             target_tau: 0.0,
             learning_rate: 1e-3,
             batch_size: 256,
+            hidden: 256,
             head: "sigmoid".into(),
             no_neural: false,
             ridge: 1e-3,
@@ -498,6 +505,34 @@ mod tests {
             ..options()
         };
         assert!(usage(head.request()).contains("--head"));
+    }
+
+    /// `--hidden` reaches the network's config, and its bounds name the option.
+    #[test]
+    fn hidden_width_is_passed_and_bounded() {
+        for (hidden, ok) in [
+            (1, true),
+            (128, true),
+            (4096, true),
+            (0, false),
+            (4097, false),
+        ] {
+            let o = FitOptions {
+                hidden,
+                ..options()
+            };
+            let r = o.request().unwrap();
+            assert_eq!(r.config.neural.as_ref().unwrap().hidden, hidden);
+            match r.validate() {
+                Ok(()) => assert!(ok, "{hidden}"),
+                Err(RequestError::Fqe(crate::FqeError::Setting { setting, message })) => {
+                    assert!(!ok, "{hidden}");
+                    assert_eq!(option_name(setting), "--hidden");
+                    assert!(message.contains("1..=4096"), "{message}");
+                }
+                Err(e) => panic!("{hidden}: {e}"),
+            }
+        }
     }
 
     #[test]
