@@ -7,6 +7,8 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+
 fn roboaudit() -> Command {
     Command::new(env!("CARGO_BIN_EXE_roboaudit"))
 }
@@ -146,14 +148,7 @@ fn killed_run_resumes_to_the_bytes_of_an_uninterrupted_run() {
         "{failures}"
     );
     // A Replay collection prints the count its audit records, as a learned one does.
-    let line = if failures["executions"] == 0 {
-        "appearance-caused failures: undefined".to_owned()
-    } else {
-        format!(
-            "appearance-caused failures: {} of {} executions",
-            failures["failed"], failures["executions"]
-        )
-    };
+    let line = common::appearance_line(failures);
     assert!(whole_stdout.contains(&line), "{line}\n{whole_stdout}");
     let summary = std::fs::read_to_string(audit_dir.join("summary.md")).unwrap();
     assert!(

@@ -193,14 +193,7 @@ fn a_policy_dr_collection_records_its_randomization_and_is_audited() {
     let audited: serde_json::Value = serde_json::from_str(&audited).unwrap();
     assert_eq!(audited["run"]["mechanism"], "policy-dr");
     let f = &audited["run"]["appearance_caused_failures"];
-    let line = if f["executions"] == 0 {
-        "appearance-caused failures: undefined".to_owned()
-    } else {
-        format!(
-            "appearance-caused failures: {} of {} executions",
-            f["failed"], f["executions"]
-        )
-    };
+    let line = common::appearance_line(f);
     assert!(
         text(&o_collect).contains(&line),
         "{line}\n{}",

@@ -86,3 +86,16 @@ pub fn collect_learned(mechanism: &str, library: &str, out: &Path, extra: &[&str
     args.extend_from_slice(extra);
     roboaudit(&args)
 }
+
+/// The line `retrieval collect` prints for the appearance-caused failures an audit records in
+/// `run.appearance_caused_failures` (`failures`): the counts, or "undefined" with no execution.
+pub fn appearance_line(failures: &serde_json::Value) -> String {
+    if failures["executions"] == 0 {
+        "appearance-caused failures: undefined".to_owned()
+    } else {
+        format!(
+            "appearance-caused failures: {} of {} executions",
+            failures["failed"], failures["executions"]
+        )
+    }
+}
