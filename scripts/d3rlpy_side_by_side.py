@@ -212,8 +212,9 @@ def accuracy(a: argparse.Namespace, truth: dict) -> None:
     ra, _ = roboaudit(a.roboaudit, a.run, a.out / "ra-neural-auto",
                       ["--features", "none", "--seeds", str(a.seed), "--max-steps", str(a.steps),
                        "--target-update", str(a.target_update)], a.reuse, threads=threads)
-    steps = json.loads((a.out / "ra-neural-auto" / "fqe.json").read_text())
-    made = sum(sum(p["neural_steps"]) for p in steps["policies"])
+    fit = json.loads((a.out / "ra-neural-auto" / "fqe.json").read_text())
+    made = sum(sum(p["neural_steps"]) for p in fit["policies"])
+    net = fit["neural_config"]
     rows.append(("roboaudit neural (defaults, auto)", "1e-3", made, ra["neural"]))
     for lr in [float(x) for x in a.d3rlpy_lr.split(",")]:
         cache = a.out / f"d3rlpy-lr{lr:g}.json"
@@ -240,12 +241,13 @@ def accuracy(a: argparse.Namespace, truth: dict) -> None:
     best = min(d3_rows, key=lambda r: r["median_are"])
     line = (
         f"| {datetime.date.today()} | {socket.gethostname()} ({os.cpu_count()} cores, load "
-        f"{os.getloadavg()[0]:.1f}) | neural FQE accuracy, {a.run.name} run, seed {a.seed}, batch 256, "
+        f"{os.getloadavg()[0]:.1f}) | neural FQE accuracy, {a.run.name} run, seed {a.seed}, "
         f"target period {a.target_update}, state features (scripts/d3rlpy_side_by_side.sh --accuracy) "
-        f"| roboaudit defaults (auto, cap {a.steps}): median ARE {ra_row['median_are']:.3f}, Spearman "
-        f"{ra_row['spearman']:.3f} | d3rlpy 2.8.1, {a.steps} steps, lr "
+        f"| roboaudit defaults (auto, cap {a.steps}, {net['hidden']} units, {net['batch_size']}-row "
+        f"batches): median ARE {ra_row['median_are']:.3f}, Spearman "
+        f"{ra_row['spearman']:.3f} | d3rlpy 2.8.1, {a.steps} steps, 256-row batches, median ARE at lr "
         + ", ".join(f"{r['lr']}: {r['median_are']:.3f}" for r in d3_rows)
-        + f" (median ARE) | best d3rlpy ARE / roboaudit ARE {best['median_are'] / ra_row['median_are']:.2f} |"
+        + f" | best d3rlpy ARE / roboaudit ARE {best['median_are'] / ra_row['median_are']:.2f} |"
     )
     with open(Path(__file__).resolve().parent.parent / "BENCHMARKS.md", "a") as f:
         f.write(line + "\n")
