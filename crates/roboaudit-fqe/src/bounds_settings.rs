@@ -13,8 +13,8 @@ pub const MAX_COMPONENTS: usize = 1024;
 pub const MAX_STEPS: usize = 10_000_000;
 /// Most mini-batch rows per step.
 pub const MAX_BATCH: usize = 65_536;
-/// Widest hidden layer of the neural Q network: 4096² weights and their AdamW moments are
-/// 200 MB per fit, and the fits of a pool run at once.
+/// Widest hidden layer of the neural Q network: 4096² f32 weights with their target copy,
+/// gradient and two AdamW moments are 335 MB per fit, and the fits of a pool run at once.
 pub const MAX_HIDDEN: usize = 4096;
 /// Most episode-bootstrap refits per policy.
 pub const MAX_BOOTSTRAP: usize = 1000;
