@@ -450,6 +450,7 @@ fn out_of_range_options_are_usage_errors_checked_before_reading() {
         &["--batch-size", "0"],
         &["--hidden", "0"],
         &["--hidden", "4097"],
+        &["--hidden", "4096", "--batch-size", "65536"],
         &["--target-update", "0"],
         &["--learning-rate", "-1"],
         &["--ridge", "0"],

@@ -16,6 +16,10 @@ pub const MAX_BATCH: usize = 65_536;
 /// Widest hidden layer of the neural Q network: 4096² f32 weights with their target copy,
 /// gradient and two AdamW moments are 335 MB per fit, and the fits of a pool run at once.
 pub const MAX_HIDDEN: usize = 4096;
+/// Most mini-batch rows × hidden units: a fit keeps about ten activation buffers of that many
+/// f32 values (64 MB each at the bound), so the two bounds alone would allow 1 GB buffers and an
+/// out-of-memory abort at 65,536 rows × 4,096 units.
+pub const MAX_BATCH_WIDTH: usize = 1 << 24;
 /// Most episode-bootstrap refits per policy.
 pub const MAX_BOOTSTRAP: usize = 1000;
 /// Most training seeds.

@@ -102,12 +102,15 @@ impl NeuralFqeConfig {
     /// # Errors
     /// [`FqeError::Setting`] for `γ ∉ (0, 1]`, steps, batch rows or target period outside
     /// `1..=`[`crate::bounds_settings::MAX_STEPS`] (batch: [`crate::bounds_settings::MAX_BATCH`]),
-    /// hidden width outside `1..=`[`crate::bounds_settings::MAX_HIDDEN`], `τ ∉ [0, 1]` or a
+    /// hidden width outside `1..=`[`crate::bounds_settings::MAX_HIDDEN`], batch rows × hidden
+    /// width over [`crate::bounds_settings::MAX_BATCH_WIDTH`] (named as the batch size),
+    /// `τ ∉ [0, 1]` or a
     /// learning rate `∉ (0, 1]`; [`FqeError::InvalidConfig`] for a zero embedding width or curve
     /// period, `final_lr_fraction ∉ (0, 1]` or a negative weight decay.
     pub fn validate(&self) -> Result<(), FqeError> {
         use crate::bounds_settings::{
-            MAX_BATCH, MAX_HIDDEN, MAX_STEPS, check_count, check_discount, check_unit,
+            MAX_BATCH, MAX_BATCH_WIDTH, MAX_HIDDEN, MAX_STEPS, check_count, check_discount,
+            check_unit,
         };
         let bad = |m: &str| Err(FqeError::InvalidConfig(m.to_owned()));
         check_discount(Setting::Gamma, self.gamma)?;
@@ -119,6 +122,16 @@ impl NeuralFqeConfig {
         check_count(steps, self.steps, 1, MAX_STEPS)?;
         check_count(Setting::BatchSize, self.batch_size, 1, MAX_BATCH)?;
         check_count(Setting::Hidden, self.hidden, 1, MAX_HIDDEN)?;
+        if self.batch_size * self.hidden > MAX_BATCH_WIDTH {
+            return Err(FqeError::Setting {
+                setting: Setting::BatchSize,
+                message: format!(
+                    "{} rows × {} hidden units is over {MAX_BATCH_WIDTH}, the most a fit's \
+                     activation buffers hold (lower the batch size or the hidden width)",
+                    self.batch_size, self.hidden
+                ),
+            });
+        }
         check_count(
             Setting::TargetUpdate,
             self.target_update_every,

@@ -533,6 +533,23 @@ mod tests {
                 Err(e) => panic!("{hidden}: {e}"),
             }
         }
+        // Rows × units is bounded too: both in range, 1 GB activation buffers together.
+        for (batch_size, ok) in [(4096, true), (4097, false), (65_536, false)] {
+            let o = FitOptions {
+                hidden: 4096,
+                batch_size,
+                ..options()
+            };
+            match o.request().unwrap().validate() {
+                Ok(()) => assert!(ok, "{batch_size}"),
+                Err(RequestError::Fqe(crate::FqeError::Setting { setting, message })) => {
+                    assert!(!ok, "{batch_size}");
+                    assert_eq!(option_name(setting), "--batch-size");
+                    assert!(message.contains("× 4096 hidden units"), "{message}");
+                }
+                Err(e) => panic!("{batch_size}: {e}"),
+            }
+        }
     }
 
     #[test]
