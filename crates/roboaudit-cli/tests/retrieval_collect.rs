@@ -155,6 +155,8 @@ fn killed_run_resumes_to_the_bytes_of_an_uninterrupted_run() {
         summary.contains("Task `stack`, reuse mechanism `replay`."),
         "{summary}"
     );
+    // And the count the collection printed.
+    assert!(summary.contains(&line), "{line}\n{summary}");
     // An input file of its own: collect.json no longer describes what is audited.
     let other = tmp.path().join("audit-other");
     let experiences = whole.join("experiences.csv");

@@ -46,11 +46,7 @@ fn task_lines(t: &DemoTask) -> String {
         r.headroom
     );
     if let Some(f) = &t.appearance_caused_failures {
-        let _ = writeln!(
-            out,
-            "        {}",
-            roboaudit_retrieval_collect::appearance::render_line(f)
-        );
+        let _ = writeln!(out, "        {}", f);
     }
     // Rules that need hindsight (oracle, best-fixed) are references, not candidates, and random
     // is the baseline every rule is judged against: one lucky draw of it is not a rule to deploy.

@@ -151,10 +151,7 @@ pub(crate) fn run(
     for t in &report.tasks {
         summary.push_str(&format!("\n# Task: {}\n\n", t.display_name()));
         if let Some(f) = &t.appearance_caused_failures {
-            summary.push_str(&format!(
-                "{}\n\n",
-                roboaudit_retrieval_collect::appearance::render_line(f)
-            ));
+            summary.push_str(&format!("{}\n\n", f));
         }
         summary.push_str(&render_summary_markdown(&t.audit));
     }

@@ -35,28 +35,6 @@ pub fn appearance_caused_failures(
     Ok(count(&experiences, &executions, &own_layout))
 }
 
-/// One line for the console: `appearance-caused failures: F of N executions (P %) in
-/// appearance-perturbed queries on the experience's own base layout (E experience(s)); own base
-/// scenes: F' of N' failed`, or that no experience had such a query.
-pub fn render_line(f: &AppearanceFailures) -> String {
-    match f.rate() {
-        None => "appearance-caused failures: undefined (no experience has an appearance-perturbed \
-                 query on its own base layout)"
-            .to_owned(),
-        Some(rate) => format!(
-            "appearance-caused failures: {} of {} executions ({:.1} %) in appearance-perturbed \
-             queries on the experience's own base layout ({} experience(s)); own base scenes: \
-             {} of {} failed",
-            f.failed,
-            f.executions,
-            100.0 * rate,
-            f.experiences,
-            f.own_base.1,
-            f.own_base.0,
-        ),
-    }
-}
-
 /// The counting of [`appearance_caused_failures`]: `own_layout` pairs each appearance query's
 /// id with its base scene's id.
 fn count(
@@ -162,7 +140,7 @@ mod tests {
             own_base: (3, 1),
         };
         assert_eq!(
-            render_line(&f),
+            f.to_string(),
             "appearance-caused failures: 2 of 3 executions (66.7 %) in appearance-perturbed \
              queries on the experience's own base layout (2 experience(s)); own base scenes: 1 \
              of 3 failed"

@@ -116,6 +116,9 @@ pub fn render_summary_markdown(report: &AuditReport) -> String {
             "Task `{}`, reuse mechanism `{}`.\n",
             run.task, run.mechanism
         );
+        if let Some(failures) = &run.appearance_caused_failures {
+            let _ = writeln!(out, "{failures}.\n");
+        }
     }
     let _ = writeln!(out, "## 1. Selection distribution\n");
     let _ = writeln!(

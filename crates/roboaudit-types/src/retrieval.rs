@@ -187,3 +187,30 @@ impl AppearanceFailures {
         (n > 0).then(|| failed as f64 / n as f64)
     }
 }
+
+/// One line, as `retrieval collect`, the demo and an audit's `summary.md` print it:
+/// `appearance-caused failures: F of N executions (P %) in appearance-perturbed queries on the
+/// experience's own base layout (E experience(s)); own base scenes: F' of N' failed`, or that no
+/// experience had such a query.
+impl std::fmt::Display for AppearanceFailures {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.rate() {
+            None => f.write_str(
+                "appearance-caused failures: undefined (no experience has an \
+                 appearance-perturbed query on its own base layout)",
+            ),
+            Some(rate) => write!(
+                f,
+                "appearance-caused failures: {} of {} executions ({:.1} %) in \
+                 appearance-perturbed queries on the experience's own base layout ({} \
+                 experience(s)); own base scenes: {} of {} failed",
+                self.failed,
+                self.executions,
+                100.0 * rate,
+                self.experiences,
+                self.own_base.1,
+                self.own_base.0,
+            ),
+        }
+    }
+}

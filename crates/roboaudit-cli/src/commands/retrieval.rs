@@ -143,10 +143,7 @@ fn collect(request: &CollectRequest) -> Result<()> {
     if out.complete && request.shard.is_none() {
         let failures = roboaudit_retrieval_collect::appearance_caused_failures(&config, &out.dir)
             .map_err(|e| collect_error(CollectRequestError::Collect(e)))?;
-        outln!(
-            "{}",
-            roboaudit_retrieval_collect::appearance::render_line(&failures)
-        )?;
+        outln!("{}", failures)?;
     }
     out!("{}", out.summary(request.shard))?;
     Ok(())
