@@ -507,47 +507,40 @@ mod tests {
         assert!(usage(head.request()).contains("--head"));
     }
 
-    /// `--hidden` reaches the network's config, and its bounds name the option.
+    /// `--hidden` reaches the network's config, and its bounds name the option; rows × units is
+    /// bounded too (each in range, 4096 × 65,536 makes 1 GB activation buffers).
     #[test]
     fn hidden_width_is_passed_and_bounded() {
-        for (hidden, ok) in [
-            (1, true),
-            (128, true),
-            (4096, true),
-            (0, false),
-            (4097, false),
+        let hidden_range = Some(("--hidden", "1..=4096"));
+        let too_wide = Some(("--batch-size", "× 4096 hidden units"));
+        for (hidden, batch_size, refused) in [
+            (1, 256, None),
+            (128, 256, None),
+            (4096, 256, None),
+            (0, 256, hidden_range),
+            (4097, 256, hidden_range),
+            (4096, 4096, None),
+            (4096, 4097, too_wide),
+            (4096, 65_536, too_wide),
         ] {
             let o = FitOptions {
                 hidden,
+                batch_size,
                 ..options()
             };
             let r = o.request().unwrap();
             assert_eq!(r.config.neural.as_ref().unwrap().hidden, hidden);
-            match r.validate() {
-                Ok(()) => assert!(ok, "{hidden}"),
-                Err(RequestError::Fqe(crate::FqeError::Setting { setting, message })) => {
-                    assert!(!ok, "{hidden}");
-                    assert_eq!(option_name(setting), "--hidden");
-                    assert!(message.contains("1..=4096"), "{message}");
+            let case = format!("{hidden} × {batch_size}");
+            match (r.validate(), refused) {
+                (Ok(()), None) => {}
+                (
+                    Err(RequestError::Fqe(crate::FqeError::Setting { setting, message })),
+                    Some((option, text)),
+                ) => {
+                    assert_eq!(option_name(setting), option, "{case}");
+                    assert!(message.contains(text), "{case}: {message}");
                 }
-                Err(e) => panic!("{hidden}: {e}"),
-            }
-        }
-        // Rows × units is bounded too: both in range, 1 GB activation buffers together.
-        for (batch_size, ok) in [(4096, true), (4097, false), (65_536, false)] {
-            let o = FitOptions {
-                hidden: 4096,
-                batch_size,
-                ..options()
-            };
-            match o.request().unwrap().validate() {
-                Ok(()) => assert!(ok, "{batch_size}"),
-                Err(RequestError::Fqe(crate::FqeError::Setting { setting, message })) => {
-                    assert!(!ok, "{batch_size}");
-                    assert_eq!(option_name(setting), "--batch-size");
-                    assert!(message.contains("× 4096 hidden units"), "{message}");
-                }
-                Err(e) => panic!("{batch_size}: {e}"),
+                (got, want) => panic!("{case}: {got:?}, expected {want:?}"),
             }
         }
     }
