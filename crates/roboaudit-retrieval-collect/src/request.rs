@@ -207,8 +207,7 @@ pub fn run_collect_with(
 /// their rows: a part that does not read is not unfinished work).
 #[must_use]
 pub fn unfinished_collect_note(run: &Path) -> Option<String> {
-    let bytes = std::fs::read(run.join(MANIFEST_FILE)).ok()?;
-    let manifest = serde_json::from_slice::<Manifest>(&bytes).ok()?;
+    let manifest = crate::manifest::read_own(&run.join(MANIFEST_FILE)).ok()??;
     unfinished_note(run, &manifest)
 }
 

@@ -104,9 +104,8 @@ impl NeuralFqeConfig {
     /// `1..=`[`crate::bounds_settings::MAX_STEPS`] (batch: [`crate::bounds_settings::MAX_BATCH`]),
     /// hidden width outside `1..=`[`crate::bounds_settings::MAX_HIDDEN`], batch rows × hidden
     /// width over [`crate::bounds_settings::MAX_BATCH_WIDTH`] (named as the batch size),
-    /// `τ ∉ [0, 1]` or a
-    /// learning rate `∉ (0, 1]`; [`FqeError::InvalidConfig`] for a zero embedding width or curve
-    /// period, `final_lr_fraction ∉ (0, 1]` or a negative weight decay.
+    /// `τ ∉ [0, 1]` or a learning rate `∉ (0, 1]`; [`FqeError::InvalidConfig`] for a zero
+    /// embedding width or curve period, `final_lr_fraction ∉ (0, 1]` or a negative weight decay.
     pub fn validate(&self) -> Result<(), FqeError> {
         use crate::bounds_settings::{
             MAX_BATCH, MAX_BATCH_WIDTH, MAX_HIDDEN, MAX_STEPS, check_count, check_discount,
