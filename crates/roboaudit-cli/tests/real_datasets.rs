@@ -444,6 +444,7 @@ fn out_of_range_options_are_usage_errors_checked_before_reading() {
         &["--steps", "0"],
         &["--steps", "sometimes"],
         &["--max-steps", "0"],
+        &["--steps", "300", "--max-steps", "500"],
         &["--bootstrap", "1001"],
         &["--threads", "0"],
         &["--threads", "1025"],

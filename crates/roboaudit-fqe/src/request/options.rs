@@ -51,7 +51,8 @@ impl FromStr for Steps {
 /// - `ground_truth`: `None` reads `RUN/ground_truth.json` when it exists;
 /// - `out` is also the feature cache's default parent;
 /// - `gamma` in `(0, 1]` (said in its help); `None`: the ground truth's, else [`DEFAULT_GAMMA`];
-/// - `max_steps` caps [`Steps::Auto`];
+/// - `max_steps` caps [`Steps::Auto`] (`None`: [`NeuralFqeConfig::default`]'s steps); with
+///   [`Steps::Fixed`] it is refused rather than ignored;
 /// - `threads` in `1..=`[`crate::bounds_settings::MAX_THREADS`]; `None`: rayon's default;
 /// - `target_update` is a period in steps; `target_tau` in `[0, 1]`;
 /// - `learning_rate` in `(0, 1]`; `batch_size` counts rows; `hidden` in
@@ -105,9 +106,10 @@ pub struct FitOptions {
     /// enough Bellman backups for the median episode; at most --max-steps) or a fixed count N.
     #[cfg_attr(feature = "clap", arg(long, default_value = "auto"))]
     pub steps: Steps,
-    /// The cap of `--steps auto` (the learning rate decays over it).
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = NeuralFqeConfig::default().steps))]
-    pub max_steps: usize,
+    /// The cap of `--steps auto` (the learning rate decays over it); default 20000. Only with
+    /// `--steps auto`: a fixed --steps N is the count itself.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub max_steps: Option<usize>,
     /// Episode-bootstrap refits per policy (0: none): each trains neural FQE on the episodes of
     /// one resample (per task, drawn with replacement) and the 2.5–97.5% quantiles of their
     /// estimates are reported per policy and task. Costs B more neural fits per policy.
@@ -228,7 +230,8 @@ impl FitOptions {
     ///
     /// # Errors
     /// [`RequestError::Usage`] for a missing dataset ([`Self::dataset_dir`]), a policy spec
-    /// that is not `NAME=FILE`, or an unknown head, solver or action-terms name.
+    /// that is not `NAME=FILE`, `--max-steps` beside a fixed `--steps N`, or an unknown head,
+    /// solver or action-terms name.
     pub fn request(&self) -> Result<FitRequest, RequestError> {
         let dataset = self.dataset_dir()?;
         let policy_actions = self
@@ -236,9 +239,15 @@ impl FitOptions {
             .iter()
             .map(|spec| parse_policy_actions(spec))
             .collect::<Result<Vec<_>, _>>()?;
-        let (steps, auto_steps) = match self.steps {
-            Steps::Auto => (self.max_steps, true),
-            Steps::Fixed(n) => (n, false),
+        let (steps, auto_steps) = match (self.steps, self.max_steps) {
+            (Steps::Auto, cap) => (cap.unwrap_or(NeuralFqeConfig::default().steps), true),
+            (Steps::Fixed(n), None) => (n, false),
+            (Steps::Fixed(n), Some(cap)) => {
+                return Err(RequestError::Usage(format!(
+                    "--max-steps {cap} caps --steps auto and has no effect with --steps {n}: \
+                     pass one of them"
+                )));
+            }
         };
         // The discounts are the resolved γ's once the ground truth is read.
         let gamma = self.gamma.unwrap_or(DEFAULT_GAMMA);
@@ -403,7 +412,7 @@ mod tests {
             gamma: None,
             seeds: vec![0, 1, 2],
             steps: Steps::Auto,
-            max_steps: 20_000,
+            max_steps: None,
             bootstrap: 0,
             threads: None,
             target_update: 100,
@@ -476,6 +485,26 @@ mod tests {
         };
         let n = n.request().unwrap().config.neural.unwrap();
         assert_eq!((n.steps, n.auto_steps), (7, false));
+        let capped = FitOptions {
+            max_steps: Some(500),
+            ..options()
+        };
+        let n = capped.request().unwrap().config.neural.unwrap();
+        assert_eq!((n.steps, n.auto_steps), (500, true));
+    }
+
+    /// A cap beside a fixed count would be silently ignored; it is refused instead.
+    #[test]
+    fn max_steps_with_fixed_steps_is_refused() {
+        let both = FitOptions {
+            steps: Steps::Fixed(300),
+            max_steps: Some(500),
+            ..options()
+        };
+        assert_eq!(
+            usage(both.request()),
+            "--max-steps 500 caps --steps auto and has no effect with --steps 300: pass one of them"
+        );
     }
 
     #[test]
