@@ -6,8 +6,9 @@ which conflicts with metaworld's).
 
 Input: a folder written by `python -m roboaudit_metaworld fqe` (dataset/, policies/,
 ground_truth.json). Features: every estimator in the main rows sees the same state: Meta-World's
-39-value observation (`observation.state`); roboaudit also gets the task (its task embedding),
-d3rlpy gets a one-hot task appended to the observation. roboaudit is additionally run with its
+39-value observation (`observation.state`); roboaudit also gets the task (its task embedding)
+and its default time input (each frame's position in its episode), d3rlpy gets a one-hot task
+appended to the observation, and with --d3rlpy-time the position too. roboaudit is additionally run with its
 default image + state features (raw 32×32 pixels, 64 principal components) for the linear
 estimator. Metrics follow roboaudit (SPEC.md §3): suite Spearman across policies of the
 task-averaged estimate against the task-averaged V^π; median ARE |V̂ − V|/V over (policy, task)
@@ -20,7 +21,7 @@ a lookup of the policy-actions file that returns one of the frame's M samples at
 
 Usage: python scripts/d3rlpy_side_by_side.py --run DIR --roboaudit target/debug/roboaudit
        --out DIR [--steps 5000] [--seed 0] [--target-update 100] [--threads 1,2] [--d3rlpy-lr 1e-4]
-       [--accuracy --d3rlpy-lr 1e-4,3e-4,1e-3]
+       [--accuracy --d3rlpy-lr 1e-4,3e-4,1e-3 [--seeds 0,1,2] [--d3rlpy-time]]
 
 Both neural estimators get the same gradient steps, batch (256), target-copy period and seed;
 otherwise each keeps its own defaults (roboaudit: AdamW 1e-3 decayed, 256 hidden units and its
@@ -126,9 +127,11 @@ def roboaudit(bin_: str, run: Path, out: Path, extra: list[str], reuse: bool = F
 
 def d3rlpy_fqe(
     run: Path, out: Path, truth: dict, steps: int, seed: int, target_update: int,
-    threads: int = 1, lr: float = 1e-4,
+    threads: int = 1, lr: float = 1e-4, time_input: bool = False,
 ) -> tuple[dict, float]:
-    """d3rlpy's FQE per policy; returns the estimates and the training wall time per policy."""
+    """d3rlpy's FQE per policy; returns the estimates and the training wall time per policy.
+    `time_input` appends each frame's position in its episode to the observation, as roboaudit's
+    default time input does."""
     import logging
 
     import d3rlpy
@@ -145,6 +148,10 @@ def d3rlpy_fqe(
     state, action, success, episode, task, _ = load(run)
     n_tasks = int(task.max()) + 1
     obs = np.concatenate([state, np.eye(n_tasks, dtype=np.float32)[task]], axis=1)
+    if time_input:
+        starts = np.insert(episode[1:] != episode[:-1], 0, True)
+        first = np.maximum.accumulate(np.where(starts, np.arange(len(episode)), 0))
+        obs = np.concatenate([obs, (np.arange(len(episode)) - first)[:, None].astype(np.float32)], axis=1)
     # Standardized here rather than by d3rlpy's scaler: the policy lookup needs the exact float32
     # rows that reach `predict_best_action` (d3rlpy scales batches before that call).
     mu, sd = obs.mean(0), obs.std(0)
@@ -205,44 +212,64 @@ def d3rlpy_fqe(
 
 
 def accuracy(a: argparse.Namespace, truth: dict) -> None:
-    """Each estimator at its own best settings on one seed: roboaudit's defaults (auto steps under
-    the --steps cap, learning rate 1e-3 decayed) and d3rlpy at every --d3rlpy-lr for --steps."""
+    """Each estimator at its own best settings over the --seeds: roboaudit's defaults (auto steps
+    under the --steps cap, learning rate 1e-3 decayed; one fit over all seeds, whose estimate is
+    the mean over seeds) and d3rlpy at every --d3rlpy-lr for --steps, one fit per seed, the
+    estimate of a cell the mean over seeds as in roboaudit. Per-seed median AREs are printed too."""
     threads = int(a.threads.split(",")[0])
+    seeds = [int(s) for s in a.seeds.split(",")]
+    tag = ("" if seeds == [0] else "-seeds" + "_".join(map(str, seeds))) + ("-t" if a.d3rlpy_time else "")
     rows = []
-    ra, _ = roboaudit(a.roboaudit, a.run, a.out / "ra-neural-auto",
-                      ["--features", "none", "--seeds", str(a.seed), "--max-steps", str(a.steps),
-                       "--target-update", str(a.target_update)], a.reuse, threads=threads)
-    fit = json.loads((a.out / "ra-neural-auto" / "fqe.json").read_text())
+    ra_dir = a.out / ("ra-neural-auto" + ("" if seeds == [0] else "-seeds" + "_".join(map(str, seeds))))
+    ra, _ = roboaudit(a.roboaudit, a.run, ra_dir,
+                      ["--features", "none", "--seeds", ",".join(map(str, seeds)),
+                       "--max-steps", str(a.steps), "--target-update", str(a.target_update)],
+                      a.reuse, threads=threads)
+    fit = json.loads((ra_dir / "fqe.json").read_text())
     made = sum(sum(p["neural_steps"]) for p in fit["policies"])
     net = fit["neural_config"]
-    rows.append(("roboaudit neural (defaults, auto)", "1e-3", made, ra["neural"]))
+    per_seed = [m["median_are"] for m in next(
+        m for m in fit["metrics"] if m["estimator"] == "neural")["suite_per_seed"]]
+    rows.append(("roboaudit neural (defaults, auto)", "1e-3", made, ra["neural"], per_seed))
+    t_tag = "-t" if a.d3rlpy_time else ""
     for lr in [float(x) for x in a.d3rlpy_lr.split(",")]:
-        cache = a.out / f"d3rlpy-lr{lr:g}.json"
-        if a.reuse and cache.is_file():
-            est = {(k.rsplit("|", 1)[0], int(k.rsplit("|", 1)[1])): v
-                   for k, v in json.loads(cache.read_text()).items()}
-        else:
-            est, _ = d3rlpy_fqe(a.run, a.out, truth, a.steps, a.seed, a.target_update, threads, lr)
-            cache.write_text(json.dumps({f"{p}|{t}": v for (p, t), v in est.items()}))
-        rows.append(("d3rlpy FQE (state + task)", f"{lr:g}", a.steps * len(truth["policies"]), est))
-    print(f"\n{'estimator':36s} {'lr':>6s} {'steps':>7s} {'median ARE':>11s} {'Spearman':>9s}   suite estimates")
+        fits = []
+        for seed in seeds:
+            cache = a.out / (f"d3rlpy-lr{lr:g}{t_tag}.json" if seed == 0
+                             else f"d3rlpy-lr{lr:g}{t_tag}-seed{seed}.json")
+            if a.reuse and cache.is_file():
+                est = {(k.rsplit("|", 1)[0], int(k.rsplit("|", 1)[1])): v
+                       for k, v in json.loads(cache.read_text()).items()}
+            else:
+                est, _ = d3rlpy_fqe(a.run, a.out, truth, a.steps, seed, a.target_update, threads, lr,
+                                    a.d3rlpy_time)
+                cache.write_text(json.dumps({f"{p}|{t}": v for (p, t), v in est.items()}))
+            fits.append(est)
+        mean = {k: float(np.mean([f[k] for f in fits])) for k in fits[0]}
+        rows.append((f"d3rlpy FQE (state + task{' + t' if a.d3rlpy_time else ''})", f"{lr:g}",
+                     a.steps * len(truth["policies"]) * len(seeds),
+                     mean, [metrics(f, truth)["median_are"] for f in fits]))
+    print(f"\n{'estimator':36s} {'lr':>6s} {'steps':>7s} {'median ARE':>11s} {'Spearman':>9s}   "
+          "suite estimates   | median ARE per seed")
     table = []
-    for name, lr, made, est in rows:
+    for name, lr, made, est, seed_ares in rows:
         m = metrics(est, truth)
-        table.append({"estimator": name, "lr": lr, "steps": made, **m})
+        table.append({"estimator": name, "lr": lr, "steps": made, **m, "median_are_per_seed": seed_ares})
         print(f"{name:36s} {lr:>6s} {made:7d} {m['median_are']:11.3f} {m['spearman']:9.3f}   "
-              + " ".join(f"{x:.3f}" for x in m["suite_estimates"]))
+              + " ".join(f"{x:.3f}" for x in m["suite_estimates"])
+              + "   | " + " ".join(f"{x:.3f}" for x in seed_ares))
     print(f"{'ground truth V (suite)':64s}          "
           + " ".join(f"{p['suite_v_pi']:.3f}" for p in truth["policies"]))
-    (a.out / "accuracy.json").write_text(json.dumps(
-        {"run": str(a.run), "steps": a.steps, "seed": a.seed, "target_update": a.target_update,
+    (a.out / f"accuracy{tag}.json").write_text(json.dumps(
+        {"run": str(a.run), "steps": a.steps, "seeds": seeds, "target_update": a.target_update,
          "rows": table}, indent=2))
     ra_row, d3_rows = table[0], table[1:]
     best = min(d3_rows, key=lambda r: r["median_are"])
     line = (
         f"| {datetime.date.today()} | {socket.gethostname()} ({os.cpu_count()} cores, load "
-        f"{os.getloadavg()[0]:.1f}) | neural FQE accuracy, {a.run.name} run, seed {a.seed}, "
-        f"target period {a.target_update}, state features (scripts/d3rlpy_side_by_side.sh --accuracy) "
+        f"{os.getloadavg()[0]:.1f}) | neural FQE accuracy, {a.run.name} run, seeds {a.seeds} (estimate: "
+        f"mean over seeds), target period {a.target_update}, state features "
+        f"(scripts/d3rlpy_side_by_side.sh --accuracy) "
         f"| roboaudit defaults (auto, cap {a.steps}, {net['hidden']} units, {net['batch_size']}-row "
         f"batches): median ARE {ra_row['median_are']:.3f}, Spearman "
         f"{ra_row['spearman']:.3f} | d3rlpy 2.8.1, {a.steps} steps, 256-row batches, median ARE at lr "
@@ -260,6 +287,8 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--steps", type=int, default=5000, help="gradient steps of both neural FQEs")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seeds", default="0",
+                    help="with --accuracy: comma-separated seeds; each estimate is the mean over them")
     ap.add_argument("--reuse-linear", action="store_true",
                     help="reuse finished linear fits in OUT/ra-linear-* (they do not depend on the neural settings)")
     ap.add_argument("--target-update", type=int, default=100,
@@ -267,6 +296,8 @@ def main() -> None:
     ap.add_argument("--threads", default="1,2", help="thread counts to time, comma-separated")
     ap.add_argument("--d3rlpy-lr", default="1e-4",
                     help="d3rlpy FQE's learning rate; with --accuracy a comma-separated list to sweep")
+    ap.add_argument("--d3rlpy-time", action="store_true",
+                    help="with --accuracy: give d3rlpy the time input too (position in the episode)")
     ap.add_argument("--reuse", action="store_true", help="with --accuracy: reuse the fits finished in OUT")
     ap.add_argument("--accuracy", action="store_true",
                     help="accuracy only: roboaudit at its defaults (--steps auto, capped at --steps) "
