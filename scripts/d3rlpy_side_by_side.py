@@ -271,8 +271,9 @@ def accuracy(a: argparse.Namespace, truth: dict) -> None:
         f"mean over seeds), target period {a.target_update}, state features "
         f"(scripts/d3rlpy_side_by_side.sh --accuracy) "
         f"| roboaudit defaults (auto, cap {a.steps}, {net['hidden']} units, {net['batch_size']}-row "
-        f"batches): median ARE {ra_row['median_are']:.3f}, Spearman "
-        f"{ra_row['spearman']:.3f} | d3rlpy 2.8.1, {a.steps} steps, 256-row batches, median ARE at lr "
+        f"batches, inputs {' + '.join(p[0] for p in fit['inputs']['parts'])}): median ARE {ra_row['median_are']:.3f}, Spearman "
+        f"{ra_row['spearman']:.3f} | d3rlpy 2.8.1{' with t' if a.d3rlpy_time else ''}, {a.steps} steps, "
+        "256-row batches, median ARE at lr "
         + ", ".join(f"{r['lr']}: {r['median_are']:.3f}" for r in d3_rows)
         + f" | best d3rlpy ARE / roboaudit ARE {best['median_are'] / ra_row['median_are']:.2f} |"
     )
