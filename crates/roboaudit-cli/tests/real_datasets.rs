@@ -233,9 +233,11 @@ fn fqe_fit_runs_on_state_features_of_every_dataset_with_the_behaviour_policy() {
         };
         let load = &r["inputs"]["load"];
         assert_eq!(load["features"], format!("state:{column}"), "{name}");
-        // The state column is the frame feature and is not added a second time raw.
+        // The state column is the frame feature and is not added a second time raw; the time
+        // input follows it.
         let parts = r["inputs"]["parts"].as_array().unwrap();
-        assert_eq!(parts.len(), 1, "{name}: {parts:?}");
+        assert_eq!(parts.len(), 2, "{name}: {parts:?}");
+        assert_eq!(parts[1], serde_json::json!(["t", 1]), "{name}");
         assert!(
             r["inputs"]["target"]
                 .as_str()

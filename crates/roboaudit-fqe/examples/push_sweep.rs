@@ -1,7 +1,8 @@
 //! Experiment harness (not part of the library): loads an `fqe collect` run once and fits
 //! estimator variants on it, printing suite metrics against the ground truth.
 //!
-//! `push_sweep RUN CACHE COMPONENTS [name=value ...]`; `steps=N auto=1` is `--steps auto` capped at N.
+//! `push_sweep RUN CACHE COMPONENTS [name=value ...]`; `steps=N auto=1` is `--steps auto` capped at N;
+//! `time=0` leaves out the time input.
 #![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
 
 use std::path::PathBuf;
@@ -53,6 +54,7 @@ fn main() {
         component_frames: 20_000,
         cache_dir: Some(cache),
         seed: 0,
+        time_input: get("time").is_none_or(|v| v != "0"),
     };
     let loaded = load_lerobot(&ds, &opts).unwrap();
     println!(

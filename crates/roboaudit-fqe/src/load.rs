@@ -84,11 +84,23 @@ pub struct LoadOptions {
     pub cache_dir: Option<PathBuf>,
     /// Seed of the component fit.
     pub seed: u64,
+    /// Adds the time input: each frame's position `t` in its episode (0 at the first frame;
+    /// SPEC §3's `t`) as the last input part, named [`TIME_PART`], one value wide. Terminal labels
+    /// make an episode that ends at the collection's horizon terminal with reward 0 at its last
+    /// frame, so without `t` the same state is terminal in one episode and far from it in
+    /// another: fitted Q evaluation then averages a kill rate over every visit to such states and
+    /// underestimates the policies that pass them early (Pardo et al., "Time Limits in
+    /// Reinforcement Learning", ICML 2018). The estimate reads `Q` at `t = 0`.
+    pub time_input: bool,
 }
+
+/// Name of the time input part ([`LoadOptions::time_input`]).
+pub const TIME_PART: &str = "t";
 
 impl LoadOptions {
     /// Defaults for the testbed push suite: `observation.image`, `observation.state`, `action`,
-    /// `next.success`, raw 32×32 pixels, 64 components fitted on up to 20,000 frames.
+    /// `next.success`, raw 32×32 pixels, 64 components fitted on up to 20,000 frames, the time
+    /// input on.
     pub fn push_defaults() -> Self {
         Self {
             features: FrameFeatures::Image("observation.image".into()),
@@ -100,6 +112,7 @@ impl LoadOptions {
             component_frames: 20_000,
             cache_dir: None,
             seed: 0,
+            time_input: true,
         }
     }
 }
@@ -278,6 +291,9 @@ pub fn load_lerobot_with_progress(
             values: state,
         });
     }
+    if opts.time_input {
+        parts.push(time_part(&episodes, frame_index.len()));
+    }
     let inputs = FqeInputs {
         parts,
         action_dim,
@@ -292,6 +308,22 @@ pub fn load_lerobot_with_progress(
         rows,
         summary,
     })
+}
+
+/// The [`TIME_PART`] of `frames` rows laid out as `episodes`: each frame's position in its
+/// episode.
+fn time_part(episodes: &[EpisodeSpan], frames: usize) -> InputPart {
+    let mut values = vec![0.0f32; frames];
+    for e in episodes {
+        for (t, v) in values[e.start..e.start + e.len].iter_mut().enumerate() {
+            *v = t as f32;
+        }
+    }
+    InputPart {
+        name: TIME_PART.to_owned(),
+        width: 1,
+        values,
+    }
 }
 
 /// Rejects a non-finite value in any column read, naming the data file, episode, frame and

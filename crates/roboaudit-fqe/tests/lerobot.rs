@@ -79,6 +79,22 @@ fn loads_frames_labels_tasks_and_reuses_the_feature_cache() {
         inputs.parts[0].width
     );
     assert_eq!(inputs.parts[1].name, "observation.state");
+    // The time input: each frame's position in its episode, the last part.
+    assert_eq!((inputs.parts.len(), inputs.parts[2].width), (3, 1));
+    assert_eq!(inputs.parts[2].name, roboaudit_fqe::load::TIME_PART);
+    for e in [&inputs.episodes[0], &inputs.episodes[119]] {
+        let t = &inputs.parts[2].values[e.start..e.start + e.len];
+        assert!(t.iter().enumerate().all(|(k, v)| *v == k as f32), "{t:?}");
+    }
+    let untimed = load_lerobot(
+        &ds,
+        &LoadOptions {
+            time_input: false,
+            ..opts.clone()
+        },
+    )
+    .unwrap();
+    assert_eq!(untimed.inputs.parts[..], inputs.parts[..2]);
     // Labels: an episode succeeds iff its last action pushes off the goal edge.
     let e = &inputs.episodes[0];
     let last = e.start + e.len - 1;
@@ -302,6 +318,7 @@ fn a_state_vector_can_be_the_frame_features() {
     let ds = LeRobotDataset::open(dir.path().join("dataset")).unwrap();
     let opts = LoadOptions {
         features: FrameFeatures::Vector("observation.state".into()),
+        time_input: false,
         ..LoadOptions::push_defaults()
     };
     let loaded = load_lerobot(&ds, &opts).unwrap();

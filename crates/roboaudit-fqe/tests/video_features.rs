@@ -94,6 +94,7 @@ fn options(cache: &Path) -> LoadOptions {
         component_frames: 1000,
         cache_dir: Some(cache.to_path_buf()),
         seed: 0,
+        time_input: false,
     }
 }
 

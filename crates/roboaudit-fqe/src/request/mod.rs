@@ -88,6 +88,9 @@ pub struct FitRequest {
     pub features: String,
     /// Proprioception column added raw beside the frame features (`None`: none).
     pub state_feature: Option<String>,
+    /// The time input ([`LoadOptions::time_input`]): each frame's position in its episode as
+    /// one more input part.
+    pub time_input: bool,
     /// Action column.
     pub action_feature: String,
     /// Principal components kept of the frame features, `1..=`[`crate::bounds_settings::MAX_COMPONENTS`].
@@ -310,6 +313,7 @@ pub fn fit_request(req: &FitRequest, obs: &dyn FitObserver) -> Result<FqeReport,
         encoder,
         components: req.components,
         cache_dir: Some(req.cache_dir.clone()),
+        time_input: req.time_input,
         ..LoadOptions::push_defaults()
     };
     let mut config = req.config.clone();

@@ -181,6 +181,12 @@ pub struct FitOptions {
     /// column; "none" for none.
     #[cfg_attr(feature = "clap", arg(long, default_value = "observation.state"))]
     pub state_feature: String,
+    /// Leave out the time input (each frame's position in its episode, an input part named
+    /// `t`; the estimate reads Q at t = 0). Without it, an episode cut at the collection's
+    /// horizon teaches that the states where it was cut are terminal at any time, which biases
+    /// every estimate low for policies that pass such states early.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub no_time_input: bool,
     /// Action feature.
     #[cfg_attr(feature = "clap", arg(long, default_value = "action"))]
     pub action_feature: String,
@@ -286,6 +292,7 @@ impl FitOptions {
             gamma: self.gamma,
             features: self.features.clone(),
             state_feature: (self.state_feature != "none").then(|| self.state_feature.clone()),
+            time_input: !self.no_time_input,
             action_feature: self.action_feature.clone(),
             components: self.components,
             encoder: self.encoder.clone(),
@@ -427,6 +434,7 @@ mod tests {
             action_terms: "quadratic".into(),
             features: "auto".into(),
             state_feature: "none".into(),
+            no_time_input: false,
             action_feature: "action".into(),
             components: 64,
             encoder: "raw32".into(),
@@ -464,6 +472,12 @@ mod tests {
         );
         assert_eq!(r.cache_dir, PathBuf::from("fit/feature-cache"));
         assert_eq!(r.state_feature, None);
+        assert!(r.time_input);
+        let untimed = FitOptions {
+            no_time_input: true,
+            ..options()
+        };
+        assert!(!untimed.request().unwrap().time_input);
         let n = r.config.neural.unwrap();
         assert_eq!(
             (n.steps, n.auto_steps, n.head),
