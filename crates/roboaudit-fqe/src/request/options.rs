@@ -184,7 +184,7 @@ pub struct FitOptions {
     /// Leave out the time input (each frame's position in its episode, an input part named
     /// `t`; the estimate reads Q at t = 0). Without it, an episode cut at the collection's
     /// horizon teaches that the states where it was cut are terminal at any time, which biases
-    /// every estimate low for policies that pass such states early.
+    /// the estimates of policies that pass such states early low.
     #[cfg_attr(feature = "clap", arg(long))]
     pub no_time_input: bool,
     /// Action feature.
