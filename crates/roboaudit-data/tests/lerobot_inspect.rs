@@ -128,3 +128,63 @@ fn a_declared_success_column_absent_from_the_data_is_not_replaced_by_the_reward(
         report.problems
     );
 }
+
+#[test]
+fn stats_json_is_parsed_and_its_lengths_checked_against_the_features() {
+    let dir = tempfile::tempdir().unwrap();
+    write_v3(dir.path());
+    let stats_file = dir.path().join("meta/stats.json");
+    let stats_problems = |root: &std::path::Path| -> Vec<_> {
+        LeRobotDataset::open(root)
+            .unwrap()
+            .inspect()
+            .unwrap()
+            .problems
+            .into_iter()
+            .filter(|p| p.file.ends_with("meta/stats.json"))
+            .collect()
+    };
+    // LeRobot's layout: one value per element for vectors, (c, 1, 1) per channel for cameras.
+    let good = serde_json::json!({
+        "observation.state": {"mean": [0.0, 1.0], "std": [1.0, 1.0], "count": [5]},
+        "action": {"min": [0, 0, 0], "max": [1, 1, 1]},
+        "observation.image": {"mean": [[[0.5]], [[0.5]], [[0.5]]]},
+        "observation.images.wrist": {"std": [[[0.2]], [[0.2]], [[0.2]]]},
+        "not_a_feature": {"mean": [1, 2, 3, 4]}
+    });
+    let text = serde_json::to_string_pretty(&good).unwrap();
+    fs::write(&stats_file, &text).unwrap();
+    assert_eq!(stats_problems(dir.path()), vec![]);
+
+    // A file cut off mid-way: the line and column where parsing stopped.
+    let cut = &text[..text.find("\"action\"").unwrap() + 4];
+    fs::write(&stats_file, cut).unwrap();
+    let p = stats_problems(dir.path());
+    assert_eq!(p.len(), 1, "{p:#?}");
+    let lines = cut.lines().count();
+    assert_eq!(p[0].row, Some(lines));
+    assert!(
+        p[0].message
+            .starts_with(&format!("not valid JSON at line {lines} column ")),
+        "{}",
+        p[0].message
+    );
+    assert!(!p[0].blocking);
+
+    let mut wrong = good.clone();
+    wrong["observation.state"]["mean"] = serde_json::json!([0.0, 1.0, 2.0]);
+    wrong["observation.image"]["mean"] = serde_json::json!([[[0.5]], [[null]], [[0.5]]]);
+    fs::write(&stats_file, serde_json::to_string(&wrong).unwrap()).unwrap();
+    // In the order of the dataset's features.
+    let messages: Vec<String> = stats_problems(dir.path())
+        .into_iter()
+        .map(|p| p.message)
+        .collect();
+    assert_eq!(
+        messages,
+        vec![
+            "\"observation.image\".mean holds values that are not numbers",
+            "\"observation.state\".mean holds 3 values where feature shape [2] needs 2",
+        ]
+    );
+}

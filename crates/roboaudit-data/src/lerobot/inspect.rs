@@ -228,7 +228,9 @@ impl LeRobotDataset {
     /// present, declared features against columns and widths, NaN or infinite values in numeric
     /// columns, the first and last frame of every episode of each `image` feature decoded (a
     /// sample: decoding every frame would cost as much as encoding them), declared against
-    /// actual video codecs, per-feature fps, task indices, and label availability.
+    /// actual video codecs, per-feature fps, task indices, label availability, and that
+    /// `meta/stats.json`, when present, parses and gives each feature's `min`, `max`, `mean` and
+    /// `std` as many numbers as the feature has values (numeric) or channels (image, video).
     ///
     /// # Errors
     /// None at present: unreadable files become [`Problem`]s. The `Result` leaves room for
@@ -237,6 +239,7 @@ impl LeRobotDataset {
         let mut problems = Problems::default();
         let info_file = Path::new("meta/info.json");
         self.check_metadata(&mut problems, info_file);
+        self.check_stats(&mut problems);
         let scanned = scan::scan_data(self, &mut problems);
         let videos = self.check_videos(&mut problems);
         let labels = labels_verdict::label_summary(self, &scanned, &mut problems);

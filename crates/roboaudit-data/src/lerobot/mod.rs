@@ -36,6 +36,7 @@ mod policy_actions;
 mod render;
 pub mod request;
 mod scan;
+mod stats_check;
 mod table;
 mod video;
 mod video_check;
