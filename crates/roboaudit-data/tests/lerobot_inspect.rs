@@ -188,3 +188,24 @@ fn stats_json_is_parsed_and_its_lengths_checked_against_the_features() {
         ]
     );
 }
+
+/// A gap in the global index is listed; a repeat blocks: `fqe fit` matches frames and
+/// policy-actions files by it and refuses the dataset.
+#[test]
+fn a_repeated_global_index_blocks_and_a_gap_does_not() {
+    for (edit, what, blocking) in [(1, "repeats 0", true), (4, "skips to 7", false)] {
+        let dir = tempfile::tempdir().unwrap();
+        write_v3(dir.path());
+        let mut frames = v3_frames();
+        frames.index[edit] = if blocking { frames.index[0] } else { 7 };
+        write_v3_data(dir.path(), &frames, &[]);
+        let report = LeRobotDataset::open(dir.path()).unwrap().inspect().unwrap();
+        let p = report
+            .problems
+            .iter()
+            .find(|p| p.message.contains("the global index over all data files"))
+            .unwrap_or_else(|| panic!("{:#?}", report.problems));
+        assert!(p.message.ends_with(what), "{}", p.message);
+        assert_eq!(p.blocking, blocking, "{}", p.message);
+    }
+}

@@ -243,11 +243,7 @@ pub fn load_lerobot_with_progress(
             }
         }
     }
-    let rows: HashMap<i64, usize> = frame_index
-        .iter()
-        .enumerate()
-        .map(|(r, i)| (*i, r))
-        .collect();
+    let rows = rows_by_index(ds, &frames)?;
     let mut parts = Vec::new();
     let mut summary = LoadSummary {
         dataset: ds.root().to_path_buf(),
@@ -353,6 +349,40 @@ fn check_finite(
         }
     }
     Ok(())
+}
+
+/// Each frame's row in load order, by its global `index`.
+///
+/// # Errors
+/// [`FqeError::InvalidInputs`] when an `index` repeats, naming both frames and the data file:
+/// the index keys the feature cache's rows and every policy-actions file, so two frames with one
+/// index would read each other's features and target actions.
+fn rows_by_index(
+    ds: &LeRobotDataset,
+    frames: &[roboaudit_data::lerobot::EpisodeFrames],
+) -> Result<HashMap<i64, usize>, FqeError> {
+    let mut rows: HashMap<i64, (usize, i64, i64)> = HashMap::new();
+    let mut row = 0;
+    for ep in frames {
+        for (&index, &frame) in ep.index.iter().zip(&ep.frame_index) {
+            if let Some(&(_, first_ep, first_frame)) = rows.get(&index) {
+                let file = ds
+                    .episode(ep.episode_index)
+                    .map(|e| ds.root().join(&e.data_file).display().to_string())
+                    .unwrap_or_default();
+                return Err(FqeError::InvalidInputs(format!(
+                    "the global index {index} repeats: episode {first_ep} frame_index \
+                     {first_frame} and episode {} frame_index {frame} (in {file}); frames and \
+                     policy-actions files are matched by it, so it must be unique \
+                     (`roboaudit data inspect` lists the dataset's index problems)",
+                    ep.episode_index
+                )));
+            }
+            rows.insert(index, (row, ep.episode_index, frame));
+            row += 1;
+        }
+    }
+    Ok(rows.into_iter().map(|(i, (r, _, _))| (i, r)).collect())
 }
 
 /// The behaviour policy as a target: the dataset's own action at every frame (one sample).

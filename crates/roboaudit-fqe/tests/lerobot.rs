@@ -478,3 +478,61 @@ fn a_policy_missing_a_task_estimate_leaves_the_suite_metrics_and_is_noted() {
         "{note}"
     );
 }
+
+/// Frames, the feature cache and policy-actions files are matched by the global `index`: a
+/// repeated one is refused, naming both frames and the file, before anything is encoded.
+#[test]
+fn a_repeated_global_index_is_refused_naming_both_frames() {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, Int64Array, RecordBatch};
+    use parquet::arrow::ArrowWriter;
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+    let dir = tempfile::tempdir().unwrap();
+    let run = ChainRun {
+        episodes: 4,
+        ..ChainRun::default()
+    };
+    write_chain_run(dir.path(), &run).unwrap();
+    let file = dir.path().join("dataset/data/chunk-000/file-000.parquet");
+    let batches: Vec<RecordBatch> =
+        ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&file).unwrap())
+            .unwrap()
+            .build()
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+    assert_eq!(batches.len(), 1, "a small file is one batch");
+    let batch = &batches[0];
+    let schema = batch.schema();
+    let column = schema.index_of("index").unwrap();
+    let mut index: Vec<i64> = batch
+        .column(column)
+        .as_any()
+        .downcast_ref::<Int64Array>()
+        .unwrap()
+        .values()
+        .to_vec();
+    index[3] = index[2];
+    let mut columns = batch.columns().to_vec();
+    columns[column] = Arc::new(Int64Array::from(index.clone())) as ArrayRef;
+    let edited = RecordBatch::try_new(schema.clone(), columns).unwrap();
+    let mut writer =
+        ArrowWriter::try_new(std::fs::File::create(&file).unwrap(), schema, None).unwrap();
+    writer.write(&edited).unwrap();
+    writer.close().unwrap();
+
+    let ds = LeRobotDataset::open(dir.path().join("dataset")).unwrap();
+    let err = load_lerobot(&ds, &LoadOptions::push_defaults())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(&format!(
+            "the global index {} repeats: episode 0 frame_index 2 and episode 0 frame_index 3 (in {})",
+            index[2],
+            file.display()
+        )),
+        "{err}"
+    );
+}

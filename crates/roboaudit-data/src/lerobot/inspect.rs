@@ -23,9 +23,9 @@ pub struct Problem {
     /// What is wrong, with the values seen.
     pub message: String,
     /// Whether the problem stops `fqe fit` and `data detect` from reading the dataset with
-    /// their default columns: a data file missing or unreadable, an episode without rows, or a
-    /// missing, malformed, non-finite or undecodable value in `action`, `observation.state` or
-    /// an `image` feature. `data inspect` exits with code 3 when any problem blocks.
+    /// their default columns: a data file missing or unreadable, an episode without rows, a
+    /// repeated global `index`, or a missing, malformed, non-finite or undecodable value in
+    /// `action`, `observation.state` or an `image` feature. `data inspect` exits with code 3 when any problem blocks.
     pub blocking: bool,
 }
 

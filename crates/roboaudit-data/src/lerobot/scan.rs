@@ -494,20 +494,25 @@ fn check_first_image(
     }
 }
 
-/// The global `index` over all files must be exactly 0..N−1.
+/// The global `index` over all files must be exactly 0..N−1; a repeat blocks.
 fn check_index(all: &mut [i64], problems: &mut Problems) {
     all.sort_unstable();
     for (k, &i) in all.iter().enumerate() {
         let expected = i64::try_from(k).unwrap_or(i64::MAX);
         if i != expected {
-            let what = if k > 0 && all[k - 1] == i {
-                "repeats"
-            } else {
-                "skips to"
-            };
-            problems.push("index", Path::new("data"), None, None, format!(
+            let repeats = k > 0 && all[k - 1] == i;
+            let what = if repeats { "repeats" } else { "skips to" };
+            let message = format!(
                 "the global index over all data files is not 0..{}: at position {k} it {what} {i}",
-                all.len().saturating_sub(1)));
+                all.len().saturating_sub(1)
+            );
+            // Frames and policy-actions files are matched by the index: a gap is harmless, a
+            // repeat makes two frames indistinguishable, and `fqe fit` refuses it.
+            if repeats {
+                problems.push_blocking("index", Path::new("data"), None, None, message);
+            } else {
+                problems.push("index", Path::new("data"), None, None, message);
+            }
             return;
         }
     }
