@@ -1,8 +1,12 @@
 //! On-disk feature cache (SPEC.md §3): one file per (encoder, weights hash), records keyed by a
 //! 64-bit FNV-1a hash of the frame's encoded image bytes, so the same frame is encoded once
-//! across runs and datasets. Layout: the header `RAFQC1`, the feature width as `u32` LE, then
-//! fixed-size records `key: u64 LE, values: [f32 LE; width]`. A truncated last record (a file
-//! appended to in place and cut short) is ignored.
+//! across runs and datasets. Layout: the header `RAFQC2`, the feature width as `u32` LE, then
+//! fixed-size records `key: u64 LE, values: [f32 LE; width], check: u64 LE`, where `check` is the
+//! FNV-1a hash of the record's key and value bytes: a record damaged on disk is an error naming
+//! the file when it is read, never features that silently change the estimates. A truncated last
+//! record (a file appended to in place and cut short) is ignored. A cache of the earlier format
+//! `RAFQC1` (no checks) is read as empty and replaced at the next commit: its frames are encoded
+//! again once.
 //!
 //! The cache file is never written in place: the first new record of a run starts a temporary
 //! copy in the same folder (the committed records, then the new ones), and
@@ -19,7 +23,9 @@ use std::path::{Path, PathBuf};
 
 use crate::FqeError;
 
-const MAGIC: &[u8; 6] = b"RAFQC1";
+const MAGIC: &[u8; 6] = b"RAFQC2";
+/// The format before per-record checks: replaced, not read.
+const MAGIC_UNCHECKED: &[u8; 6] = b"RAFQC1";
 const HEADER: u64 = 10;
 
 /// 64-bit FNV-1a hash (stable across platforms and Rust versions).
@@ -75,7 +81,7 @@ impl FeatureCache {
         let path = dir.join(format!("{encoder_id}-{weights_hash}.fqecache"));
         let w32 = u32::try_from(width)
             .map_err(|_| FqeError::InvalidInputs("feature width too large".into()))?;
-        let record = 8 + 4 * width as u64;
+        let record = record_len(width);
         let mut rows = HashMap::new();
         let mut count = 0;
         let mut reader = None;
@@ -90,6 +96,9 @@ impl FeatureCache {
                 let mut head = [0u8; 10];
                 file.read_exact(&mut head)
                     .map_err(|e| FqeError::io("read", &path, e))?;
+                if &head[..6] == MAGIC_UNCHECKED {
+                    return Ok(Self::empty(dir, path, width));
+                }
                 if &head[..6] != MAGIC {
                     return Err(FqeError::bad_file(&path, "not a roboaudit feature cache"));
                 }
@@ -124,6 +133,21 @@ impl FeatureCache {
         })
     }
 
+    /// A cache with no readable records at `path`: the first record starts a new file that
+    /// replaces whatever is there at commit.
+    fn empty(dir: &Path, path: PathBuf, width: usize) -> Self {
+        Self {
+            dir: dir.to_path_buf(),
+            path,
+            width,
+            rows: HashMap::new(),
+            count: 0,
+            reader: None,
+            pending: None,
+            created: Vec::new(),
+        }
+    }
+
     /// The cache file.
     pub fn path(&self) -> &Path {
         &self.path
@@ -145,7 +169,7 @@ impl FeatureCache {
     }
 
     fn record_len(&self) -> u64 {
-        8 + 4 * self.width as u64
+        record_len(self.width)
     }
 
     /// The pending copy, started (folder created, committed records copied) if need be.
@@ -219,11 +243,13 @@ impl FeatureCache {
         if self.rows.contains_key(&key) {
             return Ok(());
         }
-        let mut buf = Vec::with_capacity(8 + 4 * self.width);
+        let mut buf = Vec::with_capacity(16 + 4 * self.width);
         buf.extend_from_slice(&key.to_le_bytes());
         for v in values {
             buf.extend_from_slice(&v.to_le_bytes());
         }
+        let check = fnv1a64(&buf);
+        buf.extend_from_slice(&check.to_le_bytes());
         let pending = self.pending()?;
         let written = pending.writer.write_all(&buf);
         written.map_err(|e| FqeError::io("write", &pending.tmp, e))?;
@@ -235,7 +261,8 @@ impl FeatureCache {
     /// Reads the features of `key`, if cached (committed or pending).
     ///
     /// # Errors
-    /// [`FqeError::Io`].
+    /// [`FqeError::Io`]; [`FqeError::BadFile`] naming the cache file and record when the record
+    /// fails its check (damaged on disk: deleting the file makes the next run encode again).
     pub fn get(&mut self, key: u64) -> Result<Option<Vec<f32>>, FqeError> {
         let Some(row) = self.rows.get(&key).copied() else {
             return Ok(None);
@@ -252,12 +279,25 @@ impl FeatureCache {
             .as_mut()
             .ok_or_else(|| FqeError::bad_file(&self.path, "cached frame has no file"))?;
         reader
-            .seek(SeekFrom::Start(HEADER + row * record + 8))
+            .seek(SeekFrom::Start(HEADER + row * record))
             .map_err(io)?;
-        let mut buf = vec![0u8; 4 * self.width];
+        let mut buf = vec![0u8; 16 + 4 * self.width];
         reader.read_exact(&mut buf).map_err(io)?;
+        let (body, check) = buf.split_at(8 + 4 * self.width);
+        let stored = u64::from_le_bytes(check.try_into().unwrap_or_default());
+        if body[..8] != key.to_le_bytes() || fnv1a64(body) != stored {
+            return Err(FqeError::bad_file(
+                &self.path,
+                format!(
+                    "record {} (frame key {key:016x}) fails its check: the file is damaged; \
+                     delete it and rerun to encode the frames again",
+                    row + 1
+                ),
+            ));
+        }
         Ok(Some(
-            buf.chunks_exact(4)
+            body[8..]
+                .chunks_exact(4)
                 .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
                 .collect(),
         ))
@@ -280,6 +320,11 @@ impl FeatureCache {
         self.created.clear();
         Ok(())
     }
+}
+
+/// Bytes of one record of `width` features: key, values, check.
+fn record_len(width: usize) -> u64 {
+    16 + 4 * width as u64
 }
 
 /// This machine's name as it may appear in a file name (empty when it cannot be read).
@@ -367,8 +412,8 @@ mod tests {
         assert_eq!(c.get(8).unwrap(), Some(vec![0.0; 3]));
         assert_eq!(c.get(7).unwrap(), Some(vec![1.0, 2.0, 3.0]));
         c.commit().unwrap();
-        // The torn tail is gone: header and three whole records of 8 + 12 bytes.
-        assert_eq!(std::fs::metadata(&path).unwrap().len(), 10 + 3 * 20);
+        // The torn tail is gone: header and three whole records of 8 + 12 + 8 bytes.
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 10 + 3 * 28);
         assert_eq!(names(dir.path()), vec!["raw2-none.fqecache"]);
         assert!(FeatureCache::open(dir.path(), "raw2", "none", 4).is_err());
         assert_ne!(fnv1a64(b"a"), fnv1a64(b"b"));
@@ -423,5 +468,40 @@ mod tests {
         assert_eq!(names(&dir), vec!["raw2-none.fqecache"]);
         let c = FeatureCache::open(&dir, "raw2", "none", 3).unwrap();
         assert!(c.contains(1) && !c.contains(2));
+    }
+
+    /// A flipped byte in a record's values is an error naming the file and record, not
+    /// features that silently differ; a cache of the unchecked format is replaced.
+    #[test]
+    fn a_damaged_record_is_an_error_and_an_unchecked_cache_is_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = FeatureCache::open(dir.path(), "raw2", "none", 3).unwrap();
+        c.put(7, &[1.0, 2.0, 3.0]).unwrap();
+        c.put(9, &[4.0, 5.0, 6.5]).unwrap();
+        c.commit().unwrap();
+        let path = c.path().to_path_buf();
+        drop(c);
+        let mut bytes = std::fs::read(&path).unwrap();
+        // Record 2's second value: header 10, record 28, key 8, first value 4.
+        bytes[10 + 28 + 8 + 4] ^= 0x40;
+        std::fs::write(&path, &bytes).unwrap();
+        let mut c = FeatureCache::open(dir.path(), "raw2", "none", 3).unwrap();
+        assert_eq!(c.get(7).unwrap(), Some(vec![1.0, 2.0, 3.0]));
+        let err = c.get(9).unwrap_err().to_string();
+        assert!(err.contains(&path.display().to_string()), "{err}");
+        assert!(
+            err.contains("record 2 (frame key 0000000000000009) fails its check"),
+            "{err}"
+        );
+        drop(c);
+
+        bytes[..6].copy_from_slice(MAGIC_UNCHECKED);
+        std::fs::write(&path, &bytes).unwrap();
+        let mut c = FeatureCache::open(dir.path(), "raw2", "none", 3).unwrap();
+        assert!(c.is_empty() && !c.contains(7));
+        c.put(7, &[1.0, 2.0, 3.0]).unwrap();
+        c.commit().unwrap();
+        let replaced = std::fs::read(&path).unwrap();
+        assert_eq!((&replaced[..6], replaced.len()), (&MAGIC[..], 10 + 28));
     }
 }
