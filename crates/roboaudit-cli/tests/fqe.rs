@@ -804,3 +804,76 @@ fn a_run_folder_without_its_ground_truth_is_refused() {
     let o = fit_linear(&run, &out, "4", &["--policy-actions", &x]);
     assert!(o.status.success(), "{}", text(&o));
 }
+
+/// A policy-actions file that does not fit the dataset (frames missing, another width) stops
+/// the fit before the encoding pass: exit 3 naming the file, and `--out` left empty (no feature
+/// cache either).
+#[test]
+fn policy_actions_that_do_not_fit_the_dataset_stop_before_encoding() {
+    let dir = run_folder();
+    let run = dir.path().join("run");
+    let full =
+        roboaudit_data::lerobot::read_policy_actions(run.join("policies/pi0.parquet")).unwrap();
+    let block = full.samples * full.action_dim;
+    let rows = |frames: usize, width: usize| -> Vec<(i64, i64, Vec<f32>)> {
+        let mut rows = Vec::new();
+        for (k, i) in full.index.iter().take(frames).enumerate() {
+            for s in 0..full.samples {
+                let a = &full.actions[k * block + s * full.action_dim..][..full.action_dim];
+                rows.push((
+                    *i,
+                    s as i64,
+                    a.iter().copied().cycle().take(width).collect(),
+                ));
+            }
+        }
+        rows
+    };
+    let short = full.index.len() - 7;
+    for (name, rows, says) in [
+        (
+            "short.parquet",
+            rows(short, full.action_dim),
+            format!(
+                "7 of {} dataset frames have no target actions",
+                full.index.len()
+            ),
+        ),
+        (
+            "wide.parquet",
+            rows(full.index.len(), full.action_dim + 1),
+            format!(
+                "actions have {} values, the dataset's have {}",
+                full.action_dim + 1,
+                full.action_dim
+            ),
+        ),
+    ] {
+        let file = dir.path().join(name);
+        let bytes = roboaudit_data::lerobot::policy_actions_parquet(
+            &file,
+            rows.iter().map(|(i, s, a)| (*i, *s, a.as_slice())),
+        )
+        .unwrap();
+        std::fs::write(&file, bytes).unwrap();
+        let out = dir.path().join(format!("res-{name}"));
+        let o = roboaudit(&[
+            "fqe",
+            "fit",
+            "--dataset",
+            run.join("dataset").to_str().unwrap(),
+            "--policy-actions",
+            &format!("mine={}", file.display()),
+            "--no-neural",
+            "--components",
+            "4",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(3), "{name}: {}", text(&o));
+        assert!(text(&o).contains(&says), "{name}: {}", text(&o));
+        assert!(text(&o).contains(file.to_str().unwrap()), "{}", text(&o));
+        assert!(!text(&o).contains("encoded"), "{name}: {}", text(&o));
+        assert!(walk(&out).is_empty(), "{name} left {:?}", walk(&out));
+    }
+}

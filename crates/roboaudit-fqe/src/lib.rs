@@ -77,7 +77,7 @@ pub use linear::{
 };
 pub use load::{
     FrameFeatures, LoadOptions, LoadedDataset, align_target_actions, behaviour_actions,
-    component_rows, load_lerobot, load_lerobot_with_progress,
+    check_target_actions, component_rows, load_lerobot, load_lerobot_with_progress,
 };
 pub use naive::naive_estimate;
 pub use neural::{

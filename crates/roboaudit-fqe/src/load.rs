@@ -532,49 +532,48 @@ fn image_part(
     ))
 }
 
-/// Aligns a policy-actions file with the loaded frames.
+/// Checks a policy-actions file against a dataset's frames (global `index` of each, in load
+/// order) and action width, before anything is encoded: `fqe fit` calls it on the dataset's
+/// rows so that a wrong file stops the run before the encoding pass.
 ///
 /// # Errors
 /// [`FqeError::InvalidInputs`] when the action width differs, a frame has no actions, or the
 /// file has actions for frames the dataset lacks (written for another dataset), naming how many
 /// and the first.
-pub fn align_target_actions(
-    loaded: &LoadedDataset,
+pub fn check_target_actions(
+    frame_index: &[i64],
+    action_dim: usize,
     actions: &PolicyActions,
-) -> Result<TargetActions, FqeError> {
-    let inputs = &loaded.inputs;
-    if actions.action_dim != inputs.action_dim {
+) -> Result<(), FqeError> {
+    if actions.action_dim != action_dim {
         return Err(FqeError::InvalidInputs(format!(
-            "{}: actions have {} values, the dataset's have {}",
+            "{}: actions have {} values, the dataset's have {action_dim}",
             actions.file.display(),
             actions.action_dim,
-            inputs.action_dim
         )));
     }
-    let mut values = Vec::with_capacity(inputs.n_frames() * actions.samples * actions.action_dim);
-    let mut missing = Vec::new();
-    for idx in &inputs.frame_index {
-        match actions.frame(*idx) {
-            Some(block) => values.extend_from_slice(block),
-            None => missing.push(*idx),
-        }
-    }
+    let missing: Vec<i64> = frame_index
+        .iter()
+        .copied()
+        .filter(|i| actions.frame(*i).is_none())
+        .collect();
     if let Some(first) = missing.first() {
         return Err(FqeError::InvalidInputs(format!(
             "{}: {} of {} dataset frames have no target actions (first: index {first})",
             actions.file.display(),
             missing.len(),
-            inputs.n_frames()
+            frame_index.len()
         )));
     }
     // Actions for frames the dataset does not have mean the file was written for another
     // dataset (a larger recording whose first frames happen to share indices): its actions
     // for the frames that do match are another recording's, so nothing of it can be used.
+    let frames: HashSet<i64> = frame_index.iter().copied().collect();
     let foreign: Vec<i64> = actions
         .index
         .iter()
         .copied()
-        .filter(|i| !loaded.rows.contains_key(i))
+        .filter(|i| !frames.contains(i))
         .collect();
     if let Some(first) = foreign.first() {
         return Err(FqeError::InvalidInputs(format!(
@@ -582,8 +581,25 @@ pub fn align_target_actions(
             actions.file.display(),
             foreign.len(),
             actions.index.len(),
-            inputs.n_frames()
+            frame_index.len()
         )));
+    }
+    Ok(())
+}
+
+/// Aligns a policy-actions file with the loaded frames.
+///
+/// # Errors
+/// As [`check_target_actions`].
+pub fn align_target_actions(
+    loaded: &LoadedDataset,
+    actions: &PolicyActions,
+) -> Result<TargetActions, FqeError> {
+    let inputs = &loaded.inputs;
+    check_target_actions(&inputs.frame_index, inputs.action_dim, actions)?;
+    let mut values = Vec::with_capacity(inputs.n_frames() * actions.samples * actions.action_dim);
+    for idx in &inputs.frame_index {
+        values.extend_from_slice(actions.frame(*idx).unwrap_or_default());
     }
     Ok(TargetActions {
         samples: actions.samples,

@@ -21,8 +21,8 @@ use crate::bounds_settings::check_components;
 use crate::number::compact;
 use crate::{
     DatasetIdentity, FitConfig, FqeError, FqeReport, FrameFeatures, GroundTruth, LoadOptions,
-    Provenance, TargetPolicy, Truth, align_target_actions, behaviour_actions, fit_and_score,
-    fit_work, load_lerobot_with_progress, read_ground_truth_fingerprinted,
+    Provenance, TargetPolicy, Truth, align_target_actions, behaviour_actions, check_target_actions,
+    fit_and_score, fit_work, load_lerobot_with_progress, read_ground_truth_fingerprinted,
 };
 
 pub use encoder_spec::EncoderSpec;
@@ -323,6 +323,24 @@ pub fn fit_request(req: &FitRequest, obs: &dyn FitObserver) -> Result<FqeReport,
     for (name, file) in &policy_files {
         let actions = read_policy_actions(file).map_err(RequestError::Data)?;
         policy_actions.push((name.clone(), actions));
+    }
+    // A policy-actions file that does not fit the dataset stops the run before the encoding
+    // pass (minutes on a large dataset), not after it.
+    if !policy_actions.is_empty() {
+        let frames = ds
+            .read_frames(&[req.action_feature.as_str()])
+            .map_err(RequestError::Data)?;
+        let index: Vec<i64> = frames
+            .iter()
+            .flat_map(|e| e.index.iter().copied())
+            .collect();
+        let width = frames
+            .iter()
+            .find_map(|e| e.column(&req.action_feature)?.first().map(Vec::len))
+            .unwrap_or(0);
+        for (_, actions) in &policy_actions {
+            check_target_actions(&index, width, actions)?;
+        }
     }
     let loaded = load_lerobot_with_progress(&ds, &opts, &mut |done, total| {
         obs.encoding(done, total);
