@@ -877,3 +877,30 @@ fn policy_actions_that_do_not_fit_the_dataset_stop_before_encoding() {
         assert!(walk(&out).is_empty(), "{name} left {:?}", walk(&out));
     }
 }
+
+/// Rows the episodes metadata does not describe are not read; a dataset whose declared
+/// `total_frames` differs from the frames read says so instead of fitting on fewer silently.
+#[test]
+fn a_fit_on_fewer_frames_than_declared_warns() {
+    let dir = run_folder();
+    let run = dir.path().join("run");
+    let info = run.join("dataset/meta/info.json");
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&info).unwrap()).unwrap();
+    let frames = v["total_frames"].as_u64().unwrap();
+    let out = dir.path().join("res");
+    let o = fit_linear(&run, &out, "4", &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!text(&o).contains("declares total_frames"), "{}", text(&o));
+    v["total_frames"] = serde_json::json!(frames + 3);
+    std::fs::write(&info, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+    let o = fit_linear(&run, &dir.path().join("res2"), "4", &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains(&format!(
+            "warning: meta/info.json declares total_frames {}; the fit read {frames} frames",
+            frames + 3
+        )),
+        "{}",
+        text(&o)
+    );
+}

@@ -347,6 +347,17 @@ pub fn fit_request(req: &FitRequest, obs: &dyn FitObserver) -> Result<FqeReport,
     })?;
     obs.encoded();
     let s = &loaded.summary;
+    // Rows whose episode the metadata does not describe are not read: say so rather than fit
+    // silently on fewer frames than the dataset declares.
+    if let Some(total) = ds.info().total_frames.filter(|t| *t != s.frames as u64) {
+        obs.note(&format!(
+            "warning: meta/info.json declares total_frames {total}; the fit read {} frames, \
+             those of the episodes the metadata describes (`roboaudit data inspect {}` names \
+             the rows that differ)",
+            s.frames,
+            ds.root().display()
+        ));
+    }
     if let Some(encoder) = &s.encoder {
         obs.note(&format!(
             "note: frames by {encoder}: {} encoded, {} found in the feature cache {}",
