@@ -209,3 +209,45 @@ fn a_repeated_global_index_blocks_and_a_gap_does_not() {
         assert_eq!(p.blocking, blocking, "{}", p.message);
     }
 }
+
+/// A value the scan cannot read (a null in `next.success`) is one blocking problem naming the
+/// row; the file's episodes are not then listed as empty.
+#[test]
+fn a_null_value_is_one_problem_not_a_list_of_empty_episodes() {
+    let dir = tempfile::tempdir().unwrap();
+    write_v3(dir.path());
+    let success: arrow_array::ArrayRef =
+        std::sync::Arc::new(arrow_array::BooleanArray::from(vec![
+            Some(false),
+            None,
+            Some(false),
+            Some(false),
+            Some(true),
+        ]));
+    write_v3_data_replacing(
+        dir.path(),
+        &v3_frames(),
+        &[],
+        vec![("next.success", success)],
+    );
+    let report = LeRobotDataset::open(dir.path()).unwrap().inspect().unwrap();
+    let messages: Vec<&str> = report.problems.iter().map(|p| p.message.as_str()).collect();
+    let bad: Vec<_> = report
+        .problems
+        .iter()
+        .filter(|p| p.message.contains("next.success"))
+        .collect();
+    assert_eq!(bad.len(), 1, "{messages:#?}");
+    assert_eq!((bad[0].row, bad[0].blocking), (Some(2), true));
+    assert!(
+        bad[0]
+            .message
+            .ends_with("its 2 episode(s) are not checked further"),
+        "{}",
+        bad[0].message
+    );
+    assert!(
+        !messages.iter().any(|m| m.contains("has no rows")),
+        "{messages:#?}"
+    );
+}

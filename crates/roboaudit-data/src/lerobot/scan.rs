@@ -33,6 +33,9 @@ pub(crate) struct Scanned {
     /// Data files (relative) that exist but cannot be read at all: their episodes are not
     /// checked one by one (one problem per file says how many episodes it holds).
     pub unreadable: HashSet<std::path::PathBuf>,
+    /// Data files whose scan stopped at a value it could not read (a null, a wrong type): one
+    /// problem names it, and their episodes are not reported as empty.
+    pub unscanned: HashSet<std::path::PathBuf>,
     pub episodes: BTreeMap<i64, EpisodeScan>,
     pub storage: HashMap<String, String>,
     pub notes: HashMap<String, String>,
@@ -137,12 +140,17 @@ pub(crate) fn scan_data(ds: &LeRobotDataset, problems: &mut Problems) -> Scanned
             problems,
         ) {
             out.unreadable_files += 1;
+            out.unscanned.insert(rel.to_path_buf());
             problems.push_blocking(
                 "bad column",
                 rel,
                 None,
                 e.row(),
-                roboaudit_types::error_chain(&e),
+                format!(
+                    "{}; its {} episode(s) are not checked further",
+                    roboaudit_types::error_chain(&e),
+                    eps.len()
+                ),
             );
         }
     }
@@ -530,6 +538,9 @@ fn check_episodes(
         .filter(|f| ds.root().join(f).is_file() && !scanned.unreadable.contains(*f))
         .collect();
     for ep in ds.episodes() {
+        if scanned.unscanned.contains(ep.data_file.as_path()) {
+            continue;
+        }
         let Some(scan) = scanned.episodes.get(&ep.index) else {
             if readable.contains(ep.data_file.as_path()) {
                 problems.push_blocking(

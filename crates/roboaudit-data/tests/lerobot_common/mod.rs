@@ -229,6 +229,16 @@ pub fn v3_frames() -> V3Frames {
 
 /// Writes `frames` as the v3.0 dataset's data file, leaving out the columns named in `without`.
 pub fn write_v3_data(root: &Path, frames: &V3Frames, without: &[&str]) {
+    write_v3_data_replacing(root, frames, without, Vec::new());
+}
+
+/// [`write_v3_data`] with some columns replaced by the arrays given (e.g. one holding nulls).
+pub fn write_v3_data_replacing(
+    root: &Path,
+    frames: &V3Frames,
+    without: &[&str],
+    mut replace: Vec<(&str, ArrayRef)>,
+) {
     let columns = vec![
         ("observation.state", fixed_vectors(&frames.states, 2)),
         ("action", list_vectors(&frames.actions)),
@@ -247,6 +257,12 @@ pub fn write_v3_data(root: &Path, frames: &V3Frames, without: &[&str]) {
         columns
             .into_iter()
             .filter(|(name, _)| !without.contains(name))
+            .map(
+                |(name, array)| match replace.iter().position(|(n, _)| *n == name) {
+                    Some(k) => replace.swap_remove(k),
+                    None => (name, array),
+                },
+            )
             .collect(),
     );
 }
