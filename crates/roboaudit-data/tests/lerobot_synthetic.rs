@@ -573,3 +573,41 @@ fn policy_actions_are_read_and_checked() {
         "{err}"
     );
 }
+
+/// A path template that leaves the dataset folder is refused when the metadata is read, naming
+/// the key; templates inside it (LeRobot's own) open.
+#[test]
+fn path_templates_leaving_the_dataset_folder_are_refused() {
+    for (key, template, refused) in [
+        (
+            "data_path",
+            "../outside/file-{file_index:03d}.parquet",
+            true,
+        ),
+        ("data_path", "/etc/file-{file_index:03d}.parquet", true),
+        ("video_path", "videos/../../{video_key}.mp4", true),
+        (
+            "data_path",
+            "./data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet",
+            false,
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        write_v3(dir.path());
+        edit_json(&dir.path().join("meta/info.json"), |v| {
+            v[key] = serde_json::json!(template)
+        });
+        match LeRobotDataset::open(dir.path()) {
+            Err(err) if refused => {
+                assert!(
+                    err.to_string()
+                        .contains(&format!("{key} \"{template}\" leaves the dataset folder")),
+                    "{err}"
+                );
+                assert!(err.file().ends_with("meta/info.json"), "{err}");
+            }
+            Ok(_) if !refused => {}
+            other => panic!("{key} {template}: {:?}", other.map(|_| ())),
+        }
+    }
+}

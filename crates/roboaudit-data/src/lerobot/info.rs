@@ -185,6 +185,27 @@ pub fn read_info(file: &Path) -> Result<Info, DataError> {
         .iter()
         .map(|(name, spec)| parse_feature(file, name, spec))
         .collect::<Result<Vec<Feature>, _>>()?;
+    // A path template that leaves the dataset folder would read files that are not the
+    // dataset's (and name them in its errors).
+    for key in ["data_path", "video_path"] {
+        if let Some(template) = root.get(key).and_then(Value::as_str) {
+            let escapes = Path::new(template).components().any(|c| {
+                !matches!(
+                    c,
+                    std::path::Component::Normal(_) | std::path::Component::CurDir
+                )
+            });
+            if escapes {
+                return Err(bad(
+                    file,
+                    format!(
+                        "{key} \"{template}\" leaves the dataset folder (an absolute path or \
+                         \"..\"); LeRobot's templates are relative, e.g. \"{default_data}\""
+                    ),
+                ));
+            }
+        }
+    }
     // serde_json sorts keys; list the dataset's own features first, the bookkeeping columns last.
     let mut features = features;
     features.sort_by_key(|f| STANDARD_COLUMNS.contains(&f.name.as_str()));
