@@ -611,3 +611,21 @@ fn path_templates_leaving_the_dataset_folder_are_refused() {
         }
     }
 }
+
+/// A run folder (its dataset in `dataset/`) given where a dataset is expected is named as such.
+#[test]
+fn a_run_folder_given_as_a_dataset_points_to_its_dataset() {
+    let run = tempfile::tempdir().unwrap();
+    write_v3(&run.path().join("dataset"));
+    let err = LeRobotDataset::open(run.path()).unwrap_err();
+    assert!(
+        err.to_string().contains(&format!(
+            "{} is not a LeRobot dataset, but {} is",
+            run.path().display(),
+            run.path().join("dataset").display()
+        )),
+        "{err}"
+    );
+    assert!(err.file().ends_with("meta/info.json"), "{err}");
+    LeRobotDataset::open(run.path().join("dataset")).unwrap();
+}

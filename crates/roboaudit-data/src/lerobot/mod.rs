@@ -73,12 +73,29 @@ impl LeRobotDataset {
     /// No data file is read.
     ///
     /// # Errors
-    /// [`DataError`] naming the file when `meta/info.json` is missing, unreadable or has an
+    /// [`DataError`] naming the file when `meta/info.json` is missing (pointing to `dir/dataset`
+    /// when that is a dataset: a run folder), unreadable or has an
     /// unsupported `codebase_version` or no `fps`; when the episodes or tasks metadata is
     /// missing or malformed; or when an episode index is described twice.
     pub fn open(dir: impl AsRef<Path>) -> Result<Self, DataError> {
         let root = dir.as_ref().to_path_buf();
-        let info = info::read_info(&root.join("meta/info.json"))?;
+        let info_file = root.join("meta/info.json");
+        // A run folder of `fqe collect` holds its dataset in `dataset/`: say so rather than
+        // only that meta/info.json is missing.
+        if !info_file.exists() && root.join("dataset/meta/info.json").is_file() {
+            return Err(DataError::invalid(
+                &info_file,
+                None,
+                None,
+                format!(
+                    "{} is not a LeRobot dataset, but {} is (a run folder: give the dataset \
+                     folder, or `fqe fit --run` the run)",
+                    root.display(),
+                    root.join("dataset").display()
+                ),
+            ));
+        }
+        let info = info::read_info(&info_file)?;
         let episodes = meta::read_episodes(&root, &info)?;
         let tasks = meta::read_tasks(&root, info.version)?;
         Ok(Self {
