@@ -904,3 +904,32 @@ fn a_fit_on_fewer_frames_than_declared_warns() {
         text(&o)
     );
 }
+
+/// A file named by an option that does not exist is refused naming the option (exit 3).
+#[test]
+fn a_missing_file_named_by_an_option_names_the_option() {
+    let dir = run_folder();
+    let run = dir.path().join("run");
+    let nope = dir.path().join("nope.json");
+    let nope = nope.to_str().unwrap();
+    for (extra, says) in [
+        (
+            vec!["--ground-truth", nope],
+            format!("--ground-truth {nope}: no such file"),
+        ),
+        (
+            vec!["--labels", nope],
+            format!("--labels {nope}: no such file"),
+        ),
+        (
+            vec!["--policy-actions", &format!("mine={nope}")],
+            format!("--policy-actions mine={nope}: no such file"),
+        ),
+    ] {
+        let out = dir.path().join("res");
+        let o = fit_linear(&run, &out, "4", &extra);
+        assert_eq!(o.status.code(), Some(3), "{extra:?}: {}", text(&o));
+        assert!(text(&o).contains(&says), "{extra:?}: {}", text(&o));
+        assert!(walk(&out).is_empty());
+    }
+}
