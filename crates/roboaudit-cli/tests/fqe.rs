@@ -5,6 +5,9 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+mod common;
+
+use common::{chain_run_folder as run_folder, walk};
 use roboaudit_data::lerobot::LeRobotDataset;
 use roboaudit_fqe::detector::synthetic::{GoalRun, write_goal_dataset};
 use roboaudit_fqe::synthetic::{ChainRun, write_chain_run};
@@ -15,18 +18,6 @@ fn roboaudit(args: &[&str]) -> Output {
         .env("RAYON_NUM_THREADS", "1")
         .output()
         .unwrap()
-}
-
-fn run_folder() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let run = ChainRun {
-        episodes: 80,
-        quality: vec![0.9, 0.6, 0.2],
-        samples: 4,
-        ..ChainRun::default()
-    };
-    write_chain_run(&dir.path().join("run"), &run).unwrap();
-    dir
 }
 
 fn report(out: &Path) -> serde_json::Value {
@@ -372,21 +363,6 @@ fn text(o: &Output) -> String {
 }
 
 /// Every path under `dir`, recursively (empty when it does not exist).
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return out;
-    };
-    for e in entries {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        }
-        out.push(p);
-    }
-    out
-}
-
 #[test]
 fn bad_options_exit_2_before_encoding_and_write_nothing() {
     let dir = run_folder();
@@ -803,133 +779,4 @@ fn a_run_folder_without_its_ground_truth_is_refused() {
     let x = format!("x={}", run.join("policies/pi0.parquet").display());
     let o = fit_linear(&run, &out, "4", &["--policy-actions", &x]);
     assert!(o.status.success(), "{}", text(&o));
-}
-
-/// A policy-actions file that does not fit the dataset (frames missing, another width) stops
-/// the fit before the encoding pass: exit 3 naming the file, and `--out` left empty (no feature
-/// cache either).
-#[test]
-fn policy_actions_that_do_not_fit_the_dataset_stop_before_encoding() {
-    let dir = run_folder();
-    let run = dir.path().join("run");
-    let full =
-        roboaudit_data::lerobot::read_policy_actions(run.join("policies/pi0.parquet")).unwrap();
-    let block = full.samples * full.action_dim;
-    let rows = |frames: usize, width: usize| -> Vec<(i64, i64, Vec<f32>)> {
-        let mut rows = Vec::new();
-        for (k, i) in full.index.iter().take(frames).enumerate() {
-            for s in 0..full.samples {
-                let a = &full.actions[k * block + s * full.action_dim..][..full.action_dim];
-                rows.push((
-                    *i,
-                    s as i64,
-                    a.iter().copied().cycle().take(width).collect(),
-                ));
-            }
-        }
-        rows
-    };
-    let short = full.index.len() - 7;
-    for (name, rows, says) in [
-        (
-            "short.parquet",
-            rows(short, full.action_dim),
-            format!(
-                "7 of {} dataset frames have no target actions",
-                full.index.len()
-            ),
-        ),
-        (
-            "wide.parquet",
-            rows(full.index.len(), full.action_dim + 1),
-            format!(
-                "actions have {} values, the dataset's have {}",
-                full.action_dim + 1,
-                full.action_dim
-            ),
-        ),
-    ] {
-        let file = dir.path().join(name);
-        let bytes = roboaudit_data::lerobot::policy_actions_parquet(
-            &file,
-            rows.iter().map(|(i, s, a)| (*i, *s, a.as_slice())),
-        )
-        .unwrap();
-        std::fs::write(&file, bytes).unwrap();
-        let out = dir.path().join(format!("res-{name}"));
-        let o = roboaudit(&[
-            "fqe",
-            "fit",
-            "--dataset",
-            run.join("dataset").to_str().unwrap(),
-            "--policy-actions",
-            &format!("mine={}", file.display()),
-            "--no-neural",
-            "--components",
-            "4",
-            "--out",
-            out.to_str().unwrap(),
-        ]);
-        assert_eq!(o.status.code(), Some(3), "{name}: {}", text(&o));
-        assert!(text(&o).contains(&says), "{name}: {}", text(&o));
-        assert!(text(&o).contains(file.to_str().unwrap()), "{}", text(&o));
-        assert!(!text(&o).contains("encoded"), "{name}: {}", text(&o));
-        assert!(walk(&out).is_empty(), "{name} left {:?}", walk(&out));
-    }
-}
-
-/// Rows the episodes metadata does not describe are not read; a dataset whose declared
-/// `total_frames` differs from the frames read says so instead of fitting on fewer silently.
-#[test]
-fn a_fit_on_fewer_frames_than_declared_warns() {
-    let dir = run_folder();
-    let run = dir.path().join("run");
-    let info = run.join("dataset/meta/info.json");
-    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&info).unwrap()).unwrap();
-    let frames = v["total_frames"].as_u64().unwrap();
-    let out = dir.path().join("res");
-    let o = fit_linear(&run, &out, "4", &[]);
-    assert!(o.status.success(), "{}", text(&o));
-    assert!(!text(&o).contains("declares total_frames"), "{}", text(&o));
-    v["total_frames"] = serde_json::json!(frames + 3);
-    std::fs::write(&info, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
-    let o = fit_linear(&run, &dir.path().join("res2"), "4", &[]);
-    assert!(o.status.success(), "{}", text(&o));
-    assert!(
-        text(&o).contains(&format!(
-            "warning: meta/info.json declares total_frames {}; the fit read {frames} frames",
-            frames + 3
-        )),
-        "{}",
-        text(&o)
-    );
-}
-
-/// A file named by an option that does not exist is refused naming the option (exit 3).
-#[test]
-fn a_missing_file_named_by_an_option_names_the_option() {
-    let dir = run_folder();
-    let run = dir.path().join("run");
-    let nope = dir.path().join("nope.json");
-    let nope = nope.to_str().unwrap();
-    for (extra, says) in [
-        (
-            vec!["--ground-truth", nope],
-            format!("--ground-truth {nope}: no such file"),
-        ),
-        (
-            vec!["--labels", nope],
-            format!("--labels {nope}: no such file"),
-        ),
-        (
-            vec!["--policy-actions", &format!("mine={nope}")],
-            format!("--policy-actions mine={nope}: no such file"),
-        ),
-    ] {
-        let out = dir.path().join("res");
-        let o = fit_linear(&run, &out, "4", &extra);
-        assert_eq!(o.status.code(), Some(3), "{extra:?}: {}", text(&o));
-        assert!(text(&o).contains(&says), "{extra:?}: {}", text(&o));
-        assert!(walk(&out).is_empty());
-    }
 }

@@ -99,3 +99,35 @@ pub fn appearance_line(failures: &serde_json::Value) -> String {
         )
     }
 }
+
+/// A synthetic chain run folder in `TMP/run` (the layout `fqe collect` writes: 80 episodes,
+/// three target policies of quality 0.9, 0.6 and 0.2 with four action samples per frame, exact
+/// ground truth).
+pub fn chain_run_folder() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let run = roboaudit_fqe::synthetic::ChainRun {
+        episodes: 80,
+        quality: vec![0.9, 0.6, 0.2],
+        samples: 4,
+        ..roboaudit_fqe::synthetic::ChainRun::default()
+    };
+    roboaudit_fqe::synthetic::write_chain_run(&dir.path().join("run"), &run).unwrap();
+    dir
+}
+
+/// Every file and folder under `dir`, deepest first within each folder; empty when `dir` does
+/// not exist.
+pub fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        }
+        out.push(p);
+    }
+    out
+}
