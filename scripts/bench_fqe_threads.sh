@@ -50,10 +50,12 @@ print(f"{name:22s} wall {wall:7.1f} s  CPU {user + sys_:7.1f} s  CPU/wall {(user
       f"  neural batch {neural:6.1f} s")
 PY
 }
-common=(fqe fit --run "$run" --seeds "$seeds" --steps "$steps" --cache "$out/cache")
-# The feature cache is filled by a first fit so that every timed fit reads it.
-timed warm-cache env RAYON_NUM_THREADS=2 "$bin" "${common[@]}" --no-neural
-timed no-neural-1 taskset -c 0 env RAYON_NUM_THREADS=1 "$bin" "${common[@]}" --no-neural
+base=(fqe fit --run "$run" --cache "$out/cache")
+common=("${base[@]}" --seeds "$seeds" --steps "$steps")
+# The feature cache is filled by a first fit so that every timed fit reads it. The neural
+# options are refused beside --no-neural.
+timed warm-cache env RAYON_NUM_THREADS=2 "$bin" "${base[@]}" --no-neural
+timed no-neural-1 taskset -c 0 env RAYON_NUM_THREADS=1 "$bin" "${base[@]}" --no-neural
 timed threads-1 "$bin" "${common[@]}" --threads 1
 timed rayon-env-1 env RAYON_NUM_THREADS=1 "$bin" "${common[@]}"
 timed threads-2 "$bin" "${common[@]}" --threads 2

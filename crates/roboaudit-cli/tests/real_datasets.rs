@@ -465,6 +465,24 @@ fn out_of_range_options_are_usage_errors_checked_before_reading() {
         assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", stderr(&o));
         assert!(!out.exists(), "{bad:?}");
     }
+    // A neural option beside --no-neural would be ignored: refused instead, naming both.
+    for option in [["--steps", "200"], ["--hidden", "64"], ["--seeds", "4"]] {
+        let o = fit(
+            &missing,
+            &labels,
+            &out,
+            &["--no-neural", option[0], option[1]],
+        );
+        assert_eq!(o.status.code(), Some(2), "{option:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!(
+                "the argument '--no-neural' cannot be used with '{}",
+                option[0]
+            )),
+            "{option:?}: {}",
+            stderr(&o)
+        );
+    }
 }
 
 /// fqe.json records paths as JSON text: a folder name that is not UTF-8 is a usage error

@@ -148,8 +148,19 @@ pub struct FitOptions {
         arg(long, default_value = "sigmoid", value_parser = ["sigmoid", "linear"])
     )]
     pub head: String,
-    /// Skip neural FQE (linear and naive only).
-    #[cfg_attr(feature = "clap", arg(long))]
+    /// Skip neural FQE (linear and naive only). The neural options (--seeds, --steps,
+    /// --max-steps, --bootstrap, --target-update, --target-tau, --learning-rate, --batch-size,
+    /// --hidden, --head) are refused beside it rather than ignored.
+    #[cfg_attr(
+        feature = "clap",
+        arg(
+            long,
+            conflicts_with_all = [
+                "seeds", "steps", "max_steps", "bootstrap", "target_update", "target_tau",
+                "learning_rate", "batch_size", "hidden", "head",
+            ]
+        )
+    )]
     pub no_neural: bool,
     /// Linear FQE ridge λ (per transition).
     #[cfg_attr(feature = "clap", arg(long, default_value_t = LinearFqeConfig::default().ridge))]
