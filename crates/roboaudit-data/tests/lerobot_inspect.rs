@@ -164,8 +164,8 @@ fn stats_json_is_parsed_and_its_lengths_checked_against_the_features() {
     let lines = cut.lines().count();
     assert_eq!(p[0].row, Some(lines));
     assert!(
-        p[0].message
-            .starts_with(&format!("not valid JSON at line {lines} column ")),
+        p[0].message.starts_with("not valid JSON (")
+            && p[0].message.contains(&format!(" at line {lines} column ")),
         "{}",
         p[0].message
     );

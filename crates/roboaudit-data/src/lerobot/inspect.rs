@@ -25,7 +25,8 @@ pub struct Problem {
     /// Whether the problem stops `fqe fit` and `data detect` from reading the dataset with
     /// their default columns: a data file missing or unreadable, an episode without rows, a
     /// repeated global `index`, or a missing, malformed, non-finite or undecodable value in
-    /// `action`, `observation.state` or an `image` feature. `data inspect` exits with code 3 when any problem blocks.
+    /// `action`, `observation.state` or an `image` feature. `data inspect` exits with code 3
+    /// when any problem blocks.
     pub blocking: bool,
 }
 

@@ -74,9 +74,9 @@ impl LeRobotDataset {
     ///
     /// # Errors
     /// [`DataError`] naming the file when `meta/info.json` is missing (pointing to `dir/dataset`
-    /// when that is a dataset: a run folder), unreadable or has an
-    /// unsupported `codebase_version` or no `fps`; when the episodes or tasks metadata is
-    /// missing or malformed; or when an episode index is described twice.
+    /// when that is a dataset: a run folder), unreadable, has an unsupported `codebase_version`
+    /// or no `fps`, or a `data_path`/`video_path` leaving the folder; when the episodes or tasks
+    /// metadata is missing or malformed; or when an episode index is described twice.
     pub fn open(dir: impl AsRef<Path>) -> Result<Self, DataError> {
         let root = dir.as_ref().to_path_buf();
         let info_file = root.join("meta/info.json");

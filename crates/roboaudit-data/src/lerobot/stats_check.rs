@@ -40,9 +40,9 @@ fn expected_len(f: &Feature) -> Option<usize> {
 
 impl LeRobotDataset {
     /// Parses `meta/stats.json` when it exists and checks, for every declared feature it
-    /// describes, that `min`, `max`, `mean` and `std` hold numbers (or booleans) only, as many as the feature
-    /// has values (numeric) or channels (image, video). Problems are never blocking: roboaudit
-    /// does not read the file.
+    /// describes, that `min`, `max`, `mean` and `std` hold numbers (or booleans) only, as many
+    /// as the feature has values (numeric) or channels (image, video). Problems are never
+    /// blocking: roboaudit does not read the file.
     pub(crate) fn check_stats(&self, problems: &mut Problems) {
         let file = Path::new("meta/stats.json");
         let Ok(bytes) = std::fs::read(self.root.join(file)) else {
@@ -56,11 +56,7 @@ impl LeRobotDataset {
                     file,
                     None,
                     Some(e.line()),
-                    format!(
-                        "not valid JSON at line {} column {}: {e}; LeRobot's loader cannot read it",
-                        e.line(),
-                        e.column()
-                    ),
+                    format!("not valid JSON ({e}); LeRobot's loader cannot read it"),
                 );
                 return;
             }
