@@ -67,7 +67,11 @@ fn non_finite_values_and_undecodable_frames_are_problems_and_block_where_fit_rea
     assert_eq!((p.episode, p.row, p.blocking), (Some(1), Some(5), true));
     assert!(p.file.ends_with("data/chunk-000/file-000.parquet"));
     assert_eq!(report.blocking_problems, 2, "{:#?}", report.problems);
-    assert!(!render_inspect(&report).contains("problems: none"));
+    assert!(
+        render_inspect(&report).contains("problems (4; 2 stop `fqe fit`)"),
+        "{}",
+        render_inspect(&report)
+    );
 }
 
 #[test]
@@ -162,7 +166,7 @@ fn stats_json_is_parsed_and_its_lengths_checked_against_the_features() {
     let p = stats_problems(dir.path());
     assert_eq!(p.len(), 1, "{p:#?}");
     let lines = cut.lines().count();
-    assert_eq!(p[0].row, Some(lines));
+    assert_eq!(p[0].row, None);
     assert!(
         p[0].message.starts_with("not valid JSON (")
             && p[0].message.contains(&format!(" at line {lines} column ")),
@@ -170,6 +174,8 @@ fn stats_json_is_parsed_and_its_lengths_checked_against_the_features() {
         p[0].message
     );
     assert!(!p[0].blocking);
+    let text = render_inspect(&LeRobotDataset::open(dir.path()).unwrap().inspect().unwrap());
+    assert!(text.contains("; none stops `fqe fit`)"), "{text}");
 
     let mut wrong = good.clone();
     wrong["observation.state"]["mean"] = serde_json::json!([0.0, 1.0, 2.0]);

@@ -112,7 +112,13 @@ pub fn render_inspect(report: &InspectReport) -> String {
     if report.problems.is_empty() {
         let _ = writeln!(s, "problems: none");
     } else {
-        let _ = writeln!(s, "problems ({})", report.problems.len());
+        // Whether any problem stops the fit, so that a list of harmless ones does not read as
+        // a failed check.
+        let blocking = match report.blocking_problems {
+            0 => "none stops `fqe fit`".to_owned(),
+            n => format!("{n} stop `fqe fit`"),
+        };
+        let _ = writeln!(s, "problems ({}; {blocking})", report.problems.len());
         for p in &report.problems {
             let mut place = Vec::new();
             if let Some(e) = p.episode {

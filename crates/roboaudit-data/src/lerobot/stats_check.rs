@@ -51,11 +51,12 @@ impl LeRobotDataset {
         let stats: Value = match serde_json::from_slice(&bytes) {
             Ok(v) => v,
             Err(e) => {
+                // The position is serde's line and column, in the message: not a table row.
                 problems.push(
                     "stats",
                     file,
                     None,
-                    Some(e.line()),
+                    None,
                     format!("not valid JSON ({e}); LeRobot's loader cannot read it"),
                 );
                 return;
