@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 
 mod common;
 
-use common::{chain_run_folder as run_folder, walk};
+use common::{chain_run_folder as run_folder, fit_linear, walk};
 use roboaudit_data::lerobot::LeRobotDataset;
 use roboaudit_fqe::detector::synthetic::{GoalRun, write_goal_dataset};
 use roboaudit_fqe::synthetic::{ChainRun, write_chain_run};
@@ -71,24 +71,6 @@ fn copy_tree(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), target).unwrap();
         }
     }
-}
-
-/// `fqe fit --run RUN --out OUT --no-neural --components N` and `extra`: the quick linear fit of
-/// the tests below.
-fn fit_linear(run: &Path, out: &Path, components: &str, extra: &[&str]) -> Output {
-    let mut args = vec![
-        "fqe",
-        "fit",
-        "--run",
-        run.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--no-neural",
-        "--components",
-        components,
-    ];
-    args.extend_from_slice(extra);
-    roboaudit(&args)
 }
 
 #[test]

@@ -5,27 +5,7 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Output;
-
-use common::{chain_run_folder as run_folder, roboaudit, text, walk};
-
-/// `fqe fit --run RUN --out OUT --no-neural --components 4` and `extra`.
-fn fit_linear(run: &Path, out: &Path, extra: &[&str]) -> Output {
-    let mut args = vec![
-        "fqe",
-        "fit",
-        "--run",
-        run.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--no-neural",
-        "--components",
-        "4",
-    ];
-    args.extend_from_slice(extra);
-    roboaudit(&args)
-}
+use common::{chain_run_folder as run_folder, fit_linear, roboaudit, text, walk};
 
 /// A policy-actions file that does not fit the dataset (frames missing, another width) stops
 /// the fit before the encoding pass: exit 3 naming the file, and `--out` left empty (no feature
@@ -110,12 +90,12 @@ fn a_fit_on_fewer_frames_than_declared_warns() {
     let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&info).unwrap()).unwrap();
     let frames = v["total_frames"].as_u64().unwrap();
     let out = dir.path().join("res");
-    let o = fit_linear(&run, &out, &[]);
+    let o = fit_linear(&run, &out, "4", &[]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(!text(&o).contains("declares total_frames"), "{}", text(&o));
     v["total_frames"] = serde_json::json!(frames + 3);
     std::fs::write(&info, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
-    let o = fit_linear(&run, &dir.path().join("res2"), &[]);
+    let o = fit_linear(&run, &dir.path().join("res2"), "4", &[]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(
         text(&o).contains(&format!(
@@ -149,7 +129,7 @@ fn a_missing_file_named_by_an_option_names_the_option() {
         ),
     ] {
         let out = dir.path().join("res");
-        let o = fit_linear(&run, &out, &extra);
+        let o = fit_linear(&run, &out, "4", &extra);
         assert_eq!(o.status.code(), Some(3), "{extra:?}: {}", text(&o));
         assert!(text(&o).contains(&says), "{extra:?}: {}", text(&o));
         assert!(walk(&out).is_empty());

@@ -131,3 +131,25 @@ pub fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// `fqe fit --run RUN --out OUT --no-neural --components N` and `extra`, on one thread: the
+/// quick linear fit of the FQE tests.
+pub fn fit_linear(run: &Path, out: &Path, components: &str, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "fqe",
+        "fit",
+        "--run",
+        run.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--no-neural",
+        "--components",
+        components,
+    ];
+    args.extend_from_slice(extra);
+    Command::new(env!("CARGO_BIN_EXE_roboaudit"))
+        .args(&args)
+        .env("RAYON_NUM_THREADS", "1")
+        .output()
+        .unwrap()
+}
