@@ -361,28 +361,33 @@ fn rows_by_index(
     ds: &LeRobotDataset,
     frames: &[roboaudit_data::lerobot::EpisodeFrames],
 ) -> Result<HashMap<i64, usize>, FqeError> {
-    let mut rows: HashMap<i64, (usize, i64, i64)> = HashMap::new();
-    let mut row = 0;
-    for ep in frames {
-        for (&index, &frame) in ep.index.iter().zip(&ep.frame_index) {
-            if let Some(&(_, first_ep, first_frame)) = rows.get(&index) {
-                let file = ds
-                    .episode(ep.episode_index)
-                    .map(|e| ds.root().join(&e.data_file).display().to_string())
-                    .unwrap_or_default();
-                return Err(FqeError::InvalidInputs(format!(
-                    "the global index {index} repeats: episode {first_ep} frame_index \
-                     {first_frame} and episode {} frame_index {frame} (in {file}); frames and \
-                     policy-actions files are matched by it, so it must be unique \
-                     (`roboaudit data inspect` lists the dataset's index problems)",
-                    ep.episode_index
-                )));
-            }
-            rows.insert(index, (row, ep.episode_index, frame));
-            row += 1;
+    // (episode, index, frame_index) of every frame in load order.
+    let flat = || {
+        frames.iter().flat_map(|e| {
+            e.index
+                .iter()
+                .zip(&e.frame_index)
+                .map(move |(&i, &f)| (e.episode_index, i, f))
+        })
+    };
+    let mut rows: HashMap<i64, usize> = HashMap::new();
+    for (row, (episode, index, frame)) in flat().enumerate() {
+        if let Some(&first) = rows.get(&index) {
+            let (first_ep, _, first_frame) = flat().nth(first).unwrap_or_default();
+            let file = ds
+                .episode(episode)
+                .map(|e| ds.root().join(&e.data_file).display().to_string())
+                .unwrap_or_default();
+            return Err(FqeError::InvalidInputs(format!(
+                "the global index {index} repeats: episode {first_ep} frame_index \
+                 {first_frame} and episode {episode} frame_index {frame} (in {file}); frames \
+                 and policy-actions files are matched by it, so it must be unique \
+                 (`roboaudit data inspect` lists the dataset's index problems)"
+            )));
         }
+        rows.insert(index, row);
     }
-    Ok(rows.into_iter().map(|(i, (r, _, _))| (i, r)).collect())
+    Ok(rows)
 }
 
 /// The behaviour policy as a target: the dataset's own action at every frame (one sample).
