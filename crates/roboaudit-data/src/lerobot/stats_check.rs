@@ -45,31 +45,22 @@ impl LeRobotDataset {
     /// blocking: roboaudit does not read the file.
     pub(crate) fn check_stats(&self, problems: &mut Problems) {
         let file = Path::new("meta/stats.json");
+        // Every problem of the file names it alone: its position, if any, is in the message.
+        let mut push = |message: String| problems.push("stats", file, None, None, message);
         let Ok(bytes) = std::fs::read(self.root.join(file)) else {
             return;
         };
         let stats: Value = match serde_json::from_slice(&bytes) {
             Ok(v) => v,
             Err(e) => {
-                // The position is serde's line and column, in the message: not a table row.
-                problems.push(
-                    "stats",
-                    file,
-                    None,
-                    None,
-                    format!("not valid JSON ({e}); LeRobot's loader cannot read it"),
-                );
+                push(format!(
+                    "not valid JSON ({e}); LeRobot's loader cannot read it"
+                ));
                 return;
             }
         };
         let Some(entries) = stats.as_object() else {
-            problems.push(
-                "stats",
-                file,
-                None,
-                None,
-                "the top level is not an object of per-feature statistics",
-            );
+            push("the top level is not an object of per-feature statistics".into());
             return;
         };
         for f in &self.info.features {
@@ -77,13 +68,7 @@ impl LeRobotDataset {
                 continue;
             };
             let Some(entry) = entry.as_object() else {
-                problems.push(
-                    "stats",
-                    file,
-                    None,
-                    None,
-                    format!("\"{}\" is not an object of statistics", f.name),
-                );
+                push(format!("\"{}\" is not an object of statistics", f.name));
                 continue;
             };
             for stat in PER_VALUE {
@@ -101,13 +86,7 @@ impl LeRobotDataset {
                     _ => None,
                 };
                 if let Some(wrong) = wrong {
-                    problems.push(
-                        "stats",
-                        file,
-                        None,
-                        None,
-                        format!("\"{}\".{stat} holds {wrong}", f.name),
-                    );
+                    push(format!("\"{}\".{stat} holds {wrong}", f.name));
                 }
             }
         }
