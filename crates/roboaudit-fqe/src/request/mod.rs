@@ -160,33 +160,18 @@ fn set_gamma(config: &mut FitConfig, gamma: f64) {
     }
 }
 
-/// Refuses a file named by an option that does not exist, naming the option: the reader's own
-/// error would name only the file. `policy_actions` are checked after their names (a name
-/// given twice is a usage error, whatever the files).
-fn named_files_exist(req: &FitRequest, policy_actions: bool) -> Result<(), RequestError> {
-    let named: Vec<(String, &PathBuf)> = if policy_actions {
-        req.policy_actions
-            .iter()
-            .map(|(name, file)| (format!("--policy-actions {name}="), file))
-            .collect()
-    } else {
-        [
-            ("--ground-truth ", &req.ground_truth),
-            ("--labels ", &req.labels),
-        ]
-        .into_iter()
-        .filter_map(|(option, file)| Some((option.to_owned(), file.as_ref()?)))
-        .collect()
-    };
-    for (option, file) in named {
-        if !file.exists() {
-            return Err(RequestError::Input(format!(
-                "{option}{}: no such file",
-                file.display()
-            )));
-        }
+/// Refuses a file named by an option (`(option text, file)`) that does not exist, naming the
+/// option: the reader's own error would name only the file.
+fn named_files_exist<'a>(
+    named: impl IntoIterator<Item = (String, &'a PathBuf)>,
+) -> Result<(), RequestError> {
+    match named.into_iter().find(|(_, file)| !file.exists()) {
+        Some((option, file)) => Err(RequestError::Input(format!(
+            "{option}{}: no such file",
+            file.display()
+        ))),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// The ground-truth file: `explicit`, else `RUN/ground_truth.json` when it exists.
@@ -261,7 +246,14 @@ fn refuse_other_actions(name: &str, file: &Path, truth_file: &Path) -> Result<()
 /// See [`RequestError`]; settings are assumed checked by [`FitRequest::validate`] (they are
 /// checked again before encoding).
 pub fn fit_request(req: &FitRequest, obs: &dyn FitObserver) -> Result<FqeReport, RequestError> {
-    named_files_exist(req, false)?;
+    named_files_exist(
+        [
+            ("--ground-truth ", &req.ground_truth),
+            ("--labels ", &req.labels),
+        ]
+        .into_iter()
+        .filter_map(|(option, file)| Some((option.to_owned(), file.as_ref()?))),
+    )?;
     let encoder_spec = EncoderSpec::parse(&req.encoder)?;
     // The weights are read (and checked) before the dataset: a wrong file must not cost a
     // dataset pass.
@@ -303,7 +295,12 @@ pub fn fit_request(req: &FitRequest, obs: &dyn FitObserver) -> Result<FqeReport,
         .unwrap_or(DEFAULT_GAMMA);
     let gt_dir = gt_path.as_deref().and_then(Path::parent);
     let policy_files = policies(req, truth.as_ref(), gt_dir)?;
-    named_files_exist(req, true)?;
+    // After the names: a name given twice is a usage error, whatever the files.
+    named_files_exist(
+        req.policy_actions
+            .iter()
+            .map(|(name, file)| (format!("--policy-actions {name}="), file)),
+    )?;
     let ds = LeRobotDataset::open(&req.dataset).map_err(|source| RequestError::Open {
         path: req.dataset.clone(),
         source: Box::new(source),
