@@ -2,7 +2,7 @@
 //! estimator variants on it, printing suite metrics against the ground truth.
 //!
 //! `push_sweep RUN CACHE COMPONENTS [name=value ...]`; `steps=N auto=1` is `--steps auto` capped at N;
-//! `time=0` leaves out the time input.
+//! `time=0` leaves out the time input; `temb=N` sets its embedding width (16).
 #![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
 
 use std::path::PathBuf;
@@ -106,6 +106,7 @@ fn main() {
         auto_steps: get("auto").is_some(),
         batch_size: u("batch", 256),
         hidden: u("hidden", 256),
+        time_embedding: Some(u("temb", 16)),
         learning_rate: f("lr", 1e-3),
         target_update_every: u("period", 100),
         target_tau: f("tau", 0.0),

@@ -38,8 +38,14 @@ pub struct NeuralFqeConfig {
     pub batch_size: usize,
     /// Width of the hidden layers.
     pub hidden: usize,
-    /// Embedding width of each input part.
+    /// Embedding width of each input part but the time input.
     pub part_embedding: usize,
+    /// Embedding width of the time input ([`crate::load::TIME_PART`], one value wide); `None`,
+    /// and a missing field in reports written before the setting, embeds it at
+    /// `part_embedding` like any part. One number needs few units: at 16 the push suite's first
+    /// dense layer reads 192 values where 64 made it 240 (the crate README).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_embedding: Option<usize>,
     /// Embedding width of the action.
     pub action_embedding: usize,
     /// Embedding width of the task.
@@ -82,6 +88,7 @@ impl Default for NeuralFqeConfig {
             batch_size: 512,
             hidden: 128,
             part_embedding: 64,
+            time_embedding: Some(16),
             action_embedding: 32,
             task_embedding: 16,
             learning_rate: 1e-3,
@@ -97,6 +104,16 @@ impl Default for NeuralFqeConfig {
 }
 
 impl NeuralFqeConfig {
+    /// Embedding width of the input part named `name`: `time_embedding` (or `part_embedding`
+    /// when unset) for [`crate::load::TIME_PART`], `part_embedding` for any other.
+    pub fn embedding_of(&self, name: &str) -> usize {
+        if name == crate::load::TIME_PART {
+            self.time_embedding.unwrap_or(self.part_embedding)
+        } else {
+            self.part_embedding
+        }
+    }
+
     /// Checks ranges.
     ///
     /// # Errors
@@ -148,6 +165,7 @@ impl NeuralFqeConfig {
             });
         }
         if self.part_embedding == 0
+            || self.time_embedding == Some(0)
             || self.action_embedding == 0
             || self.task_embedding == 0
             || self.curve_every == 0
@@ -161,5 +179,38 @@ impl NeuralFqeConfig {
             return bad("weight_decay must be >= 0");
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_time_input_has_its_own_embedding_width() {
+        let c = NeuralFqeConfig::default();
+        assert_eq!(c.embedding_of(crate::load::TIME_PART), 16);
+        assert_eq!(c.embedding_of("observation.state"), 64);
+        let unset = NeuralFqeConfig {
+            time_embedding: None,
+            ..c.clone()
+        };
+        assert_eq!(unset.embedding_of(crate::load::TIME_PART), 64);
+        let zero = NeuralFqeConfig {
+            time_embedding: Some(0),
+            ..c
+        };
+        assert!(matches!(zero.validate(), Err(FqeError::InvalidConfig(_))));
+    }
+
+    #[test]
+    fn reports_without_the_setting_read_as_unset_and_round_trip() {
+        let mut v = serde_json::to_value(NeuralFqeConfig::default()).unwrap();
+        assert_eq!(v["time_embedding"], 16);
+        v.as_object_mut().unwrap().remove("time_embedding");
+        let old: NeuralFqeConfig = serde_json::from_value(v).unwrap();
+        assert_eq!(old.time_embedding, None);
+        let written = serde_json::to_value(&old).unwrap();
+        assert!(written.get("time_embedding").is_none());
     }
 }

@@ -11,9 +11,9 @@
 //! fit's own thread. `tests` check the gradient against candle's autograd and one AdamW step
 //! against candle's optimizer.
 //!
-//! Parameter layout (the order of the initialization draws): per input part `W (w × P)`, `b (P)`;
-//! the action `W (da × A)`, `b (A)`; the task table `(tasks × T)`; then `W1 (C × H)`, `b1`,
-//! `W2 (H × H)`, `b2`, `W3 (H × 1)`, `b3`, with `C = parts·P + A + T` rows of `W1` in the order
+//! Parameter layout (the order of the initialization draws): per input part `i` `W (w_i × P_i)`,
+//! `b (P_i)`; the action `W (da × A)`, `b (A)`; the task table `(tasks × T)`; then `W1 (C × H)`,
+//! `b1`, `W2 (H × H)`, `b2`, `W3 (H × 1)`, `b3`, with `C = ΣP_i + A + T` rows of `W1` in the order
 //! `[parts…, action, task]`. Matrices are row-major `(fan_in × fan_out)`.
 
 use rand::RngExt;
@@ -27,10 +27,13 @@ use super::kernel::{View, matmul};
 pub(super) struct Mlp {
     /// Width of each input part, in the order of `x`'s columns.
     part_widths: Vec<usize>,
+    /// Embedding width `P_i` of each part and its first column in the per-row activation.
+    part_pe: Vec<usize>,
+    part_off: Vec<usize>,
     dx: usize,
     da: usize,
-    /// Part embedding `P`, action embedding `A`, task embedding `T`, hidden `H`.
-    pe: usize,
+    /// `ΣP_i`, action embedding `A`, task embedding `T`, hidden `H`.
+    px: usize,
     ae: usize,
     te: usize,
     h: usize,
@@ -52,7 +55,7 @@ pub(super) struct Mlp {
 /// Reused buffers of a forward (and backward) pass over `rows` inputs and `m` samples each.
 #[derive(Debug, Default)]
 pub(super) struct Work {
-    /// `rows × (parts·P + T)`: ReLU of the part embeddings then the task row.
+    /// `rows × (ΣP_i + T)`: ReLU of the part embeddings then the task row.
     row_act: Vec<f32>,
     /// `rows × H`: the input and task part of the first dense pre-activation, with `b1`.
     pre_row: Vec<f32>,
@@ -104,20 +107,26 @@ fn relu_mask(g: &mut [f32], act: &[f32]) {
 }
 
 impl Mlp {
-    /// The network for inputs whose parts have `part_widths` columns, `da`-d actions and
-    /// `n_tasks` tasks, with the widths of `c`.
+    /// The network for inputs whose parts have `(columns, embedding width)` `parts`, `da`-d
+    /// actions and `n_tasks` tasks, with the other widths of `c`.
     pub(super) fn new(
-        part_widths: Vec<usize>,
+        parts: &[(usize, usize)],
         da: usize,
         n_tasks: usize,
         c: &NeuralFqeConfig,
     ) -> Self {
-        let (pe, ae, te, h) = (
-            c.part_embedding,
-            c.action_embedding,
-            c.task_embedding,
-            c.hidden,
-        );
+        let (ae, te, h) = (c.action_embedding, c.task_embedding, c.hidden);
+        let part_widths: Vec<usize> = parts.iter().map(|p| p.0).collect();
+        let part_pe: Vec<usize> = parts.iter().map(|p| p.1).collect();
+        let part_off: Vec<usize> = part_pe
+            .iter()
+            .scan(0, |at, pe| {
+                let off = *at;
+                *at += pe;
+                Some(off)
+            })
+            .collect();
+        let px: usize = part_pe.iter().sum();
         let mut len = 0;
         let mut take = |n: usize| {
             let at = len;
@@ -126,14 +135,14 @@ impl Mlp {
         };
         let mut part_w = Vec::new();
         let mut part_b = Vec::new();
-        for w in &part_widths {
+        for (w, pe) in parts {
             part_w.push(take(w * pe));
-            part_b.push(take(pe));
+            part_b.push(take(*pe));
         }
         let wa = take(da * ae);
         let ba = take(ae);
         let table = take(n_tasks * te);
-        let concat = part_widths.len() * pe + ae + te;
+        let concat = px + ae + te;
         let w1 = take(concat * h);
         let b1 = take(h);
         let w2 = take(h * h);
@@ -143,8 +152,10 @@ impl Mlp {
         Self {
             dx: part_widths.iter().sum(),
             part_widths,
+            part_pe,
+            part_off,
             da,
-            pe,
+            px,
             ae,
             te,
             h,
@@ -177,9 +188,9 @@ impl Mlp {
             let bound = (1.0 / (fan_in.max(1) as f64).sqrt()) as f32;
             theta.extend((0..n).map(|_| (rng.random::<f32>() * 2.0 - 1.0) * bound));
         };
-        for w in &self.part_widths {
-            draw(w * self.pe, *w);
-            draw(self.pe, *w);
+        for (w, pe) in self.part_widths.iter().zip(&self.part_pe) {
+            draw(w * pe, *w);
+            draw(*pe, *w);
         }
         draw(self.da * self.ae, self.da);
         draw(self.ae, self.da);
@@ -197,12 +208,12 @@ impl Mlp {
     }
 
     fn concat(&self) -> usize {
-        self.part_widths.len() * self.pe + self.ae + self.te
+        self.px + self.ae + self.te
     }
 
     /// Width of the per-row activation: the part embeddings then the task row.
     fn row_width(&self) -> usize {
-        self.part_widths.len() * self.pe + self.te
+        self.px + self.te
     }
 
     /// `Q(x_r, a_{r,j}, l_r)` into `w.q` (`rows·m`, by row then sample) for `rows` inputs `x`
@@ -217,12 +228,12 @@ impl Mlp {
         w: &mut Work,
     ) {
         let rows = task.len();
-        let (pe, te, h, ae) = (self.pe, self.te, self.h, self.ae);
-        let parts = self.part_widths.len();
+        let (px, te, h, ae) = (self.px, self.te, self.h, self.ae);
         let rw = self.row_width();
         let row_act = sized(&mut w.row_act, rows * rw);
         let mut off = 0;
         for (i, &wi) in self.part_widths.iter().enumerate() {
+            let pe = self.part_pe[i];
             matmul(
                 rows,
                 pe,
@@ -233,7 +244,7 @@ impl Mlp {
                     cs: 1,
                 },
                 View::rows(&theta[self.part_w[i]..self.part_w[i] + wi * pe], pe),
-                &mut row_act[i * pe..],
+                &mut row_act[self.part_off[i]..],
                 rw,
                 false,
             );
@@ -241,12 +252,12 @@ impl Mlp {
         }
         for (r, t) in task.iter().enumerate() {
             let src = self.table + *t as usize * te;
-            row_act[r * rw + parts * pe..(r + 1) * rw].copy_from_slice(&theta[src..src + te]);
+            row_act[r * rw + px..(r + 1) * rw].copy_from_slice(&theta[src..src + te]);
         }
         for row in row_act.chunks_exact_mut(rw) {
-            for (i, chunk) in row[..parts * pe].chunks_exact_mut(pe).enumerate() {
+            for (i, (&off, &pe)) in self.part_off.iter().zip(&self.part_pe).enumerate() {
                 let b = &theta[self.part_b[i]..self.part_b[i] + pe];
-                for (v, b) in chunk.iter_mut().zip(b) {
+                for (v, b) in row[off..off + pe].iter_mut().zip(b) {
                     *v += b;
                 }
             }
@@ -254,9 +265,8 @@ impl Mlp {
                 *v = v.max(0.0);
             }
         }
-        // Input and task part of the first dense layer (rows [0, parts·P) and [parts·P + A, C)).
+        // Input and task part of the first dense layer (rows [0, ΣP_i) and [ΣP_i + A, C)).
         let pre_row = sized(&mut w.pre_row, rows * h);
-        let px = parts * pe;
         let w1_task = self.w1 + (px + ae) * h;
         matmul(
             rows,
@@ -362,10 +372,8 @@ impl Mlp {
     ) -> f64 {
         self.forward(theta, x, a, task, 1, w);
         let rows = task.len();
-        let (pe, te, h, ae) = (self.pe, self.te, self.h, self.ae);
-        let parts = self.part_widths.len();
+        let (px, te, h, ae) = (self.px, self.te, self.h, self.ae);
         let rw = self.row_width();
-        let px = parts * pe;
         let scale = 2.0 / rows as f32;
         let dz = sized(&mut w.dz, rows);
         let mut loss = 0.0f64;
@@ -513,6 +521,7 @@ impl Mlp {
         relu_mask(drow, &w.row_act);
         let mut off = 0;
         for (i, &wi) in self.part_widths.iter().enumerate() {
+            let (pe, at) = (self.part_pe[i], self.part_off[i]);
             matmul(
                 wi,
                 pe,
@@ -523,7 +532,7 @@ impl Mlp {
                     cs: self.dx,
                 },
                 View {
-                    data: &drow[i * pe..],
+                    data: &drow[at..],
                     rs: rw,
                     cs: 1,
                 },
@@ -534,7 +543,7 @@ impl Mlp {
             for row in drow.chunks_exact(rw) {
                 for (g, v) in grad[self.part_b[i]..self.part_b[i] + pe]
                     .iter_mut()
-                    .zip(&row[i * pe..(i + 1) * pe])
+                    .zip(&row[at..at + pe])
                 {
                     *g += v;
                 }

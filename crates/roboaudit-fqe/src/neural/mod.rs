@@ -264,12 +264,12 @@ fn train(
 ) -> Result<NeuralFit, FqeError> {
     let p = prepare(inputs, target)?;
     let pool: &[usize] = resample.as_ref().map_or(&[], |r| &r.frames);
-    let net = Mlp::new(
-        inputs.parts.iter().map(|q| q.width).collect(),
-        p.da,
-        inputs.tasks.len(),
-        config,
-    );
+    let parts: Vec<(usize, usize)> = inputs
+        .parts
+        .iter()
+        .map(|q| (q.width, config.embedding_of(&q.name)))
+        .collect();
+    let net = Mlp::new(&parts, p.da, inputs.tasks.len(), config);
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
     let mut theta = net.init(&mut rng);
     let mut opt = AdamW::new(net.len(), config.weight_decay);

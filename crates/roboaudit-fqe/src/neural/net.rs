@@ -17,8 +17,8 @@ use crate::FqeError;
 /// Shapes of the network. Parameter layout (the order of [`Net::init`]'s vector): per input part
 /// `(W, b)`, the action `(W, b)`, the task table, then three dense layers `(W, b)`.
 pub(super) struct Net {
-    pub(super) part_widths: Vec<usize>,
-    part_embedding: usize,
+    /// `(columns, embedding width)` of each input part.
+    parts: Vec<(usize, usize)>,
     action_embedding: usize,
     task_embedding: usize,
     hidden: usize,
@@ -46,15 +46,19 @@ fn uniform_var(
 }
 
 impl Net {
-    pub(super) fn new(part_widths: Vec<usize>, c: &NeuralFqeConfig) -> Self {
+    pub(super) fn new(parts: Vec<(usize, usize)>, c: &NeuralFqeConfig) -> Self {
         Self {
-            part_widths,
-            part_embedding: c.part_embedding,
+            parts,
             action_embedding: c.action_embedding,
             task_embedding: c.task_embedding,
             hidden: c.hidden,
             head: c.head,
         }
+    }
+
+    /// Width of the concatenated part embeddings.
+    fn embedded(&self) -> usize {
+        self.parts.iter().map(|p| p.1).sum()
     }
 
     /// Seeded initial parameters (see the layout on [`Net`]).
@@ -65,9 +69,9 @@ impl Net {
         n_tasks: usize,
     ) -> Result<Vec<Var>, FqeError> {
         let mut vars = Vec::new();
-        for w in &self.part_widths {
-            vars.push(uniform_var(rng, *w, self.part_embedding, *w)?);
-            vars.push(uniform_var(rng, 0, self.part_embedding, *w)?);
+        for &(w, pe) in &self.parts {
+            vars.push(uniform_var(rng, w, pe, w)?);
+            vars.push(uniform_var(rng, 0, pe, w)?);
         }
         vars.push(uniform_var(
             rng,
@@ -77,9 +81,7 @@ impl Net {
         )?);
         vars.push(uniform_var(rng, 0, self.action_embedding, action_dim)?);
         vars.push(uniform_var(rng, n_tasks, self.task_embedding, 1)?);
-        let concat = self.part_widths.len() * self.part_embedding
-            + self.action_embedding
-            + self.task_embedding;
+        let concat = self.embedded() + self.action_embedding + self.task_embedding;
         for (fan_in, out) in [
             (concat, self.hidden),
             (self.hidden, self.hidden),
@@ -102,10 +104,10 @@ impl Net {
         m: usize,
     ) -> Result<Tensor, FqeError> {
         let rows = x.dim(0)?;
-        let parts = self.part_widths.len();
+        let parts = self.parts.len();
         let mut row_pieces = Vec::with_capacity(parts + 1);
         let mut offset = 0;
-        for (i, w) in self.part_widths.iter().enumerate() {
+        for (i, (w, _)) in self.parts.iter().enumerate() {
             let xi = x.narrow(1, offset, *w)?;
             row_pieces.push(xi.matmul(&p[2 * i])?.broadcast_add(&p[2 * i + 1])?);
             offset += w;
@@ -116,7 +118,7 @@ impl Net {
         let sample_act = a.matmul(&p[k])?.broadcast_add(&p[k + 1])?.relu()?;
         // The first dense layer's rows follow the concatenation [parts…, action, task].
         let w1 = &p[k + 3];
-        let px = parts * self.part_embedding;
+        let px = self.embedded();
         let w1_row = Tensor::cat(
             &[
                 w1.narrow(0, 0, px)?,

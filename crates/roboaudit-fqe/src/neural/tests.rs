@@ -11,7 +11,8 @@ use super::config::{NeuralFqeConfig, QHead};
 use super::mlp::{AdamW, Mlp, Work};
 use super::net::Net;
 
-const PARTS: [usize; 2] = [5, 3];
+/// `(columns, embedding width)`: the last is a narrower part like the time input.
+const PARTS: [(usize, usize); 3] = [(5, 4), (3, 4), (1, 2)];
 const DA: usize = 2;
 const TASKS: usize = 3;
 const ROWS: usize = 7;
@@ -42,7 +43,7 @@ fn flat(vars: &[Var]) -> Vec<f32> {
 
 fn data(m: usize) -> (Vec<f32>, Vec<f32>, Vec<u32>, Vec<f32>) {
     let mut rng = ChaCha8Rng::seed_from_u64(99);
-    let dx: usize = PARTS.iter().sum();
+    let dx: usize = PARTS.iter().map(|p| p.0).sum();
     let x = (0..ROWS * dx)
         .map(|_| rng.random::<f32>() * 4.0 - 2.0)
         .collect();
@@ -69,7 +70,7 @@ fn pair(head: QHead) -> Pair {
     let vars = net
         .init(&mut ChaCha8Rng::seed_from_u64(5), DA, TASKS)
         .unwrap();
-    let mlp = Mlp::new(PARTS.to_vec(), DA, TASKS, &c);
+    let mlp = Mlp::new(&PARTS, DA, TASKS, &c);
     let theta = mlp.init(&mut ChaCha8Rng::seed_from_u64(5));
     Pair {
         net,
@@ -80,7 +81,7 @@ fn pair(head: QHead) -> Pair {
 }
 
 fn candle_q(p: &Pair, x: &[f32], a: &[f32], t: &[u32], m: usize) -> Tensor {
-    let dx: usize = PARTS.iter().sum();
+    let dx: usize = PARTS.iter().map(|p| p.0).sum();
     let params: Vec<Tensor> = p.vars.iter().map(|v| v.as_tensor().clone()).collect();
     p.net
         .forward(
@@ -201,7 +202,7 @@ fn several_training_steps_match_candles_adamw() {
         .unwrap();
         let mut mine = AdamW::new(p.mlp.len(), c.weight_decay);
         let mut rng = ChaCha8Rng::seed_from_u64(17);
-        let dx: usize = PARTS.iter().sum();
+        let dx: usize = PARTS.iter().map(|p| p.0).sum();
         let mut w = Work::default();
         for step in 0..5 {
             let x: Vec<f32> = (0..ROWS * dx)
