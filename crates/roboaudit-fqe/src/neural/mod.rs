@@ -1,4 +1,5 @@
-//! Neural FQE (SPEC.md §3, seed 003 §3.4) with candle on the CPU.
+//! Neural FQE (SPEC.md §3, seed 003 §3.4) on the CPU: a hand-written network ([`mlp`]) that the
+//! tests check against candle.
 //!
 //! `Q(x, a, l)`: each input part of `x` (frozen image features, proprioception, …) and the action
 //! get their own learned linear embedding, the task its embedding row; the concatenation goes
@@ -13,7 +14,9 @@
 //! dataset's actions span in each dimension ([`FqeInputs::action_range`]), because the network
 //! has seen nothing outside it (an action dimension the data barely moves would otherwise reach
 //! the network at a hundred deviations; the coverage diagnostics flag such policies). Every random
-//! draw comes from `seed`.
+//! draw comes from `seed`. Within one target-network period each frame's
+//! `mean_j Q_θ̄(x_{t+1}, a'_j, l)` is computed once and reused when the frame is drawn again
+//! ([`target_cache`]).
 
 mod auto;
 mod config;
@@ -22,6 +25,7 @@ mod mlp;
 #[cfg(test)]
 mod net;
 mod resample;
+mod target_cache;
 #[cfg(test)]
 mod tests;
 
@@ -37,6 +41,7 @@ use crate::linalg::column_stats;
 use crate::{FqeError, TaskEstimate};
 use mlp::{AdamW, Mlp, Work};
 use resample::Resample;
+use target_cache::TargetCache;
 
 /// One learning-curve point.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
@@ -285,6 +290,7 @@ fn train(
     let mut rows = Vec::with_capacity(b);
     let mut next = Vec::with_capacity(b);
     let mut q_next = Vec::with_capacity(b);
+    let mut targets = TargetCache::new(n);
     let mut y = Vec::with_capacity(b);
     let stop = config
         .auto_steps
@@ -307,15 +313,9 @@ fn train(
         next.clear();
         next.extend(rows.iter().map(|&k| if p.done[k] { k } else { k + 1 }));
         q_next.clear();
-        mean_q(
-            &net,
-            &target_theta,
-            &p,
-            &next,
-            &mut batch,
-            &mut work,
-            &mut q_next,
-        );
+        targets.values_of(&next, &mut q_next, |missing, out| {
+            mean_q(&net, &target_theta, &p, missing, &mut batch, &mut work, out);
+        });
         y.clear();
         y.extend(
             rows.iter()
@@ -346,8 +346,10 @@ fn train(
             for (t, o) in target_theta.iter_mut().zip(&theta) {
                 *t = *t * keep + *o * take;
             }
+            targets.invalidate();
         } else if (step + 1) % config.target_update_every == 0 {
             target_theta.copy_from_slice(&theta);
+            targets.invalidate();
         }
         if (step + 1).is_multiple_of(PROGRESS_EVERY) {
             on_steps(PROGRESS_EVERY);

@@ -228,3 +228,51 @@ fn several_training_steps_match_candles_adamw() {
         }
     }
 }
+
+/// The target cache reuses a frame's value computed in another mini-batch. A row's `Q` is the
+/// same function of its own inputs whichever rows share its forward pass, but not the same bits:
+/// `gemm` picks its kernel by the number of rows, so sums run in another order. Checked at the
+/// push suite's widths for the subset sizes a cache fill produces (one row, a few, more than a
+/// 1,024-row chunk's remainder): equal within 4 ulp of values in (0, 1).
+#[test]
+fn a_rows_q_depends_on_the_rest_of_its_batch_only_by_rounding() {
+    let parts = [(64, 64), (15, 64), (1, 16)];
+    let (dx, da, tasks, m) = (80, 7, 4, 8);
+    let net = Mlp::new(&parts, da, tasks, &NeuralFqeConfig::default());
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let theta = net.init(&mut rng);
+    let rows = 600;
+    let x: Vec<f32> = (0..rows * dx)
+        .map(|_| rng.random::<f32>() * 4.0 - 2.0)
+        .collect();
+    let a: Vec<f32> = (0..rows * m * da)
+        .map(|_| rng.random::<f32>() * 4.0 - 2.0)
+        .collect();
+    let t: Vec<u32> = (0..rows).map(|_| rng.random_range(0..4u32)).collect();
+    let mut w = Work::default();
+    net.forward(&theta, &x, &a, &t, m, &mut w);
+    let all = w.q.clone();
+    for size in [1, 2, 5, 17, 129, 433] {
+        let pick: Vec<usize> = (0..size).map(|_| rng.random_range(0..rows)).collect();
+        let sx: Vec<f32> = pick
+            .iter()
+            .flat_map(|&r| x[r * dx..(r + 1) * dx].to_vec())
+            .collect();
+        let sa: Vec<f32> = pick
+            .iter()
+            .flat_map(|&r| a[r * m * da..(r + 1) * m * da].to_vec())
+            .collect();
+        let st: Vec<u32> = pick.iter().map(|&r| t[r]).collect();
+        net.forward(&theta, &sx, &sa, &st, m, &mut w);
+        for (i, &r) in pick.iter().enumerate() {
+            for j in 0..m {
+                let (got, want) = (w.q[i * m + j], all[r * m + j]);
+                assert!(want > 0.0 && want < 1.0, "{want}");
+                assert!(
+                    got.to_bits().abs_diff(want.to_bits()) <= 4,
+                    "{size} rows: row {r} sample {j}: {got} vs {want}"
+                );
+            }
+        }
+    }
+}
