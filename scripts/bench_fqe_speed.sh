@@ -7,7 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 steps=${1:-500}
-CARGO_INCREMENTAL=0 cargo build --locked -q -p roboaudit-fqe --example neural_speed
+# --workspace: the features the tests build with, so the build reuses their artifacts.
+CARGO_INCREMENTAL=0 cargo build --locked -q --workspace --example neural_speed
 bin=target/debug/examples/neural_speed
 one=$(taskset -c 0 "$bin" "$steps" one)
 two=$("$bin" "$steps" two)

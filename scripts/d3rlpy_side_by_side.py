@@ -23,9 +23,10 @@ Usage: python scripts/d3rlpy_side_by_side.py --run DIR --roboaudit target/debug/
        --out DIR [--steps 5000] [--seed 0] [--target-update 100] [--threads 1,2] [--d3rlpy-lr 1e-4]
        [--accuracy --d3rlpy-lr 1e-4,3e-4,1e-3 [--seeds 0,1,2] [--d3rlpy-time]]
 
-Both neural estimators get the same gradient steps, batch (256), target-copy period and seed;
-otherwise each keeps its own defaults (roboaudit: AdamW 1e-3 decayed, 256 hidden units and its
-input embeddings; d3rlpy: Adam at --d3rlpy-lr, default its own 1e-4, a 256-256 MLP encoder).
+In the timed rows both neural estimators get the same gradient steps, batch (256), hidden width
+(256: d3rlpy's 256-256 MLP encoder), target-copy period and seed; otherwise each keeps its own
+defaults (roboaudit: AdamW 1e-3 decayed and its input embeddings; d3rlpy: Adam at --d3rlpy-lr,
+default its own 1e-4).
 Each neural estimator runs once per --threads value (one thread: pinned to core 0 with
 `taskset` when it exists; roboaudit `--threads N`, d3rlpy `torch.set_num_threads(N)`), and the
 table gives ms per gradient step (neural training wall time over steps × fits, so with two
@@ -100,6 +101,9 @@ def roboaudit(bin_: str, run: Path, out: Path, extra: list[str], reuse: bool = F
     (fqe.json and the wall time it took, wall_s.txt). The wall time is the neural batch's when the
     fit printed it (`neural FQE: K fits in S s`, returned per fit), else the whole run's."""
     if not (reuse and (out / "wall_s.txt").is_file()):
+        if hasattr(os, "sched_setaffinity"):
+            # d3rlpy's one-thread run pins this process to core 0, and a child inherits that.
+            os.sched_setaffinity(0, set(range(os.cpu_count() or 1)))
         t0 = time.time()
         out.mkdir(parents=True, exist_ok=True)
         with (out / "stdout.txt").open("w") as log, (out / "stderr.txt").open("w") as err:
@@ -324,7 +328,8 @@ def main() -> None:
     for t in threads:
         neu, t_neu = roboaudit(a.roboaudit, a.run, a.out / f"ra-neural-state-t{t}",
                                ["--features", "none", "--steps", str(a.steps), "--seeds", str(a.seed),
-                                "--target-update", str(a.target_update)], threads=t)
+                                "--target-update", str(a.target_update), "--batch-size", "256",
+                                "--hidden", "256"], threads=t)
         rows.append((f"roboaudit neural FQE (state), {t} thr", neu["neural"], t_neu))
         timed.append(("roboaudit", t, neu["neural"], t_neu))
         d3, t_d3 = d3rlpy_fqe(a.run, a.out, truth, a.steps, a.seed, a.target_update, t, a.d3rlpy_lr)
@@ -344,7 +349,7 @@ def main() -> None:
             d3m = metrics(dict(next(e for n, tt, e, _ in timed if n == "d3rlpy" and tt == t)), truth)
             bench.append(
                 f"| {datetime.date.today()} | {socket.gethostname()} ({os.cpu_count()} cores, load "
-                f"{os.getloadavg()[0]:.1f}) | neural FQE side by side, {a.run.name} run, {a.steps} steps, batch 256, "
+                f"{os.getloadavg()[0]:.1f}) | neural FQE side by side, {a.run.name} run, {a.steps} steps, batch 256, hidden 256, "
                 f"target period {a.target_update}, {t} thread(s){' pinned to core 0' if t == 1 else ''} "
                 f"(scripts/d3rlpy_side_by_side.sh) | roboaudit {per_step[('roboaudit', t)]:.2f} ms/step, "
                 f"median ARE {m['median_are']:.3f}, Spearman {m['spearman']:.3f} | d3rlpy 2.8.1 "
