@@ -137,8 +137,9 @@ pub struct GroundTruth<X: TruthExtras = NoExtras> {
 /// Reads and checks a ground-truth file.
 ///
 /// # Errors
-/// [`FqeError::Io`]; [`FqeError::BadFile`] for malformed JSON, a wrong schema, `γ ∉ (0, 1]`, a
-/// `v_pi` or `success_rate` outside [0, 1] (NaN included), or `n_episodes` 0.
+/// [`FqeError::Io`]; [`FqeError::BadFile`] for malformed JSON, a wrong schema, `γ ∉ (0, 1]`, no
+/// policies, a policy listed twice, a `v_pi` or `success_rate` outside [0, 1] (NaN included), or
+/// `n_episodes` 0.
 pub fn read_ground_truth(path: &Path) -> Result<GroundTruth, FqeError> {
     read_ground_truth_fingerprinted(path).map(|(gt, _)| gt)
 }
@@ -168,6 +169,24 @@ pub fn read_ground_truth_fingerprinted(path: &Path) -> Result<(GroundTruth, Stri
             format!("gamma {} not in (0, 1]", gt.gamma),
         ));
     }
+    if gt.policies.is_empty() {
+        return Err(FqeError::bad_file(
+            path,
+            "\"policies\" is empty: no policy to score the estimates against",
+        ));
+    }
+    // A policy listed twice would be scored twice and weigh double in every suite metric.
+    for (i, p) in gt.policies.iter().enumerate() {
+        if let Some(first) = gt.policies[..i].iter().position(|q| q.policy == p.policy) {
+            return Err(FqeError::bad_file(
+                path,
+                format!(
+                    "policies[{i}]: policy {} is listed twice (first at policies[{first}])",
+                    p.policy
+                ),
+            ));
+        }
+    }
     for p in &gt.policies {
         for t in &p.tasks {
             // V^π = mean γ^(T−1)·success and the success rate are both means of values in [0, 1].
@@ -191,4 +210,38 @@ pub fn read_ground_truth_fingerprinted(path: &Path) -> Result<(GroundTruth, Stri
         }
     }
     Ok((gt, print))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_ground_truth;
+
+    fn refused(json: &str) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ground_truth.json");
+        std::fs::write(&path, json).unwrap();
+        read_ground_truth(&path).unwrap_err().to_string()
+    }
+
+    const POLICY: &str = r#"{"policy":"p","tasks":[{"task":"t","v_pi":0.5,"success_rate":0.5}]}"#;
+
+    #[test]
+    fn a_policy_listed_twice_is_refused_with_its_position() {
+        let other = POLICY.replace("\"p\"", "\"q\"");
+        let json = format!(
+            r#"{{"schema":"roboaudit.fqe.ground_truth.v1","gamma":0.9,"policies":[{POLICY},{other},{POLICY}]}}"#
+        );
+        let e = refused(&json);
+        assert!(
+            e.contains("ground_truth.json")
+                && e.contains("policies[2]: policy p is listed twice (first at policies[0])"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn an_empty_policy_list_is_refused() {
+        let e = refused(r#"{"schema":"roboaudit.fqe.ground_truth.v1","gamma":0.9,"policies":[]}"#);
+        assert!(e.contains("\"policies\" is empty"), "{e}");
+    }
 }
