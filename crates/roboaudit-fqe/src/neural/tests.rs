@@ -41,19 +41,34 @@ fn flat(vars: &[Var]) -> Vec<f32> {
         .collect()
 }
 
+/// A random mini-batch `(x, a, t, y)`: `rows` inputs of width `dx` and `per_row` action values
+/// each, both uniform in [−2, 2); tasks uniform in `0..tasks`; targets uniform in [0, 1).
+fn random_batch(
+    rng: &mut ChaCha8Rng,
+    rows: usize,
+    dx: usize,
+    per_row: usize,
+    tasks: u32,
+) -> (Vec<f32>, Vec<f32>, Vec<u32>, Vec<f32>) {
+    let x = (0..rows * dx)
+        .map(|_| rng.random::<f32>() * 4.0 - 2.0)
+        .collect();
+    let a = (0..rows * per_row)
+        .map(|_| rng.random::<f32>() * 4.0 - 2.0)
+        .collect();
+    let t = (0..rows).map(|_| rng.random_range(0..tasks)).collect();
+    let y = (0..rows).map(|_| rng.random::<f32>()).collect();
+    (x, a, t, y)
+}
+
+/// The fixed batch of the one-step checks, its tasks in turn so that every task row is used.
 fn data(m: usize) -> (Vec<f32>, Vec<f32>, Vec<u32>, Vec<f32>) {
-    let mut rng = ChaCha8Rng::seed_from_u64(99);
     let dx: usize = PARTS.iter().map(|p| p.0).sum();
-    let x = (0..ROWS * dx)
-        .map(|_| rng.random::<f32>() * 4.0 - 2.0)
-        .collect();
-    let a = (0..ROWS * m * DA)
-        .map(|_| rng.random::<f32>() * 4.0 - 2.0)
-        .collect();
+    let tasks = u32::try_from(TASKS).unwrap();
+    let (x, a, _, y) = random_batch(&mut ChaCha8Rng::seed_from_u64(99), ROWS, dx, m * DA, tasks);
     let t = (0..ROWS)
         .map(|i| u32::try_from(i % TASKS).unwrap())
         .collect();
-    let y = (0..ROWS).map(|_| rng.random::<f32>()).collect();
     (x, a, t, y)
 }
 
@@ -205,14 +220,7 @@ fn several_training_steps_match_candles_adamw() {
         let dx: usize = PARTS.iter().map(|p| p.0).sum();
         let mut w = Work::default();
         for step in 0..5 {
-            let x: Vec<f32> = (0..ROWS * dx)
-                .map(|_| rng.random::<f32>() * 4.0 - 2.0)
-                .collect();
-            let a: Vec<f32> = (0..ROWS * DA)
-                .map(|_| rng.random::<f32>() * 4.0 - 2.0)
-                .collect();
-            let t: Vec<u32> = (0..ROWS).map(|_| rng.random_range(0..3u32)).collect();
-            let y: Vec<f32> = (0..ROWS).map(|_| rng.random::<f32>()).collect();
+            let (x, a, t, y) = random_batch(&mut rng, ROWS, dx, DA, 3);
             let lr = 1e-2 * (1.0 - 0.1 * f64::from(step));
             let q = candle_q(&p, &x, &a, &t, 1).squeeze(1).unwrap();
             let loss =
@@ -242,13 +250,7 @@ fn a_rows_q_depends_on_the_rest_of_its_batch_only_by_rounding() {
     let mut rng = ChaCha8Rng::seed_from_u64(7);
     let theta = net.init(&mut rng);
     let rows = 600;
-    let x: Vec<f32> = (0..rows * dx)
-        .map(|_| rng.random::<f32>() * 4.0 - 2.0)
-        .collect();
-    let a: Vec<f32> = (0..rows * m * da)
-        .map(|_| rng.random::<f32>() * 4.0 - 2.0)
-        .collect();
-    let t: Vec<u32> = (0..rows).map(|_| rng.random_range(0..4u32)).collect();
+    let (x, a, t, _) = random_batch(&mut rng, rows, dx, m * da, 4);
     let mut w = Work::default();
     net.forward(&theta, &x, &a, &t, m, &mut w);
     let all = w.q.clone();
