@@ -22,14 +22,25 @@ use rand_chacha::ChaCha8Rng;
 use super::config::{NeuralFqeConfig, QHead};
 use super::kernel::{View, matmul};
 
+/// One input part of `x`: its columns, its embedding and where both live.
+#[derive(Debug, Clone)]
+struct Part {
+    /// Columns of `x` it spans.
+    width: usize,
+    /// Embedding width `P_i`.
+    embed: usize,
+    /// First column of its embedding in the per-row activation.
+    col: usize,
+    /// Offsets of its `width × P_i` weight and `P_i` bias in the flat vector.
+    w: usize,
+    b: usize,
+}
+
 /// Sizes of the network and the offsets of its parameters in the flat vector.
 #[derive(Debug, Clone)]
 pub(super) struct Mlp {
-    /// Width of each input part, in the order of `x`'s columns.
-    part_widths: Vec<usize>,
-    /// Embedding width `P_i` of each part and its first column in the per-row activation.
-    part_pe: Vec<usize>,
-    part_off: Vec<usize>,
+    /// The input parts, in the order of `x`'s columns.
+    parts: Vec<Part>,
     dx: usize,
     da: usize,
     /// `ΣP_i`, action embedding `A`, task embedding `T`, hidden `H`.
@@ -38,8 +49,6 @@ pub(super) struct Mlp {
     te: usize,
     h: usize,
     head: QHead,
-    part_w: Vec<usize>,
-    part_b: Vec<usize>,
     wa: usize,
     ba: usize,
     table: usize,
@@ -115,29 +124,28 @@ impl Mlp {
         c: &NeuralFqeConfig,
     ) -> Self {
         let (ae, te, h) = (c.action_embedding, c.task_embedding, c.hidden);
-        let part_widths: Vec<usize> = parts.iter().map(|p| p.0).collect();
-        let part_pe: Vec<usize> = parts.iter().map(|p| p.1).collect();
-        let part_off: Vec<usize> = part_pe
-            .iter()
-            .scan(0, |at, pe| {
-                let off = *at;
-                *at += pe;
-                Some(off)
-            })
-            .collect();
-        let px: usize = part_pe.iter().sum();
+        let px: usize = parts.iter().map(|p| p.1).sum();
         let mut len = 0;
         let mut take = |n: usize| {
             let at = len;
             len += n;
             at
         };
-        let mut part_w = Vec::new();
-        let mut part_b = Vec::new();
-        for (w, pe) in parts {
-            part_w.push(take(w * pe));
-            part_b.push(take(*pe));
-        }
+        let mut col = 0;
+        let parts: Vec<Part> = parts
+            .iter()
+            .map(|&(width, embed)| {
+                let part = Part {
+                    width,
+                    embed,
+                    col,
+                    w: take(width * embed),
+                    b: take(embed),
+                };
+                col += embed;
+                part
+            })
+            .collect();
         let wa = take(da * ae);
         let ba = take(ae);
         let table = take(n_tasks * te);
@@ -149,18 +157,14 @@ impl Mlp {
         let w3 = take(h);
         let b3 = take(1);
         Self {
-            dx: part_widths.iter().sum(),
-            part_widths,
-            part_pe,
-            part_off,
+            dx: parts.iter().map(|p| p.width).sum(),
+            parts,
             da,
             px,
             ae,
             te,
             h,
             head: c.head,
-            part_w,
-            part_b,
             wa,
             ba,
             table,
@@ -187,9 +191,9 @@ impl Mlp {
             let bound = (1.0 / (fan_in.max(1) as f64).sqrt()) as f32;
             theta.extend((0..n).map(|_| (rng.random::<f32>() * 2.0 - 1.0) * bound));
         };
-        for (w, pe) in self.part_widths.iter().zip(&self.part_pe) {
-            draw(w * pe, *w);
-            draw(*pe, *w);
+        for p in &self.parts {
+            draw(p.width * p.embed, p.width);
+            draw(p.embed, p.width);
         }
         draw(self.da * self.ae, self.da);
         draw(self.ae, self.da);
@@ -231,8 +235,8 @@ impl Mlp {
         let rw = self.row_width();
         let row_act = sized(&mut w.row_act, rows * rw);
         let mut off = 0;
-        for (i, &wi) in self.part_widths.iter().enumerate() {
-            let pe = self.part_pe[i];
+        for p in &self.parts {
+            let (wi, pe) = (p.width, p.embed);
             matmul(
                 rows,
                 pe,
@@ -242,8 +246,8 @@ impl Mlp {
                     rs: self.dx,
                     cs: 1,
                 },
-                View::rows(&theta[self.part_w[i]..self.part_w[i] + wi * pe], pe),
-                &mut row_act[self.part_off[i]..],
+                View::rows(&theta[p.w..p.w + wi * pe], pe),
+                &mut row_act[p.col..],
                 rw,
                 false,
             );
@@ -254,9 +258,9 @@ impl Mlp {
             row_act[r * rw + px..(r + 1) * rw].copy_from_slice(&theta[src..src + te]);
         }
         for row in row_act.chunks_exact_mut(rw) {
-            for (i, (&off, &pe)) in self.part_off.iter().zip(&self.part_pe).enumerate() {
-                let b = &theta[self.part_b[i]..self.part_b[i] + pe];
-                for (v, b) in row[off..off + pe].iter_mut().zip(b) {
+            for p in &self.parts {
+                let b = &theta[p.b..p.b + p.embed];
+                for (v, b) in row[p.col..p.col + p.embed].iter_mut().zip(b) {
                     *v += b;
                 }
             }
@@ -519,8 +523,8 @@ impl Mlp {
         );
         relu_mask(drow, &w.row_act);
         let mut off = 0;
-        for (i, &wi) in self.part_widths.iter().enumerate() {
-            let (pe, at) = (self.part_pe[i], self.part_off[i]);
+        for p in &self.parts {
+            let (wi, pe, at) = (p.width, p.embed, p.col);
             matmul(
                 wi,
                 pe,
@@ -535,15 +539,12 @@ impl Mlp {
                     rs: rw,
                     cs: 1,
                 },
-                &mut grad[self.part_w[i]..],
+                &mut grad[p.w..],
                 pe,
                 true,
             );
             for row in drow.chunks_exact(rw) {
-                for (g, v) in grad[self.part_b[i]..self.part_b[i] + pe]
-                    .iter_mut()
-                    .zip(&row[at..at + pe])
-                {
+                for (g, v) in grad[p.b..p.b + pe].iter_mut().zip(&row[at..at + pe]) {
                     *g += v;
                 }
             }
