@@ -351,7 +351,8 @@ fn estimator_metrics(
 }
 
 /// Attaches ground truth (matched by policy name, then task text or index) and fills ARE per cell
-/// and the metrics of every estimator. Cells without ground truth are left out of the metrics.
+/// and the metrics of every estimator, replacing any earlier scoring. Cells without ground truth
+/// are left out of the metrics.
 ///
 /// # Errors
 /// [`FqeError::InvalidInputs`] when the ground truth's `γ` differs from the report's by more than
@@ -366,6 +367,11 @@ pub fn score(report: &mut FqeReport, truth: &GroundTruth) -> Result<(), FqeError
         )));
     }
     for p in &mut report.policies {
+        // A report scored before (`fqe evaluate`) keeps no truth the new file does not give.
+        for c in &mut p.tasks {
+            c.truth = None;
+            c.are = None;
+        }
         let Some(tp) = truth.policies.iter().find(|t| t.policy == p.policy) else {
             continue;
         };

@@ -230,6 +230,18 @@ fn linear_fqe_ranks_the_chain_policies_and_beats_the_naive_average() {
     );
     assert_eq!(ins.metrics.policies, report.policies.len() - 1);
 
+    // Rescored against ground truth of other policies (`fqe evaluate` with another file), no
+    // cell keeps the truth or ARE of the first scoring, and no metrics are left.
+    let mut renamed = truth.clone();
+    for p in &mut renamed.policies {
+        p.policy = format!("other_{}", p.policy);
+    }
+    let mut rescored = report.clone();
+    score(&mut rescored, &renamed).unwrap();
+    let cells = rescored.policies.iter().flat_map(|p| &p.tasks);
+    assert!(cells.clone().all(|c| c.truth.is_none() && c.are.is_none()));
+    assert!(rescored.metrics.is_empty(), "{:?}", rescored.metrics);
+
     // A converged linear fit inside [0, 1] carries no warning; values outside it do.
     assert!(report.notes.is_empty(), "{:?}", report.notes);
     report.policies[1].tasks[0].linear = Some(-15.2);
