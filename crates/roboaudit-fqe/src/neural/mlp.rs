@@ -25,8 +25,9 @@ use super::kernel::{View, matmul};
 /// One input part of `x`: its columns, its embedding and where both live.
 #[derive(Debug, Clone)]
 struct Part {
-    /// Columns of `x` it spans.
+    /// Columns of `x` it spans, from column `x_col`.
     width: usize,
+    x_col: usize,
     /// Embedding width `P_i`.
     embed: usize,
     /// First column of its embedding in the per-row activation.
@@ -131,17 +132,19 @@ impl Mlp {
             len += n;
             at
         };
-        let mut col = 0;
+        let (mut x_col, mut col) = (0, 0);
         let parts: Vec<Part> = parts
             .iter()
             .map(|&(width, embed)| {
                 let part = Part {
                     width,
+                    x_col,
                     embed,
                     col,
                     w: take(width * embed),
                     b: take(embed),
                 };
+                x_col += width;
                 col += embed;
                 part
             })
@@ -234,7 +237,6 @@ impl Mlp {
         let (px, te, h, ae) = (self.px, self.te, self.h, self.ae);
         let rw = self.row_width();
         let row_act = sized(&mut w.row_act, rows * rw);
-        let mut off = 0;
         for p in &self.parts {
             let (wi, pe) = (p.width, p.embed);
             matmul(
@@ -242,7 +244,7 @@ impl Mlp {
                 pe,
                 wi,
                 View {
-                    data: &x[off..],
+                    data: &x[p.x_col..],
                     rs: self.dx,
                     cs: 1,
                 },
@@ -251,7 +253,6 @@ impl Mlp {
                 rw,
                 false,
             );
-            off += wi;
         }
         for (r, t) in task.iter().enumerate() {
             let src = self.table + *t as usize * te;
@@ -522,7 +523,6 @@ impl Mlp {
             false,
         );
         relu_mask(drow, &w.row_act);
-        let mut off = 0;
         for p in &self.parts {
             let (wi, pe, at) = (p.width, p.embed, p.col);
             matmul(
@@ -530,7 +530,7 @@ impl Mlp {
                 pe,
                 rows,
                 View {
-                    data: &x[off..],
+                    data: &x[p.x_col..],
                     rs: 1,
                     cs: self.dx,
                 },
@@ -548,7 +548,6 @@ impl Mlp {
                     *g += v;
                 }
             }
-            off += wi;
         }
         for (row, t) in drow.chunks_exact(rw).zip(task) {
             let dst = self.table + *t as usize * te;
