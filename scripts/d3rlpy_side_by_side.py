@@ -101,9 +101,6 @@ def roboaudit(bin_: str, run: Path, out: Path, extra: list[str], reuse: bool = F
     (fqe.json and the wall time it took, wall_s.txt). The wall time is the neural batch's when the
     fit printed it (`neural FQE: K fits in S s`, returned per fit), else the whole run's."""
     if not (reuse and (out / "wall_s.txt").is_file()):
-        if hasattr(os, "sched_setaffinity"):
-            # d3rlpy's one-thread run pins this process to core 0, and a child inherits that.
-            os.sched_setaffinity(0, set(range(os.cpu_count() or 1)))
         t0 = time.time()
         out.mkdir(parents=True, exist_ok=True)
         with (out / "stdout.txt").open("w") as log, (out / "stderr.txt").open("w") as err:
@@ -129,7 +126,19 @@ def roboaudit(bin_: str, run: Path, out: Path, extra: list[str], reuse: bool = F
     return est, wall
 
 
-def d3rlpy_fqe(
+def d3rlpy_fqe(*args, **kwargs) -> tuple[dict, float]:
+    """d3rlpy's FQE per policy ([`_d3rlpy_fqe`]), run in this process: its one-thread run pins
+    the process to core 0, so the affinity it found is restored on return (a roboaudit fit
+    started afterwards inherits it)."""
+    saved = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    try:
+        return _d3rlpy_fqe(*args, **kwargs)
+    finally:
+        if saved is not None:
+            os.sched_setaffinity(0, saved)
+
+
+def _d3rlpy_fqe(
     run: Path, out: Path, truth: dict, steps: int, seed: int, target_update: int,
     threads: int = 1, lr: float = 1e-4, time_input: bool = False,
 ) -> tuple[dict, float]:
@@ -147,8 +156,6 @@ def d3rlpy_fqe(
     torch.set_num_threads(threads)
     if threads == 1 and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {0})
-    elif hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, set(range(os.cpu_count() or 1)))
     state, action, success, episode, task, _ = load(run)
     n_tasks = int(task.max()) + 1
     obs = np.concatenate([state, np.eye(n_tasks, dtype=np.float32)[task]], axis=1)
