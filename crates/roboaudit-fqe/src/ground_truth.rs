@@ -138,8 +138,9 @@ pub struct GroundTruth<X: TruthExtras = NoExtras> {
 ///
 /// # Errors
 /// [`FqeError::Io`]; [`FqeError::BadFile`] for malformed JSON, a wrong schema, `γ ∉ (0, 1]`, no
-/// policies, a policy listed twice, a `v_pi` or `success_rate` outside [0, 1] (NaN included), or
-/// `n_episodes` 0.
+/// policies, a policy listed twice or with an empty name, a task listed twice in one policy (same
+/// text or `task_index`), a `v_pi` or `success_rate` outside [0, 1] (NaN included), `v_pi` above
+/// `success_rate`, or `n_episodes` 0.
 pub fn read_ground_truth(path: &Path) -> Result<GroundTruth, FqeError> {
     read_ground_truth_fingerprinted(path).map(|(gt, _)| gt)
 }
@@ -187,7 +188,32 @@ pub fn read_ground_truth_fingerprinted(path: &Path) -> Result<(GroundTruth, Stri
             ));
         }
     }
-    for p in &gt.policies {
+    for (i, p) in gt.policies.iter().enumerate() {
+        if p.policy.trim().is_empty() {
+            return Err(FqeError::bad_file(
+                path,
+                format!("policies[{i}]: the policy name is empty"),
+            ));
+        }
+        // Scoring takes a cell's first match (task text, else task_index): a repeat would be
+        // ignored without a word.
+        for (j, t) in p.tasks.iter().enumerate() {
+            let repeat = p.tasks[..j].iter().position(|u| {
+                u.task == t.task || (t.task_index.is_some() && u.task_index == t.task_index)
+            });
+            if let Some(first) = repeat {
+                return Err(FqeError::bad_file(
+                    path,
+                    format!(
+                        "policies[{i}] ({}): tasks[{j}] repeats tasks[{first}] (task \"{}\"{})",
+                        p.policy,
+                        t.task,
+                        t.task_index
+                            .map_or_else(String::new, |k| format!(", task_index {k}"))
+                    ),
+                ));
+            }
+        }
         for t in &p.tasks {
             // V^π = mean γ^(T−1)·success and the success rate are both means of values in [0, 1].
             for (field, v) in [("v_pi", t.v_pi), ("success_rate", t.success_rate)] {
@@ -200,6 +226,18 @@ pub fn read_ground_truth_fingerprinted(path: &Path) -> Result<(GroundTruth, Stri
                         ),
                     ));
                 }
+            }
+            // γ^(T−1) ≤ 1 makes each rollout's discounted success at most its success; the
+            // tolerance is for rounding by the writer.
+            if t.v_pi > t.success_rate + 1e-9 {
+                return Err(FqeError::bad_file(
+                    path,
+                    format!(
+                        "policy {} task \"{}\": v_pi {} is above success_rate {} (a discounted \
+                         success is at most the success)",
+                        p.policy, t.task, t.v_pi, t.success_rate
+                    ),
+                ));
             }
             if t.n_episodes == Some(0) {
                 return Err(FqeError::bad_file(
@@ -237,6 +275,59 @@ mod tests {
                 && e.contains("policies[2]: policy p is listed twice (first at policies[0])"),
             "{e}"
         );
+    }
+
+    fn one_policy(policy: &str) -> String {
+        format!(r#"{{"schema":"roboaudit.fqe.ground_truth.v1","gamma":0.9,"policies":[{policy}]}}"#)
+    }
+
+    #[test]
+    fn a_task_listed_twice_in_a_policy_is_refused() {
+        let t = |task: &str, k: usize| {
+            format!(r#"{{"task":"{task}","task_index":{k},"v_pi":0.5,"success_rate":0.5}}"#)
+        };
+        let by_text = one_policy(&format!(
+            r#"{{"policy":"p","tasks":[{},{},{}]}}"#,
+            t("a", 0),
+            t("b", 1),
+            t("a", 2)
+        ));
+        let e = refused(&by_text);
+        assert!(
+            e.contains(r#"policies[0] (p): tasks[2] repeats tasks[0] (task "a", task_index 2)"#),
+            "{e}"
+        );
+        let by_index = one_policy(&format!(
+            r#"{{"policy":"p","tasks":[{},{}]}}"#,
+            t("a", 0),
+            t("b", 0)
+        ));
+        assert!(refused(&by_index).contains("tasks[1] repeats tasks[0]"));
+    }
+
+    #[test]
+    fn a_discounted_value_above_the_success_rate_is_refused() {
+        let e = refused(&one_policy(
+            r#"{"policy":"p","tasks":[{"task":"t","v_pi":0.9,"success_rate":0.0}]}"#,
+        ));
+        assert!(
+            e.contains(r#"policy p task "t": v_pi 0.9 is above success_rate 0"#),
+            "{e}"
+        );
+        // Equal at γ^(T−1) = 1, and rounding of the writer within 1e-9, are accepted.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ground_truth.json");
+        let json = one_policy(
+            r#"{"policy":"p","tasks":[{"task":"t","v_pi":0.5000000000001,"success_rate":0.5}]}"#,
+        );
+        std::fs::write(&path, json).unwrap();
+        assert!(read_ground_truth(&path).is_ok());
+    }
+
+    #[test]
+    fn an_empty_policy_name_is_refused() {
+        let e = refused(&one_policy(r#"{"policy":" ","tasks":[]}"#));
+        assert!(e.contains("policies[0]: the policy name is empty"), "{e}");
     }
 
     #[test]
