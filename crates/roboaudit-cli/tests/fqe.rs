@@ -403,6 +403,15 @@ fn bad_options_exit_2_before_encoding_and_write_nothing() {
                 "declared features: ",
             ],
         ),
+        // The action is Q's argument; as an input it would stand in for every target action.
+        (
+            vec!["--out", out_s, "--features", "state:action"],
+            vec!["--features: \"action\" is the action feature"],
+        ),
+        (
+            vec!["--out", out_s, "--state-feature", "action"],
+            vec!["--state-feature: \"action\" is the action feature"],
+        ),
         (
             vec![
                 "--out",
@@ -424,6 +433,26 @@ fn bad_options_exit_2_before_encoding_and_write_nothing() {
         assert!(!out.exists(), "{extra:?} wrote {:?}", walk(&out));
         assert_eq!(walk(&dataset), before, "{extra:?} wrote into the dataset");
     }
+    // The run's dataset named as the run: the message says which option it belongs to.
+    let o = roboaudit(&[
+        "fqe",
+        "fit",
+        "--run",
+        dataset.to_str().unwrap(),
+        "--out",
+        out_s,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains(&format!(
+            "this is a LeRobot dataset, not a run folder written by `fqe collect` \
+             (dataset/, policies/, ground_truth.json): pass --dataset {}",
+            dataset.display()
+        )),
+        "{}",
+        text(&o)
+    );
+    assert!(!out.exists());
     // A retrieval audit's folder: fqe.json would land beside it and replace its summary.md.
     let audit = dir.path().join("audit");
     std::fs::create_dir(&audit).unwrap();

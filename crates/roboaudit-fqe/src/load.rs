@@ -60,6 +60,14 @@ impl FrameFeatures {
             Self::None => "none".to_owned(),
         }
     }
+
+    /// The numeric column of [`Self::Vector`]; `None` for a camera or no frame features.
+    pub fn column(&self) -> Option<&str> {
+        match self {
+            Self::Vector(c) => Some(c),
+            _ => None,
+        }
+    }
 }
 
 /// How to read a LeRobot dataset into FQE inputs.
@@ -178,10 +186,7 @@ pub fn load_lerobot_with_progress(
     opts: &LoadOptions,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<LoadedDataset, FqeError> {
-    let vector = match &opts.features {
-        FrameFeatures::Vector(c) => Some(c.as_str()),
-        _ => None,
-    };
+    let vector = opts.features.column();
     // The vector feature already carries the state column: adding it raw too would feed the
     // estimators the same numbers twice.
     let state_feature = opts.state_feature.as_deref().filter(|s| Some(*s) != vector);

@@ -320,6 +320,23 @@ pub fn fit_request(req: &FitRequest, obs: &dyn FitObserver) -> Result<FqeReport,
         features::declared(&ds, "--action-feature", &req.action_feature, "")?;
     }
     let features = frame_features(&req.features, &ds, req.state_feature.as_deref())?;
+    // Q(x, a) takes the action beside the inputs; the behaviour's action fed as an input would
+    // tell the network the dataset's action wherever a target action is scored.
+    let as_input = [
+        ("--features", features.column()),
+        ("--state-feature", req.state_feature.as_deref()),
+    ];
+    if let Some((option, _)) = as_input
+        .iter()
+        .find(|(_, key)| *key == Some(req.action_feature.as_str()))
+    {
+        return Err(RequestError::Usage(format!(
+            "{option}: \"{}\" is the action feature (--action-feature), not an observation: Q \
+             takes the action beside the inputs, and as an input the behaviour's action would \
+             stand in for every target action",
+            req.action_feature
+        )));
+    }
     for note in features::auto_skipped_videos(&req.features, &ds, &features) {
         obs.note(&note);
     }

@@ -234,12 +234,26 @@ impl FitOptions {
     /// The dataset folder: `--dataset`, else `RUN/dataset`.
     ///
     /// # Errors
-    /// [`RequestError::Usage`] when neither is given.
+    /// [`RequestError::Usage`] when neither is given, or when `--run` names a LeRobot dataset
+    /// itself (a `meta/info.json` and no `dataset/` folder) rather than a run folder.
     pub fn dataset_dir(&self) -> Result<PathBuf, RequestError> {
-        self.dataset
-            .clone()
-            .or_else(|| self.run.as_ref().map(|r| r.join("dataset")))
-            .ok_or_else(|| RequestError::Usage("pass --run DIR or --dataset DIR".into()))
+        if let Some(dataset) = &self.dataset {
+            return Ok(dataset.clone());
+        }
+        let run = self
+            .run
+            .as_ref()
+            .ok_or_else(|| RequestError::Usage("pass --run DIR or --dataset DIR".into()))?;
+        let dataset = run.join("dataset");
+        if !dataset.exists() && run.join("meta").join("info.json").is_file() {
+            return Err(RequestError::Usage(format!(
+                "--run {}: this is a LeRobot dataset, not a run folder written by `fqe collect` \
+                 (dataset/, policies/, ground_truth.json): pass --dataset {}",
+                run.display(),
+                run.display()
+            )));
+        }
+        Ok(dataset)
     }
 
     /// The typed request these options name. Settings are not checked here
