@@ -710,6 +710,38 @@ fn evaluate_refuses_a_ground_truth_without_the_fits_policies() {
         "{r}"
     );
     assert!(r["policies"][1]["tasks"][0]["truth"].is_null(), "{r}");
+    // The report itself says so too.
+    assert!(
+        r["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n == "ground truth: none for 1 of 2 policies (x): left out of the metrics"),
+        "{r}"
+    );
+
+    // Ground truth of the fit's policies but of other tasks (text and index): nothing to score,
+    // refused (exit 3) and nothing rewritten.
+    let gt = run.join("ground_truth.json");
+    let mut other: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&gt).unwrap()).unwrap();
+    for p in other["policies"].as_array_mut().unwrap() {
+        for (k, t) in p["tasks"].as_array_mut().unwrap().iter_mut().enumerate() {
+            t["task"] = format!("stack {k} cups").into();
+            t["task_index"] = (99 + k).into();
+        }
+    }
+    std::fs::write(&gt, serde_json::to_vec(&other).unwrap()).unwrap();
+    let before = std::fs::read(out.join("fqe.json")).unwrap();
+    let o = evaluate_run(&run, &out);
+    let err = text(&o);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("matches none of the (policy, task) cells of the fit in")
+            && err.contains("ground_truth.json"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(out.join("fqe.json")).unwrap(), before);
 }
 
 /// A target policy named like one of the ground truth's but given other actions would have

@@ -1,6 +1,6 @@
 //! Warnings a reader must see beside the estimates ([`FqeReport::notes`]): a neural fit whose
 //! learning curve has not flattened or that made fewer Bellman backups than an episode has
-//! frames, and estimates outside `[0, 1]`.
+//! frames, estimates outside `[0, 1]`, and ground truth that left (policy, task) cells unscored.
 //!
 //! The return is a terminal success `r_i ∈ {0, 1}` discounted by `γ ∈ (0, 1]` (SPEC §3), so every
 //! true `Q` and `V^π` lies in `[0, 1]`: an estimate outside it is an estimator failure (divergence,
@@ -25,6 +25,8 @@ const LOSS_GROWTH: f64 = 2.0;
 pub const NEURAL_PREFIX: &str = "neural FQE:";
 /// Prefix of every note about linear FQE.
 pub const LINEAR_PREFIX: &str = "linear FQE:";
+/// Prefix of every note about how the ground truth matched the estimates' cells.
+pub const TRUTH_PREFIX: &str = "ground truth:";
 
 /// Whether `notes` (a report's [`reliability_notes`]) hold a warning about `estimator`
 /// (`"neural"` or `"linear"`, the names in `FqeReport::metrics`): its numbers are then not to be
@@ -97,8 +99,9 @@ fn listing(cells: &[String]) -> String {
 
 /// The notes of a fitted report, in order: neural fit not converged, neural fit with fewer
 /// backups than the median episode's frames (when the report knows them), neural estimates outside
-/// `[0, 1]`, linear solve not converged, linear estimates outside `[0, 1]`. Every note starts with [`NEURAL_PREFIX`] or
-/// [`LINEAR_PREFIX`]. Empty when nothing is wrong.
+/// `[0, 1]`, linear solve not converged, linear estimates outside `[0, 1]`, then
+/// [`truth_notes`]. Every note starts with [`NEURAL_PREFIX`], [`LINEAR_PREFIX`] or
+/// [`TRUTH_PREFIX`]. Empty when nothing is wrong.
 pub fn reliability_notes(r: &FqeReport) -> Vec<String> {
     let mut notes = Vec::new();
     if let Some(n) = &r.neural_config {
@@ -178,7 +181,76 @@ pub fn reliability_notes(r: &FqeReport) -> Vec<String> {
             listing(&cells)
         ));
     }
+    notes.extend(truth_notes(r));
     notes
+}
+
+/// Notes on how the ground truth a report was scored against ([`FqeReport::ground_truth`] set)
+/// matched its (policy, task) cells: none at all (no metrics), policies with no cell matched
+/// (left out of the metrics) and policies matched on only some tasks (their suite value averages
+/// fewer tasks than the others'). Every note starts with [`TRUTH_PREFIX`]; empty for a report not
+/// scored or scored on every cell.
+pub fn truth_notes(r: &FqeReport) -> Vec<String> {
+    if r.ground_truth.is_none() {
+        return Vec::new();
+    }
+    let scored =
+        |p: &crate::report::PolicyReport| p.tasks.iter().filter(|c| c.truth.is_some()).count();
+    let cells: usize = r.policies.iter().map(|p| p.tasks.len()).sum();
+    if r.policies.iter().all(|p| scored(p) == 0) {
+        return vec![format!(
+            "{TRUTH_PREFIX} it matched none of the {cells} policy × task cells (policies by name, \
+             tasks by text or task_index): nothing is scored"
+        )];
+    }
+    let mut notes = Vec::new();
+    let none: Vec<String> = r
+        .policies
+        .iter()
+        .filter(|p| scored(p) == 0)
+        .map(|p| p.policy.clone())
+        .collect();
+    if !none.is_empty() {
+        notes.push(format!(
+            "{TRUTH_PREFIX} none for {} of {} policies ({}): left out of the metrics",
+            none.len(),
+            r.policies.len(),
+            listing(&none)
+        ));
+    }
+    let partial: Vec<String> = r
+        .policies
+        .iter()
+        .filter(|p| (1..p.tasks.len()).contains(&scored(p)))
+        .map(|p| {
+            let missing: Vec<&str> = p
+                .tasks
+                .iter()
+                .filter(|c| c.truth.is_none())
+                .map(|c| c.task.as_str())
+                .collect();
+            format!("{} (none for \"{}\")", p.policy, missing.join("\", \""))
+        })
+        .collect();
+    if !partial.is_empty() {
+        notes.push(format!(
+            "{TRUTH_PREFIX} {} of {} policies have it for only some tasks: {}; their suite \
+             values average fewer tasks than the others', so the rankings across policies mix \
+             task sets",
+            partial.len(),
+            r.policies.len(),
+            listing(&partial)
+        ));
+    }
+    notes
+}
+
+/// Replaces the [`TRUTH_PREFIX`] notes of `r` by [`truth_notes`] (after scoring, once
+/// [`FqeReport::ground_truth`] is set).
+pub fn refresh_truth_notes(r: &mut FqeReport) {
+    r.notes.retain(|n| !n.starts_with(TRUTH_PREFIX));
+    let fresh = truth_notes(r);
+    r.notes.extend(fresh);
 }
 
 #[cfg(test)]

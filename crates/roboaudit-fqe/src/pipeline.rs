@@ -58,6 +58,7 @@ pub fn fit_and_score(
     if let Some(t) = truth {
         score(&mut report, t.values)?;
         report.ground_truth = Some(t.fingerprint.to_owned());
+        crate::notes::refresh_truth_notes(&mut report);
     }
     Ok(report)
 }

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use roboaudit_data::lerobot::{LeRobotDataset, read_policy_actions};
-use roboaudit_fqe::notes::reliability_notes;
+use roboaudit_fqe::notes::{reliability_notes, truth_notes};
 use roboaudit_fqe::report::SeedSpread;
 use roboaudit_fqe::synthetic::{ChainRun, chain_truth, write_chain_run};
 use roboaudit_fqe::{CurvePoint, NeuralFqeConfig};
@@ -241,6 +241,51 @@ fn linear_fqe_ranks_the_chain_policies_and_beats_the_naive_average() {
     let cells = rescored.policies.iter().flat_map(|p| &p.tasks);
     assert!(cells.clone().all(|c| c.truth.is_none() && c.are.is_none()));
     assert!(rescored.metrics.is_empty(), "{:?}", rescored.metrics);
+    // The notes of a scored report say that nothing matched.
+    assert!(truth_notes(&rescored).is_empty(), "not scored: no note");
+    rescored.ground_truth = Some("0123456789abcdef".into());
+    let cells = rescored
+        .policies
+        .iter()
+        .map(|p| p.tasks.len())
+        .sum::<usize>();
+    assert_eq!(
+        truth_notes(&rescored),
+        vec![format!(
+            "ground truth: it matched none of the {cells} policy × task cells (policies by name, \
+             tasks by text or task_index): nothing is scored"
+        )]
+    );
+    // One policy without truth on its first task, one without any: both named.
+    let mut partial = truth.clone();
+    let first = report.policies[0].tasks[0].task.clone();
+    partial.policies[0].tasks.retain(|t| t.task != first);
+    partial.policies[0]
+        .tasks
+        .iter_mut()
+        .for_each(|t| t.task_index = None);
+    partial.policies.remove(1);
+    let mut rescored = report.clone();
+    score(&mut rescored, &partial).unwrap();
+    rescored.ground_truth = Some("0123456789abcdef".into());
+    let notes = truth_notes(&rescored);
+    let n = report.policies.len();
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert_eq!(
+        notes[0],
+        format!(
+            "ground truth: none for 1 of {n} policies ({}): left out of the metrics",
+            report.policies[1].policy
+        )
+    );
+    assert!(
+        notes[1].starts_with(&format!(
+            "ground truth: 1 of {n} policies have it for only some tasks: {} (none for \"{first}\");",
+            report.policies[0].policy
+        )),
+        "{}",
+        notes[1]
+    );
 
     // A converged linear fit inside [0, 1] carries no warning; values outside it do.
     assert!(report.notes.is_empty(), "{:?}", report.notes);

@@ -82,6 +82,21 @@ pub fn evaluate_request(
     check_policies(&report, &file, &truth, &gt_path, note)?;
     score(&mut report, &truth)?;
     report.ground_truth = Some(fingerprint);
+    crate::notes::refresh_truth_notes(&mut report);
+    if report.metrics.is_empty() {
+        return Err(RequestError::Input(format!(
+            "the ground truth {} matches none of the (policy, task) cells of the fit in {} \
+             (tasks by text or task_index; the fit's tasks: {}): nothing to score",
+            gt_path.display(),
+            file.display(),
+            report
+                .tasks
+                .iter()
+                .map(|t| format!("\"{t}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
     Ok(report)
 }
 
