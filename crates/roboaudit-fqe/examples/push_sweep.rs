@@ -1,8 +1,10 @@
 //! Experiment harness (not part of the library): loads an `fqe collect` run once and fits
 //! estimator variants on it, printing suite metrics against the ground truth.
 //!
-//! `push_sweep RUN CACHE COMPONENTS [name=value ...]`; `steps=N auto=1` is `--steps auto` capped at N;
-//! `time=0` leaves out the time input; `temb=N` sets its embedding width (16).
+//! `push_sweep RUN CACHE COMPONENTS [name=value ...]` (the last of a repeated name wins);
+//! `steps=N auto=1` is `--steps auto` capped at N; `time=0` leaves out the time input; `temb=N`
+//! sets its embedding width (16; 0: the part width); `pemb`, `aemb`, `kemb` the part, action and
+//! task embedding widths (64, 32, 16).
 #![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
 
 use std::path::PathBuf;
@@ -26,7 +28,12 @@ fn main() {
             (k.to_owned(), v.to_owned())
         })
         .collect();
-    let get = |k: &str| kv.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    let get = |k: &str| {
+        kv.iter()
+            .rev()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.clone())
+    };
     // Run with RAYON_NUM_THREADS=1 CANDLE_NUM_THREADS=1 (candle single-threaded, as the CLI
     // sets it); the fits themselves run on this many threads.
     let threads: usize = get("threads").map_or(2, |v| v.parse().unwrap());
@@ -106,7 +113,11 @@ fn main() {
         auto_steps: get("auto").is_some(),
         batch_size: u("batch", 256),
         hidden: u("hidden", 256),
-        time_embedding: Some(u("temb", 16)),
+        // `temb=0`: the time input at the part width (the demo's setting).
+        time_embedding: Some(u("temb", 16)).filter(|w| *w > 0),
+        part_embedding: u("pemb", 64),
+        action_embedding: u("aemb", 32),
+        task_embedding: u("kemb", 16),
         learning_rate: f("lr", 1e-3),
         target_update_every: u("period", 100),
         target_tau: f("tau", 0.0),
@@ -173,6 +184,12 @@ fn main() {
                 println!("    curve {}", pts.join(" "));
             }
         }
+    }
+    for n in &report.notes {
+        println!("note: {n}");
+    }
+    for p in &report.policies {
+        println!("{:<14} stopped at {:?}", p.policy, p.neural_steps);
     }
     for m in &report.metrics {
         let s = &m.suite;
