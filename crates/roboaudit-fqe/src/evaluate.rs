@@ -350,7 +350,8 @@ fn estimator_metrics(
     Ok(Some((suite, tasks)))
 }
 
-/// Attaches ground truth (matched by policy name, then task text or index) and fills ARE per cell
+/// Attaches ground truth (matched by policy name, then task text, else `task_index` for a row
+/// whose text is none of the report's tasks, so that no row scores two cells) and fills ARE per cell
 /// and the metrics of every estimator, replacing any earlier scoring. Cells without ground truth
 /// are left out of the metrics.
 ///
@@ -366,6 +367,7 @@ pub fn score(report: &mut FqeReport, truth: &GroundTruth) -> Result<(), FqeError
             compact(truth.gamma)
         )));
     }
+    let fit_tasks = report.tasks.clone();
     for p in &mut report.policies {
         // A report scored before (`fqe evaluate`) keeps no truth the new file does not give.
         for c in &mut p.tasks {
@@ -376,11 +378,13 @@ pub fn score(report: &mut FqeReport, truth: &GroundTruth) -> Result<(), FqeError
             continue;
         };
         for c in &mut p.tasks {
-            let t = tp
-                .tasks
-                .iter()
-                .find(|t| t.task == c.task)
-                .or_else(|| tp.tasks.iter().find(|t| t.task_index == Some(c.task_index)));
+            // By index only a row whose text names none of the fit's tasks: a row of another
+            // task's text would otherwise score two cells, its own and the one at its index.
+            let t = tp.tasks.iter().find(|t| t.task == c.task).or_else(|| {
+                tp.tasks
+                    .iter()
+                    .find(|t| t.task_index == Some(c.task_index) && !fit_tasks.contains(&t.task))
+            });
             if let Some(t) = t {
                 c.truth = Some(TruthCell {
                     v_pi: t.v_pi,

@@ -256,6 +256,29 @@ fn linear_fqe_ranks_the_chain_policies_and_beats_the_naive_average() {
              tasks by text or task_index): nothing is scored"
         )]
     );
+    // A row of the first task's text carrying the second task's index (whose own row is gone)
+    // scores only its own task's cells: no row scores two cells.
+    let mut moved = truth.clone();
+    let (first, second) = (report.tasks[0].clone(), report.tasks[1].clone());
+    for p in &mut moved.policies {
+        p.tasks.retain(|t| t.task != second);
+        for t in p.tasks.iter_mut().filter(|t| t.task == first) {
+            t.task_index = Some(1);
+        }
+    }
+    let mut rescored = report.clone();
+    score(&mut rescored, &moved).unwrap();
+    for p in &rescored.policies {
+        for c in &p.tasks {
+            assert_eq!(
+                c.truth.is_some(),
+                c.task != second,
+                "{} / {}",
+                p.policy,
+                c.task
+            );
+        }
+    }
     // One policy without truth on its first task, one without any: both named.
     let mut partial = truth.clone();
     let first = report.policies[0].tasks[0].task.clone();
