@@ -359,6 +359,14 @@ fn bad_options_exit_2_before_encoding_and_write_nothing() {
     let cache_inside = dataset.join("cache");
     let (run_s, out_s) = (run.to_str().unwrap(), out.to_str().unwrap());
     let file_s = file.to_str().unwrap();
+    // The run's ground truth with its first policy renamed `behaviour`.
+    let gt_beh = run.join("gt_behaviour.json");
+    let mut truth: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run.join("ground_truth.json")).unwrap()).unwrap();
+    truth["policies"][0]["actions_file"] = "policies/pi0.parquet".into();
+    truth["policies"][0]["policy"] = "behaviour".into();
+    std::fs::write(&gt_beh, serde_json::to_vec(&truth).unwrap()).unwrap();
+    let gt_beh_s = gt_beh.to_str().unwrap();
     for (extra, needles) in [
         // The run's ground truth is at gamma 0.9: found before any frame is encoded.
         (
@@ -411,6 +419,23 @@ fn bad_options_exit_2_before_encoding_and_write_nothing() {
         (
             vec!["--out", out_s, "--state-feature", "action"],
             vec!["--state-feature: \"action\" is the action feature"],
+        ),
+        // The default state feature named as the action: the message says how to change it.
+        (
+            vec!["--out", out_s, "--action-feature", "observation.state"],
+            vec![
+                "--state-feature (default observation.state; none for none): \
+                 \"observation.state\" is the action feature",
+            ],
+        ),
+        // The success label as an input would hand the network what it is to learn.
+        (
+            vec!["--out", out_s, "--features", "state:next.success"],
+            vec!["--features: \"next.success\" holds what follows the frame's action"],
+        ),
+        (
+            vec!["--out", out_s, "--ground-truth", gt_beh_s, "--behaviour"],
+            vec!["--behaviour: the ground truth already has a policy named \"behaviour\""],
         ),
         (
             vec![

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use roboaudit_data::DataError;
-use roboaudit_data::lerobot::{LeRobotDataset, read_policy_actions};
+use roboaudit_data::lerobot::{LeRobotDataset, SuccessSource, read_policy_actions};
 
 use crate::bounds_settings::check_components;
 use crate::number::compact;
@@ -211,10 +211,62 @@ fn policies(
     }
     if let (true, Some(gt), Some(dir)) = (out.is_empty(), truth, gt_dir) {
         for p in &gt.policies {
+            if req.behaviour && p.policy == BEHAVIOUR {
+                return Err(RequestError::Usage(format!(
+                    "--behaviour: the ground truth already has a policy named \"{BEHAVIOUR}\" \
+                     (with its actions file {}), the name --behaviour gives the dataset's own \
+                     actions; leave out --behaviour or rename that policy",
+                    p.actions_path()
+                )));
+            }
             out.push((p.policy.clone(), dir.join(p.actions_path())));
         }
     }
     Ok(out)
+}
+
+/// Refuses an input column (`--features state:COLUMN`, `--state-feature`) that is not an
+/// observation: the action feature (Q takes the action beside the inputs, and as an input the
+/// behaviour's action would stand in for every target action), the labels' column or any
+/// `next.*` column (what follows the frame's action: reward, success, done; as an input it would
+/// hand the network the label it is to learn).
+fn refuse_outcomes_as_inputs(
+    req: &FitRequest,
+    features: &FrameFeatures,
+    labels: &SuccessSource,
+) -> Result<(), RequestError> {
+    let label_column = match labels {
+        SuccessSource::Column(c)
+        | SuccessSource::LastReward { column: c, .. }
+        | SuccessSource::MaxReward { column: c, .. } => Some(c.as_str()),
+        SuccessSource::File(_) => None,
+    };
+    let state = req.state_feature.as_deref();
+    // The state feature's default is not something the user typed: the message says how to
+    // change it.
+    let state_option = if state == Some("observation.state") {
+        "--state-feature (default observation.state; none for none)"
+    } else {
+        "--state-feature"
+    };
+    for (option, key) in [("--features", features.column()), (state_option, state)] {
+        let Some(key) = key else { continue };
+        let why = if key == req.action_feature {
+            format!(
+                "is the action feature (--action-feature {key}), not an observation: Q takes the \
+                 action beside the inputs, and as an input the behaviour's action would stand in \
+                 for every target action"
+            )
+        } else if Some(key) == label_column || key.starts_with("next.") {
+            "holds what follows the frame's action (reward, success, done), not an observation: \
+             as an input it would hand the network the success label it is to learn"
+                .to_owned()
+        } else {
+            continue;
+        };
+        return Err(RequestError::Usage(format!("{option}: \"{key}\" {why}")));
+    }
+    Ok(())
 }
 
 /// Refuses `--policy-actions NAME=FILE` when the ground truth knows `NAME` and measured its
@@ -320,23 +372,7 @@ pub fn fit_request(req: &FitRequest, obs: &dyn FitObserver) -> Result<FqeReport,
         features::declared(&ds, "--action-feature", &req.action_feature, "")?;
     }
     let features = frame_features(&req.features, &ds, req.state_feature.as_deref())?;
-    // Q(x, a) takes the action beside the inputs; the behaviour's action fed as an input would
-    // tell the network the dataset's action wherever a target action is scored.
-    let as_input = [
-        ("--features", features.column()),
-        ("--state-feature", req.state_feature.as_deref()),
-    ];
-    if let Some((option, _)) = as_input
-        .iter()
-        .find(|(_, key)| *key == Some(req.action_feature.as_str()))
-    {
-        return Err(RequestError::Usage(format!(
-            "{option}: \"{}\" is the action feature (--action-feature), not an observation: Q \
-             takes the action beside the inputs, and as an input the behaviour's action would \
-             stand in for every target action",
-            req.action_feature
-        )));
-    }
+    refuse_outcomes_as_inputs(req, &features, &labels)?;
     for note in features::auto_skipped_videos(&req.features, &ds, &features) {
         obs.note(&note);
     }
