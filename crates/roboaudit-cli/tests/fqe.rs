@@ -767,6 +767,19 @@ fn evaluate_refuses_a_ground_truth_without_the_fits_policies() {
         "{err}"
     );
     assert_eq!(std::fs::read(out.join("fqe.json")).unwrap(), before);
+
+    // A --run folder without ground truth is named (exit 3), not a request to pass --run.
+    let absent = dir.path().join("absent-run");
+    let o = evaluate_run(&absent, &out);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        text(&o).contains(&format!(
+            "no ground truth: {} does not exist",
+            absent.join("ground_truth.json").display()
+        )),
+        "{}",
+        text(&o)
+    );
 }
 
 /// A target policy named like one of the ground truth's but given other actions would have

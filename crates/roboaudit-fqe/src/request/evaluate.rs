@@ -62,10 +62,18 @@ pub fn evaluate_request(
             SCHEMA
         )));
     }
-    let gt_path =
-        ground_truth_path(req.run.as_deref(), req.ground_truth.as_ref()).ok_or_else(|| {
-            RequestError::Usage("no ground truth: pass --run DIR or --ground-truth FILE".into())
-        })?;
+    let gt_path = ground_truth_path(req.run.as_deref(), req.ground_truth.as_ref()).ok_or_else(
+        || match &req.run {
+            Some(run) => RequestError::Input(format!(
+                "no ground truth: {} does not exist (--run names a folder written by `fqe \
+                     collect`); pass --ground-truth FILE",
+                run.join("ground_truth.json").display()
+            )),
+            None => {
+                RequestError::Usage("no ground truth: pass --run DIR or --ground-truth FILE".into())
+            }
+        },
+    )?;
     let (truth, fingerprint) = read_ground_truth_fingerprinted(&gt_path)?;
     // The very file the fit was scored against needs no dataset check (a fit on another
     // dataset than the run's is scored against the run's ground truth on purpose).
