@@ -4,7 +4,7 @@
 //! `push_sweep RUN CACHE COMPONENTS [name=value ...]` (the last of a repeated name wins);
 //! `steps=N auto=1` is `--steps auto` capped at N; `time=0` leaves out the time input; `temb=N`
 //! sets its embedding width (16; 0: the part width); `pemb`, `aemb`, `kemb` the part, action and
-//! task embedding widths (64, 32, 16).
+//! task embedding widths (64, 32, 16); `wd` the AdamW weight decay (1e-4).
 #![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
 
 use std::path::PathBuf;
@@ -119,6 +119,7 @@ fn main() {
         action_embedding: u("aemb", 32),
         task_embedding: u("kemb", 16),
         learning_rate: f("lr", 1e-3),
+        weight_decay: f("wd", 1e-4),
         target_update_every: u("period", 100),
         target_tau: f("tau", 0.0),
         curve_every: u("curve", 500),
