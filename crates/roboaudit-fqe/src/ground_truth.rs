@@ -138,8 +138,8 @@ pub struct GroundTruth<X: TruthExtras = NoExtras> {
 ///
 /// # Errors
 /// [`FqeError::Io`]; [`FqeError::BadFile`] for malformed JSON, a wrong schema, `γ ∉ (0, 1]`, no
-/// policies, a policy listed twice or with an empty name, a task listed twice in one policy (same
-/// text or `task_index`), a `v_pi` or `success_rate` outside [0, 1] (NaN included), `v_pi` above
+/// policies, a policy listed twice or with an empty name, an empty task text, a task listed twice
+/// in one policy (same text or `task_index`), a `v_pi` or `success_rate` outside [0, 1] (NaN included), `v_pi` above
 /// `success_rate`, or `n_episodes` 0.
 pub fn read_ground_truth(path: &Path) -> Result<GroundTruth, FqeError> {
     read_ground_truth_fingerprinted(path).map(|(gt, _)| gt)
@@ -198,6 +198,15 @@ pub fn read_ground_truth_fingerprinted(path: &Path) -> Result<(GroundTruth, Stri
         // Scoring takes a cell's first match (task text, else task_index): a repeat would be
         // ignored without a word.
         for (j, t) in p.tasks.iter().enumerate() {
+            if t.task.trim().is_empty() {
+                return Err(FqeError::bad_file(
+                    path,
+                    format!(
+                        "policies[{i}] ({}): tasks[{j}] has an empty task text",
+                        p.policy
+                    ),
+                ));
+            }
             let repeat = p.tasks[..j].iter().position(|u| {
                 u.task == t.task || (t.task_index.is_some() && u.task_index == t.task_index)
             });
@@ -325,9 +334,16 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_policy_name_is_refused() {
+    fn an_empty_policy_name_or_task_text_is_refused() {
         let e = refused(&one_policy(r#"{"policy":" ","tasks":[]}"#));
         assert!(e.contains("policies[0]: the policy name is empty"), "{e}");
+        let e = refused(&one_policy(
+            r#"{"policy":"p","tasks":[{"task":"","v_pi":0.5,"success_rate":0.5}]}"#,
+        ));
+        assert!(
+            e.contains("policies[0] (p): tasks[0] has an empty task text"),
+            "{e}"
+        );
     }
 
     #[test]
