@@ -478,6 +478,25 @@ fn bad_options_exit_2_before_encoding_and_write_nothing() {
         text(&o)
     );
     assert!(!out.exists());
+    // A fit's results folder named as the run.
+    let results = dir.path().join("results");
+    std::fs::create_dir(&results).unwrap();
+    std::fs::write(results.join("fqe.json"), b"{}").unwrap();
+    let o = roboaudit(&[
+        "fqe",
+        "fit",
+        "--run",
+        results.to_str().unwrap(),
+        "--out",
+        out_s,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("this folder holds an FQE fit's results (fqe.json)"),
+        "{}",
+        text(&o)
+    );
+    assert!(!out.exists());
     // A retrieval audit's folder: fqe.json would land beside it and replace its summary.md.
     let audit = dir.path().join("audit");
     std::fs::create_dir(&audit).unwrap();

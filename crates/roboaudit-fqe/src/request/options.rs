@@ -235,7 +235,8 @@ impl FitOptions {
     ///
     /// # Errors
     /// [`RequestError::Usage`] when neither is given, or when `--run` names a LeRobot dataset
-    /// itself (a `meta/info.json` and no `dataset/` folder) rather than a run folder.
+    /// itself (a `meta/info.json` and no `dataset/` folder) or a fit's results folder (an
+    /// `fqe.json` and no `dataset/`) rather than a run folder.
     pub fn dataset_dir(&self) -> Result<PathBuf, RequestError> {
         if let Some(dataset) = &self.dataset {
             return Ok(dataset.clone());
@@ -245,6 +246,15 @@ impl FitOptions {
             .as_ref()
             .ok_or_else(|| RequestError::Usage("pass --run DIR or --dataset DIR".into()))?;
         let dataset = run.join("dataset");
+        if !dataset.exists() && run.join(crate::REPORT_FILE).is_file() {
+            return Err(RequestError::Usage(format!(
+                "--run {}: this folder holds an FQE fit's results ({}), not a run folder written \
+                 by `fqe collect` (dataset/, policies/, ground_truth.json): pass the run the fit \
+                 was made on",
+                run.display(),
+                crate::REPORT_FILE
+            )));
+        }
         if !dataset.exists() && run.join("meta").join("info.json").is_file() {
             return Err(RequestError::Usage(format!(
                 "--run {}: this is a LeRobot dataset, not a run folder written by `fqe collect` \
