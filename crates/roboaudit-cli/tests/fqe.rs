@@ -880,3 +880,32 @@ fn a_run_folder_without_its_ground_truth_is_refused() {
     let o = fit_linear(&run, &out, "4", &["--policy-actions", &x]);
     assert!(o.status.success(), "{}", text(&o));
 }
+
+/// Labels on which no episode succeeds make every return, and so every estimate, 0: the fit
+/// says so on the terminal and in `fqe.json`.
+#[test]
+fn labels_without_a_success_are_noted() {
+    let dir = run_folder();
+    let run = dir.path().join("run");
+    let info: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run.join("dataset/meta/info.json")).unwrap())
+            .unwrap();
+    let n = info["total_episodes"].as_u64().unwrap();
+    let labels = dir.path().join("labels.csv");
+    let rows: String = (0..n).map(|e| format!("{e},0\n")).collect();
+    std::fs::write(&labels, format!("episode_index,success\n{rows}")).unwrap();
+    let out = dir.path().join("res");
+    let o = fit_linear(&run, &out, "4", &["--labels", labels.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    let note = format!("labels: none of the {n} episodes succeeds");
+    assert!(text(&o).contains(&note), "{}", text(&o));
+    let r = report(&out);
+    assert!(
+        r["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x.as_str().unwrap().starts_with(&note)),
+        "{r}"
+    );
+}

@@ -523,6 +523,15 @@ pub fn fit_request(req: &FitRequest, obs: &dyn FitObserver) -> Result<FqeReport,
     if let Some(note) = predicted {
         report.notes.push(note);
     }
+    // Every return is then 0 and so is every estimate, whatever the policies: a fit that
+    // cannot tell them apart, which `data detect` refuses outright.
+    if loaded.inputs.episodes.iter().all(|e| !e.success) {
+        report.notes.push(format!(
+            "labels: none of the {} episodes succeeds ({labels_described}): every return is 0, \
+             so every estimate is 0 whatever the policy; check the labels",
+            loaded.inputs.episodes.len()
+        ));
+    }
     Ok(report)
 }
 
