@@ -613,9 +613,13 @@ fn evaluate_refuses_the_ground_truth_of_another_run() {
     let o = evaluate_run(&a, &out);
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(std::fs::read(&file).unwrap(), before);
-    // A report from before fits recorded their dataset still loads, with a note.
+    // A report from before fits recorded their dataset (and their actions files) still loads,
+    // with a note.
     let mut old = fitted.clone();
     old.as_object_mut().unwrap().remove("dataset");
+    for p in old["policies"].as_array_mut().unwrap() {
+        p.as_object_mut().unwrap().remove("actions_fingerprint");
+    }
     std::fs::write(&file, serde_json::to_vec_pretty(&old).unwrap()).unwrap();
     let o = evaluate_run(&b, &out);
     assert!(o.status.success(), "{}", text(&o));
@@ -908,4 +912,47 @@ fn labels_without_a_success_are_noted() {
             .any(|x| x.as_str().unwrap().starts_with(&note)),
         "{r}"
     );
+}
+
+/// A fit made without ground truth with one policy's name on another's actions is refused when
+/// scored (exit 3, report untouched): `fqe.json` records each actions file's fingerprint.
+#[test]
+fn evaluate_refuses_a_policy_fitted_with_other_actions_than_measured() {
+    let dir = run_folder();
+    let run = dir.path().join("run");
+    let out = dir.path().join("res");
+    let fit = |file: &str| {
+        let spec = format!("pi0={}", run.join("policies").join(file).display());
+        roboaudit(&[
+            "fqe",
+            "fit",
+            "--dataset",
+            run.join("dataset").to_str().unwrap(),
+            "--policy-actions",
+            &spec,
+            "--no-neural",
+            "--gamma",
+            "0.9",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    };
+    let o = fit("pi2.parquet");
+    assert!(o.status.success(), "{}", text(&o));
+    let before = std::fs::read(out.join("fqe.json")).unwrap();
+    let o = evaluate_run(&run, &out);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        text(&o).contains("estimated \"pi0\" with other actions than")
+            && text(&o).contains("pi0.parquet holds"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(std::fs::read(out.join("fqe.json")).unwrap(), before);
+    // Fitted with the measured file, the same policy is scored.
+    let o = fit("pi0.parquet");
+    assert!(o.status.success(), "{}", text(&o));
+    let o = evaluate_run(&run, &out);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(report(&out)["policies"][0]["tasks"][0]["truth"]["v_pi"].is_number());
 }

@@ -241,6 +241,7 @@ pub fn fit_all_with_progress(
             neural_interval: Interval::percentile(&refit_means),
             linear_converged: lin.converged,
             linear_iterations: lin.iterations,
+            actions_fingerprint: None,
         });
     }
     let mut report = FqeReport {

@@ -166,6 +166,12 @@ pub struct PolicyReport {
     pub linear_converged: bool,
     /// Fixed-point iterations linear FQE used.
     pub linear_iterations: usize,
+    /// 64-bit FNV-1a ([`fingerprint`], hex) of the policy-actions file the target actions were
+    /// read from (set by `fqe fit`): `fqe evaluate` refuses ground truth whose actions file for
+    /// this policy holds other bytes. `None` for the behaviour policy, a fit made through the
+    /// library, or a report without the field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actions_fingerprint: Option<String>,
 }
 
 /// Metrics of one estimator.

@@ -88,6 +88,7 @@ pub fn evaluate_request(
         )?;
     }
     check_policies(&report, &file, &truth, &gt_path, note)?;
+    check_actions(&report, &file, &truth, &gt_path)?;
     score(&mut report, &truth)?;
     report.ground_truth = Some(fingerprint);
     crate::notes::refresh_truth_notes(&mut report);
@@ -204,6 +205,44 @@ fn check_policies(
         file.display(),
         known.join(", ")
     ));
+    Ok(())
+}
+
+/// Refuses to score a policy whose fit recorded the fingerprint of its actions file when the
+/// ground truth measured that policy with a file of other bytes: the estimate of one policy would
+/// be scored against another's value (what `fqe fit` refuses for `--policy-actions`). A ground
+/// truth whose actions file is not at hand cannot be compared and is accepted.
+fn check_actions(
+    report: &FqeReport,
+    file: &Path,
+    truth: &GroundTruth,
+    gt_path: &Path,
+) -> Result<(), RequestError> {
+    let dir = gt_path.parent().unwrap_or(Path::new("."));
+    for p in &report.policies {
+        let Some(fitted) = &p.actions_fingerprint else {
+            continue;
+        };
+        let Some(tp) = truth.policies.iter().find(|t| t.policy == p.policy) else {
+            continue;
+        };
+        let measured = dir.join(tp.actions_path());
+        let Ok(bytes) = std::fs::read(&measured) else {
+            continue;
+        };
+        if crate::fingerprint(&bytes) != *fitted {
+            return Err(RequestError::Input(format!(
+                "the fit in {} estimated \"{}\" with other actions than {} holds, the file the \
+                 ground truth {} measured it with: its estimate would be scored against another \
+                 policy's value; refit with those actions or score against the ground truth of \
+                 the actions it was fitted with",
+                file.display(),
+                p.policy,
+                measured.display(),
+                gt_path.display()
+            )));
+        }
+    }
     Ok(())
 }
 

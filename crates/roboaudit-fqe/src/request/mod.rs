@@ -269,6 +269,25 @@ fn refuse_outcomes_as_inputs(
     Ok(())
 }
 
+/// [`crate::fingerprint`] of a policy-actions file's bytes.
+///
+/// # Errors
+/// [`RequestError::Input`] naming the file when it cannot be read.
+pub(crate) fn actions_fingerprint(file: &Path) -> Result<String, RequestError> {
+    std::fs::read(file)
+        .map(|bytes| crate::fingerprint(&bytes))
+        .map_err(|e| RequestError::Input(format!("cannot read {}: {e}", file.display())))
+}
+
+/// Sets [`crate::report::PolicyReport::actions_fingerprint`] of each policy named in `prints`.
+pub(crate) fn record_actions(report: &mut FqeReport, prints: Vec<(String, String)>) {
+    for (name, print) in prints {
+        if let Some(p) = report.policies.iter_mut().find(|p| p.policy == name) {
+            p.actions_fingerprint = Some(print);
+        }
+    }
+}
+
 /// Refuses `--policy-actions NAME=FILE` when the ground truth knows `NAME` and measured its
 /// value with other actions (`truth_file`'s bytes differ from `file`'s): the estimate of one
 /// policy would be scored against another's value. An identical copy elsewhere passes; a file
@@ -401,8 +420,10 @@ pub fn fit_request(req: &FitRequest, obs: &dyn FitObserver) -> Result<FqeReport,
     set_gamma(&mut config, gamma);
     config.validate()?;
     let mut policy_actions = Vec::with_capacity(policy_files.len());
+    let mut prints = Vec::with_capacity(policy_files.len());
     for (name, file) in &policy_files {
         let actions = read_policy_actions(file).map_err(RequestError::Data)?;
+        prints.push((name.clone(), actions_fingerprint(file)?));
         policy_actions.push((name.clone(), actions));
     }
     // A policy-actions file that does not fit the dataset stops the run before the encoding
@@ -520,6 +541,7 @@ pub fn fit_request(req: &FitRequest, obs: &dyn FitObserver) -> Result<FqeReport,
             rayon::current_num_threads(),
         ));
     }
+    record_actions(&mut report, prints);
     if let Some(note) = predicted {
         report.notes.push(note);
     }

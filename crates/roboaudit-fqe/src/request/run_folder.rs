@@ -57,9 +57,11 @@ pub fn fit_run_folder(
     })?;
     obs.encoded();
     let mut targets = Vec::new();
+    let mut prints = Vec::new();
     for p in &truth.policies {
         let file = fit.run.join(p.actions_path());
         let actions = read_policy_actions(&file).map_err(RequestError::Data)?;
+        prints.push((p.policy.clone(), super::actions_fingerprint(&file)?));
         targets.push(TargetPolicy {
             name: p.policy.clone(),
             actions: align_target_actions(&loaded, &actions)?,
@@ -82,7 +84,7 @@ pub fn fit_run_folder(
     };
     let neural_fits = targets.len() * (config.seeds.len() + config.bootstrap);
     obs.fitting(fit_work(targets.len(), &config), neural_fits);
-    let report = fit_and_score(
+    let mut report = fit_and_score(
         &loaded.inputs,
         &targets,
         &config,
@@ -97,6 +99,7 @@ pub fn fit_run_folder(
         &mut |policy, what| obs.stage(policy, what),
         &|k| obs.advance(k),
     )?;
+    super::record_actions(&mut report, prints);
     obs.fitted();
     Ok(report)
 }

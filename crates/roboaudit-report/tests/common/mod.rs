@@ -192,6 +192,7 @@ pub fn fqe_fixture(dir: &Path) {
                 neural_interval: None,
                 linear_converged: true,
                 linear_iterations: 12,
+                actions_fingerprint: None,
             },
             PolicyReport {
                 policy: "weak".into(),
@@ -205,6 +206,7 @@ pub fn fqe_fixture(dir: &Path) {
                 neural_interval: None,
                 linear_converged: true,
                 linear_iterations: 9,
+                actions_fingerprint: None,
             },
         ],
         metrics: Vec::new(),
