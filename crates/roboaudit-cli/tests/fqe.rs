@@ -428,6 +428,14 @@ fn bad_options_exit_2_before_encoding_and_write_nothing() {
                  \"observation.state\" is the action feature",
             ],
         ),
+        // A declared feature of the wrong kind is a wrong option, like an undeclared one.
+        (
+            vec!["--out", out_s, "--features", "image:observation.state"],
+            vec![
+                "--features image:observation.state: \"observation.state\" is not a camera",
+                "a numeric column is `state:observation.state`",
+            ],
+        ),
         // The success label as an input would hand the network what it is to learn.
         (
             vec!["--out", out_s, "--features", "state:next.success"],

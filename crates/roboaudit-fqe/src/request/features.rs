@@ -26,6 +26,26 @@ pub(crate) fn declared(
     )))
 }
 
+/// Refuses a `key` given to `option` that the dataset declares but not as a numeric column
+/// (a camera, a string): a wrong option (exit 2), named with what the key is. An undeclared key
+/// passes (the caller names it with [`declared`]).
+///
+/// # Errors
+/// [`RequestError::Usage`] for a declared key that is not numeric.
+pub(crate) fn numeric(ds: &LeRobotDataset, option: &str, key: &str) -> Result<(), RequestError> {
+    let root = ds.root().display();
+    match ds.feature(key).map(|f| f.kind) {
+        Some(FeatureKind::Numeric) | None => Ok(()),
+        Some(FeatureKind::Image | FeatureKind::Video) => Err(RequestError::Usage(format!(
+            "{option} {key}: \"{key}\" is a camera (`image` or `video` feature) of the dataset \
+             {root}, not a numeric column; a camera is --features image:{key}"
+        ))),
+        Some(_) => Err(RequestError::Usage(format!(
+            "{option} {key}: \"{key}\" is not a numeric column of the dataset {root}"
+        ))),
+    }
+}
+
 /// The frame-feature source named by `spec`: `image:KEY` (a camera, `image` or `video`
 /// feature), `state:COLUMN` (a numeric vector column), a bare KEY (by its declared kind),
 /// `none`, or `auto`: the first `image` feature by name, else the first `video` feature whose
@@ -47,16 +67,25 @@ pub fn frame_features(
             ds.describe_features()
         ))
     };
+    // A declared key of the wrong kind is a wrong option too (exit 2), not a bad dataset.
+    let kind = |key: &str| {
+        ds.feature(key)
+            .map(|f| f.kind)
+            .ok_or_else(|| undeclared(key))
+    };
     if let Some(key) = spec.strip_prefix("image:") {
-        if ds.feature(key).is_none() {
-            return Err(undeclared(key));
+        if !matches!(kind(key)?, FeatureKind::Image | FeatureKind::Video) {
+            return Err(RequestError::Usage(format!(
+                "--features {spec}: \"{key}\" is not a camera (an `image` or `video` feature) of \
+                 the dataset {}; a numeric column is `state:{key}`",
+                ds.root().display()
+            )));
         }
         return Ok(FrameFeatures::Image(key.to_owned()));
     }
     if let Some(column) = spec.strip_prefix("state:") {
-        if ds.feature(column).is_none() {
-            return Err(undeclared(column));
-        }
+        kind(column)?;
+        numeric(ds, "--features", column)?;
         return Ok(FrameFeatures::Vector(column.to_owned()));
     }
     match spec {

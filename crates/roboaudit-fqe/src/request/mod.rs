@@ -386,9 +386,11 @@ pub fn fit_request(req: &FitRequest, obs: &dyn FitObserver) -> Result<FqeReport,
         .filter(|k| *k != "observation.state")
     {
         features::declared(&ds, "--state-feature", key, " (or none)")?;
+        features::numeric(&ds, "--state-feature", key)?;
     }
     if req.action_feature != "action" {
         features::declared(&ds, "--action-feature", &req.action_feature, "")?;
+        features::numeric(&ds, "--action-feature", &req.action_feature)?;
     }
     let features = frame_features(&req.features, &ds, req.state_feature.as_deref())?;
     refuse_outcomes_as_inputs(req, &features, &labels)?;
