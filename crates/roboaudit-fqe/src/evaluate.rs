@@ -351,6 +351,23 @@ fn estimator_metrics(
     Ok(Some((suite, tasks)))
 }
 
+/// [`score`], then records the scored file's fingerprint ([`FqeReport::ground_truth`]) and
+/// replaces the report's `ground truth:` notes ([`crate::notes::refresh_truth_notes`]): what a
+/// fit and `fqe evaluate` both do with the ground truth they read.
+///
+/// # Errors
+/// As [`score`].
+pub fn score_recorded(
+    report: &mut FqeReport,
+    truth: &GroundTruth,
+    fingerprint: &str,
+) -> Result<(), FqeError> {
+    score(report, truth)?;
+    report.ground_truth = Some(fingerprint.to_owned());
+    crate::notes::refresh_truth_notes(report);
+    Ok(())
+}
+
 /// Attaches ground truth (matched by policy name, then task text, else `task_index` for a row
 /// whose text is none of the report's tasks, so that no row scores two cells) and fills ARE per cell
 /// and the metrics of every estimator, replacing any earlier scoring. Cells without ground truth

@@ -69,7 +69,9 @@ pub use detector::{Detection, DetectorConfig, DetectorError, detect};
 pub use dinov2::{Dinov2Encoder, Dinov2Options};
 pub use encoder::Encoder;
 pub use error::{FqeError, Setting};
-pub use evaluate::{FitConfig, TargetPolicy, fit_all, fit_all_with_progress, fit_work, score};
+pub use evaluate::{
+    FitConfig, TargetPolicy, fit_all, fit_all_with_progress, fit_work, score, score_recorded,
+};
 pub use ground_truth::{GroundTruth, read_ground_truth, read_ground_truth_fingerprinted};
 pub use inputs::{EpisodeSpan, FqeInputs, InputPart, TargetActions};
 pub use linear::{

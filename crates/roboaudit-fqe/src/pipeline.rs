@@ -4,7 +4,7 @@
 //! before rescoring).
 
 use crate::FqeError;
-use crate::evaluate::{FitConfig, TargetPolicy, fit_all_with_progress, score};
+use crate::evaluate::{FitConfig, TargetPolicy, fit_all_with_progress, score_recorded};
 use crate::ground_truth::GroundTruth;
 use crate::inputs::FqeInputs;
 use crate::report::{DatasetIdentity, FqeReport};
@@ -32,14 +32,14 @@ pub struct Provenance<'a> {
 
 /// Fits every estimator on `inputs` for `targets` ([`fit_all_with_progress`], methods document
 /// §3), records the provenance's dataset as [`FqeReport::dataset`] and, with ground truth,
-/// scores the estimates ([`score`]) and records the ground truth's fingerprint.
+/// scores the estimates and records the ground truth ([`score_recorded`]).
 ///
 /// `progress(policy, what)` names the running fit; `work(k)` counts `k` units of
 /// [`crate::fit_work`].
 ///
 /// # Errors
-/// Those of [`fit_all_with_progress`]; [`FqeError::InvalidInputs`] from [`score`] when the ground
-/// truth's discount differs from the fit's.
+/// Those of [`fit_all_with_progress`]; [`FqeError::InvalidInputs`] from [`score_recorded`] when
+/// the ground truth's discount differs from the fit's.
 pub fn fit_and_score(
     inputs: &FqeInputs,
     targets: &[TargetPolicy],
@@ -56,9 +56,7 @@ pub fn fit_and_score(
     let mut report = fit_all_with_progress(inputs, targets, config, describe, progress, work)?;
     report.dataset = Some(dataset);
     if let Some(t) = truth {
-        score(&mut report, t.values)?;
-        report.ground_truth = Some(t.fingerprint.to_owned());
-        crate::notes::refresh_truth_notes(&mut report);
+        score_recorded(&mut report, t.values, t.fingerprint)?;
     }
     Ok(report)
 }

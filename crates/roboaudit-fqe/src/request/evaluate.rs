@@ -9,7 +9,8 @@ use roboaudit_data::lerobot::LeRobotDataset;
 
 use super::{RequestError, ground_truth_path};
 use crate::{
-    DatasetIdentity, FqeReport, GroundTruth, SCHEMA, read_ground_truth_fingerprinted, score,
+    DatasetIdentity, FqeReport, GroundTruth, SCHEMA, read_ground_truth_fingerprinted,
+    score_recorded,
 };
 
 /// Everything `fqe evaluate` needs. Each field's doc is its `--help` text (derived with the
@@ -89,9 +90,7 @@ pub fn evaluate_request(
     }
     check_policies(&report, &file, &truth, &gt_path, note)?;
     check_actions(&report, &file, &truth, &gt_path)?;
-    score(&mut report, &truth)?;
-    report.ground_truth = Some(fingerprint);
-    crate::notes::refresh_truth_notes(&mut report);
+    score_recorded(&mut report, &truth, &fingerprint)?;
     if report.metrics.is_empty() {
         return Err(RequestError::Input(format!(
             "the ground truth {} matches none of the (policy, task) cells of the fit in {} \
