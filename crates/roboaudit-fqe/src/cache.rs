@@ -27,6 +27,9 @@ const MAGIC: &[u8; 6] = b"RAFQC2";
 /// The format before per-record checks: replaced, not read.
 const MAGIC_UNCHECKED: &[u8; 6] = b"RAFQC1";
 const HEADER: u64 = 10;
+/// What to do with a cache that cannot be read: its features are derived data, so encoding the
+/// frames again loses nothing.
+const REBUILD: &str = "delete it and rerun to encode the frames again";
 
 /// 64-bit FNV-1a hash (stable across platforms and Rust versions).
 pub use roboaudit_types::seed::fnv1a64;
@@ -100,13 +103,16 @@ impl FeatureCache {
                     return Ok(Self::empty(dir, path, width));
                 }
                 if &head[..6] != MAGIC {
-                    return Err(FqeError::bad_file(&path, "not a roboaudit feature cache"));
+                    return Err(FqeError::bad_file(
+                        &path,
+                        format!("not a roboaudit feature cache; {REBUILD}"),
+                    ));
                 }
                 let got = u32::from_le_bytes([head[6], head[7], head[8], head[9]]);
                 if got != w32 {
                     return Err(FqeError::bad_file(
                         &path,
-                        format!("cache holds width {got}, expected {width}"),
+                        format!("cache holds width {got}, expected {width}; {REBUILD}"),
                     ));
                 }
                 count = (len - HEADER) / record;
@@ -290,7 +296,7 @@ impl FeatureCache {
                 &self.path,
                 format!(
                     "record {} (frame key {key:016x}) fails its check: the file is damaged; \
-                     delete it and rerun to encode the frames again",
+                     {REBUILD}",
                     row + 1
                 ),
             ));
@@ -503,5 +509,34 @@ mod tests {
         c.commit().unwrap();
         let replaced = std::fs::read(&path).unwrap();
         assert_eq!((&replaced[..6], replaced.len()), (&MAGIC[..], 10 + 28));
+    }
+
+    /// A file of another format or another feature width names itself and how to recover.
+    #[test]
+    fn a_foreign_or_resized_cache_says_how_to_recover() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = FeatureCache::open(dir.path(), "raw2", "none", 3).unwrap();
+        c.put(7, &[1.0, 2.0, 3.0]).unwrap();
+        c.commit().unwrap();
+        let path = c.path().to_path_buf();
+        drop(c);
+        let Err(err) = FeatureCache::open(dir.path(), "raw2", "none", 4) else {
+            panic!("a cache of width 3 opened at width 4");
+        };
+        let err = err.to_string();
+        assert!(err.contains(&path.display().to_string()), "{err}");
+        assert!(
+            err.contains("cache holds width 3, expected 4; delete it and rerun"),
+            "{err}"
+        );
+        std::fs::write(&path, b"garbage garbage garbage").unwrap();
+        let Err(err) = FeatureCache::open(dir.path(), "raw2", "none", 3) else {
+            panic!("a file of garbage opened as a cache");
+        };
+        let err = err.to_string();
+        assert!(
+            err.contains("not a roboaudit feature cache; delete it and rerun to encode"),
+            "{err}"
+        );
     }
 }
