@@ -893,6 +893,38 @@ fn a_run_folder_without_its_ground_truth_is_refused() {
     assert!(o.status.success(), "{}", text(&o));
 }
 
+/// A ground truth copied out of its run folder names actions files that are not beside it: the
+/// error says where they are looked for and why, before any frame is read.
+#[test]
+fn a_ground_truth_away_from_its_actions_files_says_where_it_looks() {
+    let dir = run_folder();
+    let run = dir.path().join("run");
+    let copy = dir.path().join("elsewhere/truth.json");
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    std::fs::copy(run.join("ground_truth.json"), &copy).unwrap();
+    let out = dir.path().join("res");
+    let o = roboaudit(&[
+        "fqe",
+        "fit",
+        "--dataset",
+        run.join("dataset").to_str().unwrap(),
+        "--ground-truth",
+        copy.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--no-neural",
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let expected = format!(
+        "{}: policy \"pi0\" reads its actions from policies/pi0.parquet (relative to the ground \
+         truth's folder), and {} is not a file",
+        copy.display(),
+        dir.path().join("elsewhere/policies/pi0.parquet").display()
+    );
+    assert!(text(&o).contains(&expected), "{}", text(&o));
+    assert!(!out.exists());
+}
+
 /// Labels on which no episode succeeds make every return, and so every estimate, 0: the fit
 /// says so on the terminal and in `fqe.json`.
 #[test]

@@ -188,8 +188,9 @@ pub fn ground_truth_path(run: Option<&Path>, explicit: Option<&PathBuf>) -> Opti
 fn policies(
     req: &FitRequest,
     truth: Option<&GroundTruth>,
-    gt_dir: Option<&Path>,
+    gt_path: Option<&Path>,
 ) -> Result<Vec<(String, PathBuf)>, RequestError> {
+    let gt_dir = gt_path.and_then(Path::parent);
     let mut out: Vec<(String, PathBuf)> = Vec::new();
     for (name, file) in &req.policy_actions {
         if name == BEHAVIOUR {
@@ -219,7 +220,22 @@ fn policies(
                     p.actions_path()
                 )));
             }
-            out.push((p.policy.clone(), dir.join(p.actions_path())));
+            let file = dir.join(p.actions_path());
+            if !file.is_file() {
+                // The schema places actions files relative to the ground truth's folder, which a
+                // `--ground-truth` copied out of its run folder leaves behind.
+                return Err(RequestError::Input(format!(
+                    "{}: policy \"{}\" reads its actions from {} (relative to the ground \
+                     truth's folder), and {} is not a file: keep ground_truth.json in its \
+                     `fqe collect` folder, or name the file with --policy-actions {}=FILE",
+                    gt_path.unwrap_or(dir).display(),
+                    p.policy,
+                    p.actions_path(),
+                    file.display(),
+                    p.policy
+                )));
+            }
+            out.push((p.policy.clone(), file));
         }
     }
     Ok(out)
@@ -364,8 +380,7 @@ pub fn fit_request(req: &FitRequest, obs: &dyn FitObserver) -> Result<FqeReport,
         .gamma
         .or(truth.as_ref().map(|t| t.gamma))
         .unwrap_or(DEFAULT_GAMMA);
-    let gt_dir = gt_path.as_deref().and_then(Path::parent);
-    let policy_files = policies(req, truth.as_ref(), gt_dir)?;
+    let policy_files = policies(req, truth.as_ref(), gt_path.as_deref())?;
     // After the names: a name given twice is a usage error, whatever the files.
     named_files_exist(
         req.policy_actions
