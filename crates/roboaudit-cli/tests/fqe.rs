@@ -893,6 +893,53 @@ fn a_run_folder_without_its_ground_truth_is_refused() {
     assert!(o.status.success(), "{}", text(&o));
 }
 
+/// Without `--target-update` the target period follows the steps and the median episode
+/// (`⌊S / (3.2 E)⌋`, at least 10), is said on the terminal and recorded in `fqe.json`; an
+/// explicit period, or a Polyak rate, is kept as given.
+#[test]
+fn the_default_target_period_follows_the_median_episode() {
+    let dir = run_folder();
+    let run = dir.path().join("run");
+    let fit = |name: &str, steps: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let mut args = vec![
+            "fqe",
+            "fit",
+            "--run",
+            run.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--seeds",
+            "0",
+            "--steps",
+            steps,
+        ];
+        args.extend_from_slice(extra);
+        let o = roboaudit(&args);
+        assert!(o.status.success(), "{}", text(&o));
+        (text(&o), report(&out))
+    };
+    let (said, r) = fit("auto", "2000", &[]);
+    let frames = r["median_episode_frames"].as_u64().unwrap();
+    // The chain run's episodes are short: the period is well above the floor of 10.
+    let expected = (2000.0 / (3.2 * frames as f64)).floor() as u64;
+    assert!(expected > 20, "{frames}-frame median episode");
+    assert_eq!(r["neural_config"]["target_update_every"], expected);
+    assert!(
+        said.contains(&format!(
+            "note: neural FQE: target network copied every {expected} steps, so that the \
+             2000-step fit holds 3.2 rounds of backups of the {frames}-frame median episode"
+        )),
+        "{said}"
+    );
+    let (said, r) = fit("given", "50", &["--target-update", "7"]);
+    assert_eq!(r["neural_config"]["target_update_every"], 7);
+    assert!(!said.contains("target network copied every"), "{said}");
+    let (said, r) = fit("polyak", "50", &["--target-tau", "0.05"]);
+    assert_eq!(r["neural_config"]["target_update_every"], 100);
+    assert!(!said.contains("target network copied every"), "{said}");
+}
+
 /// A ground truth copied out of its run folder names actions files that are not beside it: the
 /// error says where they are looked for and why, before any frame is read.
 #[test]

@@ -261,19 +261,12 @@ pub fn fit_all_with_progress(
         metrics: Vec::new(),
         coverage_flags: flags,
         notes: Vec::new(),
-        median_episode_frames: median_episode_frames(inputs),
+        median_episode_frames: inputs.median_episode_frames(),
         dataset: None,
         ground_truth: None,
     };
     report.notes = crate::notes::reliability_notes(&report);
     Ok(report)
-}
-
-/// Frames of the median episode (upper middle for an even count); `None` without episodes.
-fn median_episode_frames(inputs: &FqeInputs) -> Option<usize> {
-    let mut lens: Vec<usize> = inputs.episodes.iter().map(|e| e.len).collect();
-    lens.sort_unstable();
-    lens.get(lens.len() / 2).copied()
 }
 
 fn are(estimate: Option<f64>, v: f64) -> Option<f64> {

@@ -87,6 +87,14 @@ impl FqeInputs {
         }
     }
 
+    /// Frames of the median episode (the upper middle for an even count); `None` without
+    /// episodes.
+    pub fn median_episode_frames(&self) -> Option<usize> {
+        let mut lens: Vec<usize> = self.episodes.iter().map(|e| e.len).collect();
+        lens.sort_unstable();
+        lens.get(lens.len() / 2).copied()
+    }
+
     /// The dataset action of frame `k`.
     pub fn action(&self, k: usize) -> &[f32] {
         &self.actions[k * self.action_dim..(k + 1) * self.action_dim]

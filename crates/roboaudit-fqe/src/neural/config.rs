@@ -74,7 +74,9 @@ pub struct NeuralFqeConfig {
     pub head: QHead,
 }
 
-/// `roboaudit fqe fit`'s settings. Two hidden layers of 128 with 512-row batches: on the testbed
+/// `roboaudit fqe fit`'s settings, but for the target period, which the CLI derives from the
+/// steps and the median episode ([`super::target_period`]; 100 here, its value for the push
+/// suite). Two hidden layers of 128 with 512-row batches: on the testbed
 /// push suite (3 seeds, `--steps auto`) this was more accurate than 256 units with 256-row
 /// batches (median ARE 8.7 % against 11.3 %, the in-support policies in the same order) for about
 /// half the CPU time; a narrower network on the same batches ranked two policies wrong. The

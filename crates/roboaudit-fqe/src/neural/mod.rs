@@ -29,7 +29,9 @@ mod target_cache;
 #[cfg(test)]
 mod tests;
 
-pub use auto::{SETTLE_ABS, SETTLE_REL, SETTLE_WINDOW};
+pub use auto::{
+    CAP_BACKUPS, MIN_TARGET_PERIOD, SETTLE_ABS, SETTLE_REL, SETTLE_WINDOW, target_period,
+};
 pub use config::{NeuralFqeConfig, QHead};
 
 use rand::{RngExt, SeedableRng};

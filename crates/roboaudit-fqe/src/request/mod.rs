@@ -101,6 +101,9 @@ pub struct FitRequest {
     pub cache_dir: PathBuf,
     /// The fit's settings; the discounts in it are replaced by the resolved γ.
     pub config: FitConfig,
+    /// Replace the neural target period of `config` by [`crate::neural::target_period`] of its
+    /// steps and the dataset's median episode, once the dataset is read.
+    pub target_period_from_episodes: bool,
 }
 
 /// Receives what a fit reports while it runs. Called from the fit's threads (`advance` from
@@ -483,6 +486,22 @@ pub fn fit_request(req: &FitRequest, obs: &dyn FitObserver) -> Result<FqeReport,
             s.encoded,
             s.cache_hits,
             req.cache_dir.display()
+        ));
+    }
+    if let (true, Some(neural), Some(frames)) = (
+        req.target_period_from_episodes,
+        config.neural.as_mut(),
+        loaded.inputs.median_episode_frames(),
+    ) {
+        neural.target_update_every = crate::neural::target_period(neural.steps, frames);
+        obs.note(&format!(
+            "note: neural FQE: target network copied every {} steps, so that the {}-step {} \
+             holds {} rounds of backups of the {frames}-frame median episode (--target-update \
+             sets it)",
+            neural.target_update_every,
+            neural.steps,
+            if neural.auto_steps { "cap" } else { "fit" },
+            crate::neural::CAP_BACKUPS,
         ));
     }
     let mut targets = Vec::new();

@@ -54,7 +54,8 @@ impl FromStr for Steps {
 /// - `max_steps` caps [`Steps::Auto`] (`None`: [`NeuralFqeConfig::default`]'s steps); with
 ///   [`Steps::Fixed`] it is refused rather than ignored;
 /// - `threads` in `1..=`[`crate::bounds_settings::MAX_THREADS`]; `None`: rayon's default;
-/// - `target_update` is a period in steps; `target_tau` in `[0, 1]`;
+/// - `target_update` is a period in steps (`None`: [`crate::neural::target_period`] of the
+///   steps and the dataset's median episode, once the dataset is read); `target_tau` in `[0, 1]`;
 /// - `learning_rate` in `(0, 1]`; `batch_size` counts rows; `hidden` in
 ///   `1..=`[`crate::bounds_settings::MAX_HIDDEN`];
 /// - `ridge` and `coverage_threshold` finite and > 0;
@@ -119,12 +120,11 @@ pub struct FitOptions {
     /// else one per core.
     #[cfg_attr(feature = "clap", arg(long))]
     pub threads: Option<usize>,
-    /// Target network copy period N.
-    #[cfg_attr(
-        feature = "clap",
-        arg(long, default_value_t = NeuralFqeConfig::default().target_update_every)
-    )]
-    pub target_update: usize,
+    /// Target network copy period N; default: the steps (the cap of --steps auto) over 3.2
+    /// times the median episode's frames, at least 10 (100 for 62-frame episodes and 20,000
+    /// steps), so that a terminal label has time to reach the first frame and settle.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub target_update: Option<usize>,
     /// Polyak rate τ of the target network (> 0 replaces the copy every N steps by
     /// θ̄ ← (1 − τ) θ̄ + τ θ each step).
     #[cfg_attr(feature = "clap", arg(long, default_value_t = NeuralFqeConfig::default().target_tau))]
@@ -296,7 +296,9 @@ impl FitOptions {
             gamma,
             steps,
             auto_steps,
-            target_update_every: self.target_update,
+            target_update_every: self
+                .target_update
+                .unwrap_or(NeuralFqeConfig::default().target_update_every),
             target_tau: self.target_tau,
             learning_rate: self.learning_rate,
             batch_size: self.batch_size,
@@ -335,6 +337,7 @@ impl FitOptions {
                 .cache
                 .clone()
                 .unwrap_or_else(|| self.out.join("feature-cache")),
+            target_period_from_episodes: self.target_update.is_none() && self.target_tau == 0.0,
             config,
         })
     }
@@ -457,7 +460,7 @@ mod tests {
             max_steps: None,
             bootstrap: 0,
             threads: None,
-            target_update: 100,
+            target_update: Some(100),
             target_tau: 0.0,
             learning_rate: 1e-3,
             batch_size: 256,
