@@ -224,7 +224,8 @@ def _d3rlpy_fqe(
 
 def accuracy(a: argparse.Namespace, truth: dict) -> None:
     """Each estimator at its own best settings over the --seeds: roboaudit's defaults (auto steps
-    under the --steps cap, learning rate 1e-3 decayed; one fit over all seeds, whose estimate is
+    under the --steps cap, learning rate 1e-3 decayed, the target period --target-update or
+    roboaudit's default, which d3rlpy then shares; one fit over all seeds, whose estimate is
     the mean over seeds) and d3rlpy at every --d3rlpy-lr for --steps, one fit per seed, the
     estimate of a cell the mean over seeds as in roboaudit. Per-seed median AREs are printed too."""
     threads = int(a.threads.split(",")[0])
@@ -232,11 +233,14 @@ def accuracy(a: argparse.Namespace, truth: dict) -> None:
     tag = ("" if seeds == [0] else "-seeds" + "_".join(map(str, seeds))) + ("-t" if a.d3rlpy_time else "")
     rows = []
     ra_dir = a.out / ("ra-neural-auto" + ("" if seeds == [0] else "-seeds" + "_".join(map(str, seeds))))
+    period = [] if a.target_update is None else ["--target-update", str(a.target_update)]
     ra, _ = roboaudit(a.roboaudit, a.run, ra_dir,
                       ["--features", "none", "--seeds", ",".join(map(str, seeds)),
-                       "--max-steps", str(a.steps), "--target-update", str(a.target_update)],
+                       "--max-steps", str(a.steps), *period],
                       a.reuse, threads=threads)
     fit = json.loads((ra_dir / "fqe.json").read_text())
+    # The period roboaudit used (its own default when none was given) is d3rlpy's too.
+    a.target_update = fit["neural_config"]["target_update_every"]
     made = sum(sum(p["neural_steps"]) for p in fit["policies"])
     net = fit["neural_config"]
     per_seed = [m["median_are"] for m in next(
@@ -246,8 +250,8 @@ def accuracy(a: argparse.Namespace, truth: dict) -> None:
     for lr in [float(x) for x in a.d3rlpy_lr.split(",")]:
         fits = []
         for seed in seeds:
-            cache = a.out / (f"d3rlpy-lr{lr:g}{t_tag}.json" if seed == 0
-                             else f"d3rlpy-lr{lr:g}{t_tag}-seed{seed}.json")
+            cache = a.out / (f"d3rlpy-lr{lr:g}-p{a.target_update}{t_tag}.json" if seed == 0
+                             else f"d3rlpy-lr{lr:g}-p{a.target_update}{t_tag}-seed{seed}.json")
             if a.reuse and cache.is_file():
                 est = {(k.rsplit("|", 1)[0], int(k.rsplit("|", 1)[1])): v
                        for k, v in json.loads(cache.read_text()).items()}
@@ -303,8 +307,10 @@ def main() -> None:
                     help="with --accuracy: comma-separated seeds; each estimate is the mean over them")
     ap.add_argument("--reuse-linear", action="store_true",
                     help="reuse finished linear fits in OUT/ra-linear-* (they do not depend on the neural settings)")
-    ap.add_argument("--target-update", type=int, default=100,
-                    help="target-network copy period of both neural FQEs (steps)")
+    ap.add_argument("--target-update", type=int, default=None,
+                    help="target-network copy period of both neural FQEs (steps); default 100, "
+                         "with --accuracy roboaudit's own default (from the steps and the median "
+                         "episode), which d3rlpy then gets too")
     ap.add_argument("--threads", default="1,2", help="thread counts to time, comma-separated")
     ap.add_argument("--d3rlpy-lr", default="1e-4",
                     help="d3rlpy FQE's learning rate; with --accuracy a comma-separated list to sweep")
@@ -321,6 +327,8 @@ def main() -> None:
     if a.accuracy:
         accuracy(a, truth)
         return
+    if a.target_update is None:
+        a.target_update = 100
     a.d3rlpy_lr = float(a.d3rlpy_lr)
     rows = []
     lin, t_lin = roboaudit(a.roboaudit, a.run, a.out / "ra-linear-state",
