@@ -21,6 +21,7 @@ a lookup of the policy-actions file that returns one of the frame's M samples at
 
 Usage: python scripts/d3rlpy_side_by_side.py --run DIR --roboaudit target/debug/roboaudit
        --out DIR [--steps 5000] [--seed 0] [--target-update 100] [--threads 1,2] [--d3rlpy-lr 1e-4]
+       [--one-sample] [--no-linear]
        [--accuracy --d3rlpy-lr 1e-4,3e-4,1e-3 [--seeds 0,1,2] [--d3rlpy-time]]
 
 In the timed rows both neural estimators get the same gradient steps, batch (256), hidden width
@@ -32,7 +33,8 @@ Each neural estimator runs once per --threads value (one thread: pinned to core 
 table gives ms per gradient step (neural training wall time over steps × fits, so with two
 threads it is the throughput), d3rlpy's ms over roboaudit's, median ARE and Spearman. roboaudit
 averages the policy-actions file's M samples in every Bellman target where d3rlpy takes one: at
-M > 1 roboaudit does more work per step.
+M > 1 roboaudit does more work per step. --one-sample cuts every policy-actions file to its first
+sample (a copy in OUT/run-one-sample) so that both do the same work.
 """
 
 from __future__ import annotations
@@ -76,6 +78,25 @@ def policy_file(run: Path, name: str, n: int) -> np.ndarray:
     m = len(idx) // n
     assert m * n == len(idx) and (idx == np.repeat(np.arange(n), m)).all()
     return acts.reshape(n, m, -1)
+
+
+def one_sample_run(run: Path, out: Path) -> Path:
+    """A copy of `run` whose policy-actions files keep only sample 0 of each frame (the dataset
+    linked, ground_truth.json copied with `samples` 1): both estimators then do equal work, one
+    target action per next state, where roboaudit would otherwise average all M."""
+    import pyarrow.compute as pc
+
+    dst = out / "run-one-sample"
+    (dst / "policies").mkdir(parents=True, exist_ok=True)
+    if not (dst / "dataset").exists():
+        (dst / "dataset").symlink_to((run / "dataset").resolve())
+    truth = json.loads((run / "ground_truth.json").read_text())
+    for p in truth["policies"]:
+        t = pq.read_table(run / p["actions_file"])
+        pq.write_table(t.filter(pc.equal(t.column("sample"), 0)), dst / p["actions_file"])
+        p["samples"] = 1
+    (dst / "ground_truth.json").write_text(json.dumps(truth, indent=2))
+    return dst
 
 
 def metrics(est: dict, truth: dict) -> dict:
@@ -317,6 +338,11 @@ def main() -> None:
     ap.add_argument("--d3rlpy-time", action="store_true",
                     help="with --accuracy: give d3rlpy the time input too (position in the episode)")
     ap.add_argument("--reuse", action="store_true", help="with --accuracy: reuse the fits finished in OUT")
+    ap.add_argument("--one-sample", action="store_true",
+                    help="timing at equal work: both estimators read policy-actions files cut to "
+                         "one sample per frame (roboaudit averages all M otherwise)")
+    ap.add_argument("--no-linear", action="store_true",
+                    help="skip the linear and naive rows (the neural timing alone)")
     ap.add_argument("--accuracy", action="store_true",
                     help="accuracy only: roboaudit at its defaults (--steps auto, capped at --steps) "
                          "against d3rlpy at each --d3rlpy-lr for --steps, no timing or linear rows")
@@ -330,18 +356,25 @@ def main() -> None:
     if a.target_update is None:
         a.target_update = 100
     a.d3rlpy_lr = float(a.d3rlpy_lr)
+    if a.one_sample:
+        a.run = one_sample_run(a.run, a.out)
+        truth = json.loads((a.run / "ground_truth.json").read_text())
+    work = "one target sample each (equal work)" if a.one_sample else "roboaudit all M samples"
     rows = []
-    lin, t_lin = roboaudit(a.roboaudit, a.run, a.out / "ra-linear-state",
-                           ["--no-neural", "--features", "none"], a.reuse_linear)
-    rows.append(("roboaudit linear FQE (state)", lin["linear"], t_lin))
-    # The naive average comes from the same run (its wall time is that run's).
-    rows.append(("naive average", lin["naive"], t_lin))
-    img, t_img = roboaudit(a.roboaudit, a.run, a.out / "ra-linear-image", ["--no-neural"], a.reuse_linear)
-    rows.append(("roboaudit linear FQE (image+state)", img["linear"], t_img))
+    if not a.no_linear:
+        lin, t_lin = roboaudit(a.roboaudit, a.run, a.out / "ra-linear-state",
+                               ["--no-neural", "--features", "none"], a.reuse_linear)
+        rows.append(("roboaudit linear FQE (state)", lin["linear"], t_lin))
+        # The naive average comes from the same run (its wall time is that run's).
+        rows.append(("naive average", lin["naive"], t_lin))
+        img, t_img = roboaudit(a.roboaudit, a.run, a.out / "ra-linear-image", ["--no-neural"],
+                               a.reuse_linear)
+        rows.append(("roboaudit linear FQE (image+state)", img["linear"], t_img))
     threads = [int(t) for t in a.threads.split(",")]
     timed = []  # (name, threads, estimates, seconds per fit)
     for t in threads:
-        neu, t_neu = roboaudit(a.roboaudit, a.run, a.out / f"ra-neural-state-t{t}",
+        neu, t_neu = roboaudit(a.roboaudit, a.run,
+                               a.out / f"ra-neural-state-t{t}{'-one-sample' if a.one_sample else ''}",
                                ["--features", "none", "--steps", str(a.steps), "--seeds", str(a.seed),
                                 "--target-update", str(a.target_update), "--batch-size", "256",
                                 "--hidden", "256"], threads=t)
@@ -365,7 +398,7 @@ def main() -> None:
             bench.append(
                 f"| {datetime.date.today()} | {socket.gethostname()} ({os.cpu_count()} cores, load "
                 f"{os.getloadavg()[0]:.1f}) | neural FQE side by side, {a.run.name} run, {a.steps} steps, batch 256, hidden 256, "
-                f"target period {a.target_update}, {t} thread(s){' pinned to core 0' if t == 1 else ''} "
+                f"target period {a.target_update}, {work}, {t} thread(s){' pinned to core 0' if t == 1 else ''} "
                 f"(scripts/d3rlpy_side_by_side.sh) | roboaudit {per_step[('roboaudit', t)]:.2f} ms/step, "
                 f"median ARE {m['median_are']:.3f}, Spearman {m['spearman']:.3f} | d3rlpy 2.8.1 "
                 f"{per_step[('d3rlpy', t)]:.2f} ms/step (lr {a.d3rlpy_lr:g}), median ARE {d3m['median_are']:.3f}, "
