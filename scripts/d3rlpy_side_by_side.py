@@ -8,7 +8,11 @@ Input: a folder written by `python -m roboaudit_metaworld fqe` (dataset/, polici
 ground_truth.json). Features: every estimator in the main rows sees the same state: Meta-World's
 39-value observation (`observation.state`); roboaudit also gets the task (its task embedding)
 and its default time input (each frame's position in its episode), d3rlpy gets a one-hot task
-appended to the observation, and with --d3rlpy-time the position too. roboaudit is additionally run with its
+appended to the observation, and with --d3rlpy-time the position too. In the timed rows both
+read the state as columns (`--features none`: standardized, no components); with --accuracy
+roboaudit reads it as its frame features (`--features state:observation.state --state-feature
+none`: standardized and reduced to principal components, each of which the network standardizes
+again), its own best way to take a state vector (--accuracy-raw-state keeps the columns). roboaudit is additionally run with its
 default image + state features (raw 32×32 pixels, 64 principal components) for the linear
 estimator. Metrics follow roboaudit (SPEC.md §3): suite Spearman across policies of the
 task-averaged estimate against the task-averaged V^π; median ARE |V̂ − V|/V over (policy, task)
@@ -255,8 +259,13 @@ def accuracy(a: argparse.Namespace, truth: dict) -> None:
     rows = []
     ra_dir = a.out / ("ra-neural-auto" + ("" if seeds == [0] else "-seeds" + "_".join(map(str, seeds))))
     period = [] if a.target_update is None else ["--target-update", str(a.target_update)]
+    if a.accuracy_raw_state:
+        features = ["--features", "none"]
+    else:
+        features = ["--features", "state:observation.state", "--state-feature", "none"]
+        ra_dir = ra_dir.with_name(ra_dir.name + "-components")
     ra, _ = roboaudit(a.roboaudit, a.run, ra_dir,
-                      ["--features", "none", "--seeds", ",".join(map(str, seeds)),
+                      [*features, "--seeds", ",".join(map(str, seeds)),
                        "--max-steps", str(a.steps), *period],
                       a.reuse, threads=threads)
     fit = json.loads((ra_dir / "fqe.json").read_text())
@@ -338,6 +347,9 @@ def main() -> None:
     ap.add_argument("--d3rlpy-time", action="store_true",
                     help="with --accuracy: give d3rlpy the time input too (position in the episode)")
     ap.add_argument("--reuse", action="store_true", help="with --accuracy: reuse the fits finished in OUT")
+    ap.add_argument("--accuracy-raw-state", action="store_true",
+                    help="with --accuracy: roboaudit reads the state as columns (--features none) "
+                         "rather than as principal components")
     ap.add_argument("--one-sample", action="store_true",
                     help="timing at equal work: both estimators read policy-actions files cut to "
                          "one sample per frame (roboaudit averages all M otherwise)")
