@@ -932,6 +932,18 @@ fn the_default_target_period_follows_the_median_episode() {
         )),
         "{said}"
     );
+    // At the floor of 10 the note gives the rounds the fit gets, not the rule's 3.2.
+    let (said, r) = fit("floor", "50", &[]);
+    assert_eq!(r["neural_config"]["target_update_every"], 10);
+    let rounds = (50.0 / (10.0 * frames as f64) * 100.0).floor() / 100.0;
+    assert!(rounds < 3.2, "{frames}-frame median episode");
+    assert!(
+        said.contains(&format!(
+            "target network copied every 10 steps, the shortest period chosen: the 50-step fit \
+             holds {rounds} rounds of backups of the {frames}-frame median episode, not 3.2"
+        )),
+        "{said}"
+    );
     let (said, r) = fit("given", "50", &["--target-update", "7"]);
     assert_eq!(r["neural_config"]["target_update_every"], 7);
     assert!(!said.contains("target network copied every"), "{said}");
