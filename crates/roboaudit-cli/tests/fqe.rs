@@ -950,6 +950,22 @@ fn the_default_target_period_follows_the_median_episode() {
     let (said, r) = fit("polyak", "50", &["--target-tau", "0.05"]);
     assert_eq!(r["neural_config"]["target_update_every"], 100);
     assert!(!said.contains("target network copied every"), "{said}");
+    // A Polyak rate replaces the copy: a period beside it would be ignored, so it is refused.
+    let o = roboaudit(&[
+        "fqe",
+        "fit",
+        "--run",
+        run.to_str().unwrap(),
+        "--out",
+        dir.path().join("both").to_str().unwrap(),
+        "--target-update",
+        "20",
+        "--target-tau",
+        "0.01",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("--target-tau"), "{}", text(&o));
+    assert!(!dir.path().join("both").exists());
 }
 
 /// A ground truth copied out of its run folder names actions files that are not beside it: the

@@ -122,8 +122,9 @@ pub struct FitOptions {
     pub threads: Option<usize>,
     /// Target network copy period N; default: the steps (the cap of --steps auto) over 3.2
     /// times the median episode's frames, at least 10 (100 for 62-frame episodes and 20,000
-    /// steps), so that a terminal label has time to reach the first frame and settle.
-    #[cfg_attr(feature = "clap", arg(long))]
+    /// steps), so that a terminal label has time to reach the first frame and settle. Refused
+    /// beside --target-tau, which replaces the copy.
+    #[cfg_attr(feature = "clap", arg(long, conflicts_with = "target_tau"))]
     pub target_update: Option<usize>,
     /// Polyak rate τ of the target network (> 0 replaces the copy every N steps by
     /// θ̄ ← (1 − τ) θ̄ + τ θ each step).
