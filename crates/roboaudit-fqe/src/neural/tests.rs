@@ -198,6 +198,32 @@ fn gradient_and_one_adamw_step_match_candle() {
     }
 }
 
+/// A row whose logistic head is saturated toward 0 passes back nothing. At `q = σ(−46) ≈ 10⁻²⁰`
+/// and `y = 0` its error term `2/B · q²(1 − q)` is a subnormal float, and so would be the output
+/// layer's gradient built from it (every product with one takes a microcode assist). With the
+/// output weights zeroed and the bias at −46 every row is saturated: the gradient is exactly 0
+/// while the loss still counts the rows.
+#[test]
+fn a_saturated_logistic_row_passes_back_nothing() {
+    let mut p = pair(QHead::Sigmoid);
+    let (x, a, t, _) = data(1);
+    let y = vec![0.0; ROWS];
+    let h = config(QHead::Sigmoid).hidden;
+    let n = p.theta.len();
+    // The layout ends with the output weights `W3 (H × 1)` and the bias `b3`.
+    p.theta[n - 1 - h..n - 1].fill(0.0);
+    p.theta[n - 1] = -46.0;
+    let mut grad = vec![0.0; n];
+    let mut w = Work::default();
+    let loss = p.mlp.loss_grad(&p.theta, &x, &a, &t, &y, &mut grad, &mut w);
+    let q = 1.0 / (1.0 + 46f64.exp());
+    assert!(w.q.iter().all(|&v| (f64::from(v) / q - 1.0).abs() < 1e-5));
+    assert!((2.0 / ROWS as f32 * (q * q) as f32).is_subnormal());
+    assert!((loss / (q * q) - 1.0).abs() < 1e-3, "{loss}");
+    let left: Vec<usize> = (0..n).filter(|&i| grad[i] != 0.0).collect();
+    assert!(left.is_empty(), "gradient left at {left:?}");
+}
+
 /// Five training steps from the same start, each on a fresh mini-batch with its own learning
 /// rate, candle's autograd and AdamW against the hand-written ones: the parameters agree after
 /// every step (errors would compound through the moments if a step were off).
