@@ -1,11 +1,13 @@
 //! Neural FQE per-gradient-step cost at the Meta-World bridge's shape (19,152 frames, a 39-value
-//! state, 4-d actions, 2 tasks; batch 256, hidden 256, target period 10), and what threads buy.
+//! state, 4-d actions, 2 tasks; target period 10), and what threads buy.
 //!
-//! `neural_speed STEPS one`: one fit on a one-thread pool with M = 1 and M = 8 target-action
-//! samples, ms per step and their ratio (run it pinned: `taskset -c 0`).
-//! `neural_speed STEPS two`: two fits (two policies, M = 8) on a one-thread pool, then on a
-//! two-thread pool: throughput ratio, and the process's CPU seconds over wall seconds for each
+//! `neural_speed STEPS one [SHAPE]`: one fit on a one-thread pool with M = 1 and M = 8
+//! target-action samples, ms per step and their ratio (run it pinned: `taskset -c 0`).
+//! `neural_speed STEPS two [SHAPE]`: two fits (two policies, M = 8) on a one-thread pool, then on
+//! a two-thread pool: throughput ratio, and the process's CPU seconds over wall seconds for each
 //! (what `--threads` must bound). Do not pin this one.
+//! SHAPE `d3rlpy` (the default): 256 units, 256-row batches, d3rlpy's FQE defaults and the shape
+//! of `scripts/d3rlpy_side_by_side.sh`; `defaults`: `roboaudit fqe fit`'s (128 units, 512 rows).
 //!
 //! Ratios come from one run of this program, so load from other processes on the machine moves
 //! both sides. `scripts/bench_fqe_speed.sh` runs both with the dev profile (optimized in this
@@ -157,12 +159,17 @@ fn main() {
     let n = inp.n_frames();
     let t1 = target(&mut rng, n, adim, 1);
     let t8 = target(&mut rng, n, adim, 8);
-    let config = NeuralFqeConfig {
+    let mut config = NeuralFqeConfig {
         steps,
         target_update_every: 10,
         curve_every: steps,
         ..NeuralFqeConfig::default()
     };
+    match std::env::args().nth(3).as_deref().unwrap_or("d3rlpy") {
+        "d3rlpy" => (config.batch_size, config.hidden) = (256, 256),
+        "defaults" => {}
+        other => panic!("shape {other}: d3rlpy or defaults"),
+    }
     let ms = |wall: f64, fits: usize| wall * 1e3 / (steps * fits) as f64;
     let mode = std::env::args().nth(2).unwrap_or_else(|| "one".into());
     if mode == "one" {
