@@ -43,6 +43,36 @@ pub fn target_period(steps: usize, median_frames: usize) -> usize {
     period.max(MIN_TARGET_PERIOD)
 }
 
+/// The terminal note of a fit whose target period [`target_period`] chose from the median
+/// episode's `frames`: the period and the rounds of the median episode's backups that the
+/// steps of `config` (the cap of `--steps auto`) hold, or at the floor the rounds the fit
+/// really gets.
+pub(crate) fn target_period_note(config: &NeuralFqeConfig, frames: usize) -> String {
+    let period = config.target_update_every;
+    let steps = format!(
+        "the {}-step {}",
+        config.steps,
+        if config.auto_steps { "cap" } else { "fit" }
+    );
+    let rounds = config.steps as f64 / (period * frames.max(1)) as f64;
+    let why = if rounds >= CAP_BACKUPS {
+        format!(
+            "so that {steps} holds {CAP_BACKUPS} rounds of backups of the {frames}-frame \
+             median episode"
+        )
+    } else {
+        format!(
+            "the shortest period chosen: {steps} holds {} rounds of backups of the \
+             {frames}-frame median episode, not {CAP_BACKUPS}",
+            crate::number::compact((rounds * 100.0).floor() / 100.0),
+        )
+    };
+    format!(
+        "note: neural FQE: target network copied every {period} steps, {why} \
+         (--target-update sets it)"
+    )
+}
+
 /// The stop rule of one fit.
 pub(super) struct StopRule {
     min_steps: usize,

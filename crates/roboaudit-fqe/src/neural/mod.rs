@@ -29,6 +29,7 @@ mod target_cache;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use auto::target_period_note;
 pub use auto::{
     CAP_BACKUPS, MIN_TARGET_PERIOD, SETTLE_ABS, SETTLE_REL, SETTLE_WINDOW, target_period,
 };

@@ -493,32 +493,8 @@ pub fn fit_request(req: &FitRequest, obs: &dyn FitObserver) -> Result<FqeReport,
         config.neural.as_mut(),
         loaded.inputs.median_episode_frames(),
     ) {
-        let period = crate::neural::target_period(neural.steps, frames);
-        neural.target_update_every = period;
-        let steps = format!(
-            "the {}-step {}",
-            neural.steps,
-            if neural.auto_steps { "cap" } else { "fit" }
-        );
-        let rounds = neural.steps as f64 / (period * frames.max(1)) as f64;
-        let why = if rounds >= crate::neural::CAP_BACKUPS {
-            format!(
-                "so that {steps} holds {} rounds of backups of the {frames}-frame median episode",
-                crate::neural::CAP_BACKUPS
-            )
-        } else {
-            // At the floor the rule's share does not hold: say what the fit gets instead.
-            format!(
-                "the shortest period chosen: {steps} holds {} rounds of backups of the \
-                 {frames}-frame median episode, not {}",
-                crate::number::compact((rounds * 100.0).floor() / 100.0),
-                crate::neural::CAP_BACKUPS
-            )
-        };
-        obs.note(&format!(
-            "note: neural FQE: target network copied every {period} steps, {why} \
-             (--target-update sets it)"
-        ));
+        neural.target_update_every = crate::neural::target_period(neural.steps, frames);
+        obs.note(&crate::neural::target_period_note(neural, frames));
     }
     let mut targets = Vec::new();
     let only_behaviour = policy_files.is_empty();
