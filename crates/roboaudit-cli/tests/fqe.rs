@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 
 mod common;
 
-use common::{chain_run_folder as run_folder, fit_linear, walk};
+use common::{chain_run_folder as run_folder, fit_linear, fqe_fit, walk};
 use roboaudit_data::lerobot::LeRobotDataset;
 use roboaudit_fqe::detector::synthetic::{GoalRun, write_goal_dataset};
 use roboaudit_fqe::synthetic::{ChainRun, write_chain_run};
@@ -902,20 +902,11 @@ fn the_default_target_period_follows_the_median_episode() {
     let run = dir.path().join("run");
     let fit = |name: &str, steps: &str, extra: &[&str]| {
         let out = dir.path().join(name);
-        let mut args = vec![
-            "fqe",
-            "fit",
-            "--run",
-            run.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--seeds",
-            "0",
-            "--steps",
-            steps,
-        ];
-        args.extend_from_slice(extra);
-        let o = roboaudit(&args);
+        let o = fqe_fit(
+            &run,
+            &out,
+            &[&["--seeds", "0", "--steps", steps][..], extra].concat(),
+        );
         assert!(o.status.success(), "{}", text(&o));
         (text(&o), report(&out))
     };
@@ -951,18 +942,11 @@ fn the_default_target_period_follows_the_median_episode() {
     assert_eq!(r["neural_config"]["target_update_every"], 100);
     assert!(!said.contains("target network copied every"), "{said}");
     // A Polyak rate replaces the copy: a period beside it would be ignored, so it is refused.
-    let o = roboaudit(&[
-        "fqe",
-        "fit",
-        "--run",
-        run.to_str().unwrap(),
-        "--out",
-        dir.path().join("both").to_str().unwrap(),
-        "--target-update",
-        "20",
-        "--target-tau",
-        "0.01",
-    ]);
+    let o = fqe_fit(
+        &run,
+        &dir.path().join("both"),
+        &["--target-update", "20", "--target-tau", "0.01"],
+    );
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("--target-tau"), "{}", text(&o));
     assert!(!dir.path().join("both").exists());

@@ -132,9 +132,8 @@ pub fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// `fqe fit --run RUN --out OUT --no-neural --components N` and `extra`, on one thread: the
-/// quick linear fit of the FQE tests.
-pub fn fit_linear(run: &Path, out: &Path, components: &str, extra: &[&str]) -> Output {
+/// The arguments of `fqe fit --run RUN --out OUT` followed by `extra`.
+fn fqe_fit_args<'a>(run: &'a Path, out: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
         "fqe",
         "fit",
@@ -142,13 +141,22 @@ pub fn fit_linear(run: &Path, out: &Path, components: &str, extra: &[&str]) -> O
         run.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
-        "--no-neural",
-        "--components",
-        components,
     ];
     args.extend_from_slice(extra);
+    args
+}
+
+/// `fqe fit --run RUN --out OUT` and `extra`.
+pub fn fqe_fit(run: &Path, out: &Path, extra: &[&str]) -> Output {
+    roboaudit(&fqe_fit_args(run, out, extra))
+}
+
+/// `fqe fit --run RUN --out OUT --no-neural --components N` and `extra`, on one thread: the
+/// quick linear fit of the FQE tests.
+pub fn fit_linear(run: &Path, out: &Path, components: &str, extra: &[&str]) -> Output {
+    let linear = [&["--no-neural", "--components", components][..], extra].concat();
     Command::new(env!("CARGO_BIN_EXE_roboaudit"))
-        .args(&args)
+        .args(fqe_fit_args(run, out, &linear))
         .env("RAYON_NUM_THREADS", "1")
         .output()
         .unwrap()
