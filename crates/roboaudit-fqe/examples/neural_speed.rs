@@ -12,7 +12,7 @@
 //! Ratios come from one run of this program, so load from other processes on the machine moves
 //! both sides. `scripts/bench_fqe_speed.sh` runs both with the dev profile (optimized in this
 //! workspace) and records them in BENCHMARKS.md.
-#![allow(clippy::print_stdout, clippy::unwrap_used)]
+#![allow(clippy::print_stdout, clippy::print_stderr, clippy::unwrap_used)]
 
 use std::time::Instant;
 
@@ -152,8 +152,28 @@ fn gemm_gflops(n: usize, reps: usize) -> f64 {
     2.0 * (n * n * n * reps) as f64 / (cpu_seconds() - c0) / 1e9
 }
 
+/// The usage line on standard error, then exit code 2.
+fn usage(why: &str) -> ! {
+    eprintln!(
+        "neural_speed: {why}\nusage: neural_speed [STEPS (1..=10000000)] [one|two] [d3rlpy|defaults]"
+    );
+    std::process::exit(2)
+}
+
 fn main() {
-    let steps: usize = std::env::args().nth(1).map_or(1000, |s| s.parse().unwrap());
+    let steps: usize = match std::env::args().nth(1) {
+        None => 1000,
+        Some(s) => match s.parse() {
+            Ok(n) if (1..=10_000_000).contains(&n) => n,
+            _ => usage(&format!(
+                "STEPS {s:?} is not a number of steps in 1..=10000000"
+            )),
+        },
+    };
+    let mode = std::env::args().nth(2).unwrap_or_else(|| "one".into());
+    if mode != "one" && mode != "two" {
+        usage(&format!("mode {mode:?}: one or two"));
+    }
     let mut rng = ChaCha8Rng::seed_from_u64(0);
     let (inp, adim) = inputs(&mut rng);
     let n = inp.n_frames();
@@ -168,10 +188,9 @@ fn main() {
     match std::env::args().nth(3).as_deref().unwrap_or("d3rlpy") {
         "d3rlpy" => (config.batch_size, config.hidden) = (256, 256),
         "defaults" => {}
-        other => panic!("shape {other}: d3rlpy or defaults"),
+        other => usage(&format!("shape {other:?}: d3rlpy or defaults")),
     }
     let ms = |wall: f64, fits: usize| wall * 1e3 / (steps * fits) as f64;
-    let mode = std::env::args().nth(2).unwrap_or_else(|| "one".into());
     if mode == "one" {
         // CPU milliseconds too: on a loaded machine the wall time also counts waiting for the core.
         let (w1, c1) = timed(1, &[(&inp, &t1)], &config);
