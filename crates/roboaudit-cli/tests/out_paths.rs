@@ -128,6 +128,54 @@ fn a_folder_where_a_file_goes_and_a_file_where_a_folder_goes_are_usage_errors() 
     assert_eq!(std::fs::read(&images).unwrap(), b"keep");
 }
 
+/// A file standing where a missing parent of `--out` would go, or a folder no file can be
+/// created in, is found before the fit (or the collection) starts, not when its results are
+/// written at the end.
+#[test]
+fn an_out_that_no_folder_can_be_made_for_is_a_usage_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let chain = common::chain_run_folder();
+    let run = chain.path().join("run");
+    let run_before = tree(&run);
+    let blocker = tmp.path().join("afile.txt");
+    std::fs::write(&blocker, b"keep").unwrap();
+    let under_file = blocker.join("sub/res");
+    let o = common::fqe_fit(&run, &under_file, &["--no-neural"]);
+    assert_usage(
+        &o,
+        &format!(
+            "{} is a file, so no folder can be created under it",
+            blocker.display()
+        ),
+    );
+    assert_eq!(std::fs::read(&blocker).unwrap(), b"keep");
+    assert_eq!(tree(&run), run_before, "the fit wrote a feature cache");
+    let o = roboaudit(&[
+        "memory",
+        "collect",
+        "--policy",
+        "faithful",
+        "--pairs",
+        "1",
+        "--seeds",
+        "1",
+        "--out",
+        under_file.to_str().unwrap(),
+    ]);
+    assert_usage(&o, "so no folder can be created under it");
+    // /proc takes no new files, not even root's (CI runs as root, where permissions do not
+    // hold).
+    if cfg!(target_os = "linux") {
+        let o = common::fqe_fit(&run, Path::new("/proc/roboaudit-res"), &["--no-neural"]);
+        assert_usage(&o, "cannot create a file in /proc");
+    }
+    assert_eq!(
+        std::fs::read_dir(tmp.path()).unwrap().count(),
+        1,
+        "a write check was left behind"
+    );
+}
+
 #[test]
 fn memory_collect_does_not_write_into_an_fqe_result() {
     let tmp = tempfile::tempdir().unwrap();

@@ -115,7 +115,7 @@ fn report_refuses_an_input_that_is_not_text() {
 }
 
 #[test]
-fn report_fails_with_code_1_when_the_output_cannot_be_written() {
+fn report_refuses_an_out_under_a_file_before_any_work() {
     let tmp = tempfile::tempdir().unwrap();
     let blocker = tmp.path().join("file");
     std::fs::write(&blocker, "not a folder").unwrap();
@@ -125,12 +125,17 @@ fn report_fails_with_code_1_when_the_output_cannot_be_written() {
         "--out",
         blocker.join("out").to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let want = format!(
+        "{} is a file, so no folder can be created under it",
+        blocker.display()
+    );
     assert!(
-        String::from_utf8_lossy(&o.stderr).contains("cannot write"),
+        String::from_utf8_lossy(&o.stderr).contains(&want),
         "{}",
         text(&o)
     );
+    assert_eq!(std::fs::read_to_string(&blocker).unwrap(), "not a folder");
 }
 
 /// Every `id="..."` of the page, in order.

@@ -130,13 +130,43 @@ pub fn check_cache_folder(cache: &Path) -> Result<(), OutputPathError> {
     Ok(())
 }
 
-/// Refuses an `--out` that exists and is not a folder (a usage error): the user named a file where
-/// a folder of results belongs, and finding out only after the work is done wastes the run.
+/// Refuses an `--out` where no folder of results can be written (a usage error): `out` is a file,
+/// a file stands where one of its missing parent folders would go, or the nearest folder of
+/// `out` that exists (`out` itself, or the one its missing folders would be created in) does not
+/// let this process create a file, checked by creating and removing one. Finding out only after
+/// the work is done wastes the run.
 pub fn refuse_out_file(out: &Path) -> Result<(), OutputPathError> {
     if out.exists() && !out.is_dir() {
         return Err(OutputPathError(format!(
             "--out {} is a file, not a folder: give a folder for the results (it is created if missing)",
             out.display()
+        )));
+    }
+    let mut base = out;
+    while !base.exists() {
+        match base.parent() {
+            Some(p) if !p.as_os_str().is_empty() => base = p,
+            _ => {
+                base = Path::new(".");
+                break;
+            }
+        }
+    }
+    if !base.is_dir() {
+        return Err(OutputPathError(format!(
+            "--out {}: {} is a file, so no folder can be created under it: give a folder for the results",
+            out.display(),
+            base.display()
+        )));
+    }
+    if let Err(e) = tempfile::Builder::new()
+        .prefix(".roboaudit-write-check")
+        .tempfile_in(base)
+    {
+        return Err(OutputPathError(format!(
+            "--out {}: cannot create a file in {} ({e}): give a folder you can write to",
+            out.display(),
+            base.display()
         )));
     }
     Ok(())
@@ -415,5 +445,39 @@ mod tests {
         std::fs::write(&file, b"x").unwrap();
         let err = refuse_out_file(&file).unwrap_err();
         assert!(err.to_string().contains("is a file, not a folder"), "{err}");
+        // A file where a missing parent folder would go.
+        let err = refuse_out_file(&file.join("sub/res")).unwrap_err();
+        let want = format!(
+            "{} is a file, so no folder can be created under it",
+            file.display()
+        );
+        assert!(err.to_string().contains(&want), "{err}");
+        // The write check leaves nothing behind.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    /// A folder this process cannot create files in is refused before any work, for `--out`
+    /// itself and for a missing `--out` under it. Root creates files anywhere, so the check only
+    /// runs where the folder's permissions hold.
+    #[cfg(unix)]
+    #[test]
+    fn an_out_where_nothing_can_be_written_is_a_usage_error() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let locked = dir.path().join("locked");
+        std::fs::create_dir(&locked).unwrap();
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
+        let writable = tempfile::tempfile_in(&locked).is_ok();
+        for out in [locked.clone(), locked.join("res")] {
+            let got = refuse_out_file(&out);
+            if writable {
+                got.unwrap();
+            } else {
+                let err = got.unwrap_err().to_string();
+                let want = format!("cannot create a file in {}", locked.display());
+                assert!(err.contains(&want), "{err}");
+            }
+        }
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
 }
