@@ -5,11 +5,13 @@ pub use roboaudit_data::outpath::{
     check_cache_folder, is_within, refuse_inside_dataset, require_extension, same_file,
 };
 
-/// Refuses a file option that names an existing folder (exit code 2, before any work): the
-/// result is one file, and the write would fail only after the work.
+/// Refuses a one-file output that names an existing folder, or whose folder cannot be written
+/// ([`roboaudit_data::outpath::refuse_unwritable_file`]) (exit code 2, before any work): the
+/// write would fail only after the work.
 ///
 /// # Errors
-/// [`crate::exit::Usage`] naming `flag` and the folder.
+/// [`crate::exit::Usage`] naming `flag` and the folder, or the
+/// [`roboaudit_data::outpath::OutputPathError`] of the folder check.
 pub fn refuse_folder(flag: &str, path: &std::path::Path) -> anyhow::Result<()> {
     if path.is_dir() {
         return Err(crate::exit::Usage(format!(
@@ -18,6 +20,7 @@ pub fn refuse_folder(flag: &str, path: &std::path::Path) -> anyhow::Result<()> {
         ))
         .into());
     }
+    roboaudit_data::outpath::refuse_unwritable_file(flag, path)?;
     Ok(())
 }
 

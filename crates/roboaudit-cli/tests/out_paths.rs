@@ -128,9 +128,9 @@ fn a_folder_where_a_file_goes_and_a_file_where_a_folder_goes_are_usage_errors() 
     assert_eq!(std::fs::read(&images).unwrap(), b"keep");
 }
 
-/// A file standing where a missing parent of `--out` would go, or a folder no file can be
-/// created in, is found before the fit (or the collection) starts, not when its results are
-/// written at the end.
+/// A file standing where a missing parent of `--out` would go, a folder no file can be created
+/// in, or a dangling symbolic link is found before the fit (or the collection) starts, not when
+/// its results are written at the end; for a one-file output, in the folder the file goes in.
 #[test]
 fn an_out_that_no_folder_can_be_made_for_is_a_usage_error() {
     let tmp = tempfile::tempdir().unwrap();
@@ -163,11 +163,40 @@ fn an_out_that_no_folder_can_be_made_for_is_a_usage_error() {
         under_file.to_str().unwrap(),
     ]);
     assert_usage(&o, "so no folder can be created under it");
+    // A one-file output is checked in the folder it goes in.
+    let png = blocker.join("x.png");
+    let o = roboaudit(&[
+        "testbed",
+        "render",
+        "--task",
+        "stack",
+        "--out",
+        png.to_str().unwrap(),
+    ]);
+    assert_usage(&o, "so no folder can be created under it");
     // /proc takes no new files, not even root's (CI runs as root, where permissions do not
     // hold).
     if cfg!(target_os = "linux") {
         let o = common::fqe_fit(&run, Path::new("/proc/roboaudit-res"), &["--no-neural"]);
         assert_usage(&o, "cannot create a file in /proc");
+        let o = roboaudit(&[
+            "testbed",
+            "render",
+            "--task",
+            "stack",
+            "--out",
+            "/proc/x.png",
+        ]);
+        assert_usage(&o, "cannot create a file in /proc");
+    }
+    // A dangling link cannot become the results folder.
+    #[cfg(unix)]
+    {
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(tmp.path().join("nowhere/target"), &link).unwrap();
+        let o = common::fqe_fit(&run, &link, &["--no-neural"]);
+        assert_usage(&o, "which does not exist");
+        std::fs::remove_file(&link).unwrap();
     }
     assert_eq!(
         std::fs::read_dir(tmp.path()).unwrap().count(),

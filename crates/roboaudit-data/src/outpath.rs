@@ -90,7 +90,7 @@ pub fn refuse_inside_dataset(
     }
     if is_within(path, dataset) {
         return Err(OutputPathError(format!(
-            "{flag} {} is inside the dataset folder: writing there can corrupt the dataset; give a path outside it, in {}",
+            "{flag} {} is inside the dataset folder: writing there can corrupt the dataset; give a path outside the dataset folder {}",
             path.display(),
             dataset.display()
         )));
@@ -130,44 +130,109 @@ pub fn check_cache_folder(cache: &Path) -> Result<(), OutputPathError> {
     Ok(())
 }
 
-/// Refuses an `--out` where no folder of results can be written (a usage error): `out` is a file,
-/// a file stands where one of its missing parent folders would go, or the nearest folder of
-/// `out` that exists (`out` itself, or the one its missing folders would be created in) does not
-/// let this process create a file, checked by creating and removing one. Finding out only after
-/// the work is done wastes the run.
+/// Refuses an `--out` where no folder of results can be written (a usage error): `out` is a file
+/// (also spelt with a trailing `/`), a dangling symbolic link, a file stands where one of its
+/// missing parent folders would go, the path cannot be looked up (a name too long for the file
+/// system), or the nearest folder of `out` that exists (`out` itself, or the one its missing
+/// folders would be created in) does not let this process create a file, checked by creating
+/// and removing one. Finding out only after the work is done wastes the run.
+///
+/// # Errors
+/// [`OutputPathError`] naming `--out` and the reason.
 pub fn refuse_out_file(out: &Path) -> Result<(), OutputPathError> {
-    if out.exists() && !out.is_dir() {
+    let whole: PathBuf = out.components().collect();
+    if std::fs::metadata(&whole).is_ok_and(|m| !m.is_dir()) {
         return Err(OutputPathError(format!(
             "--out {} is a file, not a folder: give a folder for the results (it is created if missing)",
             out.display()
         )));
     }
-    let mut base = out;
-    while !base.exists() {
-        match base.parent() {
-            Some(p) if !p.as_os_str().is_empty() => base = p,
-            _ => {
-                base = Path::new(".");
-                break;
+    refuse_unwritable_place("--out", out, &whole, "a folder for the results")
+}
+
+/// Refuses a one-file output (`flag path`, a usage error) whose folder cannot be written: the
+/// checks of [`refuse_out_file`] applied to the folder the file goes in (created if missing).
+/// That `path` is not itself a folder is the caller's check.
+///
+/// # Errors
+/// [`OutputPathError`] naming `flag` and the reason.
+pub fn refuse_unwritable_file(flag: &str, path: &Path) -> Result<(), OutputPathError> {
+    let folder: PathBuf = path
+        .components()
+        .collect::<PathBuf>()
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    refuse_unwritable_place(
+        flag,
+        path,
+        &folder,
+        "a file name in a folder you can write to",
+    )
+}
+
+/// The shared walk of [`refuse_out_file`] and [`refuse_unwritable_file`]: from `start` (a folder
+/// to be created or filled; empty for the working folder) up to the nearest path that exists,
+/// which must be a folder this process can create a file in. A path that is missing or lies
+/// under a file (`ENOTDIR`) passes on to its parent; a symbolic link whose target is missing,
+/// or any other lookup error, is refused.
+fn refuse_unwritable_place(
+    flag: &str,
+    given: &Path,
+    start: &Path,
+    want: &str,
+) -> Result<(), OutputPathError> {
+    let refuse = |why: String| {
+        Err(OutputPathError(format!(
+            "{flag} {}: {why}: give {want}",
+            given.display()
+        )))
+    };
+    let mut base = if start.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        start
+    };
+    loop {
+        match std::fs::metadata(base) {
+            Ok(m) if m.is_dir() => break,
+            Ok(_) => {
+                return refuse(format!(
+                    "{} is a file, so no folder can be created under it",
+                    base.display()
+                ));
             }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                if let Ok(target) = std::fs::read_link(base) {
+                    return refuse(format!(
+                        "{} is a symbolic link to {}, which does not exist",
+                        base.display(),
+                        target.display()
+                    ));
+                }
+                let up = match base.parent() {
+                    Some(p) if !p.as_os_str().is_empty() => p,
+                    _ => Path::new("."),
+                };
+                if up == base {
+                    // The working folder itself is gone.
+                    return refuse(format!("cannot look up {} ({e})", base.display()));
+                }
+                base = up;
+            }
+            Err(e) => return refuse(format!("cannot look up {} ({e})", base.display())),
         }
-    }
-    if !base.is_dir() {
-        return Err(OutputPathError(format!(
-            "--out {}: {} is a file, so no folder can be created under it: give a folder for the results",
-            out.display(),
-            base.display()
-        )));
     }
     if let Err(e) = tempfile::Builder::new()
         .prefix(".roboaudit-write-check")
         .tempfile_in(base)
     {
-        return Err(OutputPathError(format!(
-            "--out {}: cannot create a file in {} ({e}): give a folder you can write to",
-            out.display(),
-            base.display()
-        )));
+        return refuse(format!("cannot create a file in {} ({e})", base.display()));
     }
     Ok(())
 }
@@ -231,7 +296,7 @@ pub fn refuse_foreign_results(
             }
             None => {
                 return Err(OutputPathError(format!(
-                    "--out {} holds a {name} that is not a roboaudit result of schema {wanted} (not JSON or no `schema` field); writing here would replace it: choose another output folder",
+                    "--out {} holds {name}, which is not a roboaudit result of schema {wanted} (not JSON or no `schema` field); writing here would replace it: choose another output folder",
                     out.display()
                 )));
             }
@@ -452,7 +517,67 @@ mod tests {
             file.display()
         );
         assert!(err.to_string().contains(&want), "{err}");
+        // The same file spelt as a folder.
+        let slashed = PathBuf::from(format!("{}/", file.display()));
+        let err = refuse_out_file(&slashed).unwrap_err();
+        assert!(err.to_string().contains("is a file, not a folder"), "{err}");
         // The write check leaves nothing behind.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    /// A symbolic link to a missing place cannot become the results folder (creating it fails
+    /// with "File exists"), nor can a folder under it; a name longer than the file system allows
+    /// cannot be looked up. Both are refused before any work.
+    #[cfg(unix)]
+    #[test]
+    fn a_dangling_link_or_an_overlong_name_is_a_usage_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("link");
+        let nowhere = dir.path().join("nowhere/target");
+        std::os::unix::fs::symlink(&nowhere, &link).unwrap();
+        let want = format!(
+            "{} is a symbolic link to {}, which does not exist",
+            link.display(),
+            nowhere.display()
+        );
+        for out in [link.clone(), link.join("sub")] {
+            let err = refuse_out_file(&out).unwrap_err().to_string();
+            assert!(err.contains(&want), "{err}");
+        }
+        let long = dir.path().join("a".repeat(300));
+        let err = refuse_out_file(&long).unwrap_err().to_string();
+        assert!(err.contains("cannot look up"), "{err}");
+        // A link to a folder is a folder.
+        let to_dir = dir.path().join("to-dir");
+        std::os::unix::fs::symlink(dir.path(), &to_dir).unwrap();
+        refuse_out_file(&to_dir.join("res")).unwrap();
+    }
+
+    /// A one-file output is checked in the folder it goes in: a missing folder under a file, a
+    /// dangling link on the way, or a folder no file can be created in (`/proc`) is refused; a
+    /// file in a writable or missing folder, or in the working folder, passes.
+    #[test]
+    fn a_file_output_needs_a_folder_it_can_be_written_in() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("afile.txt");
+        std::fs::write(&file, b"x").unwrap();
+        refuse_unwritable_file("--out", &dir.path().join("new/x.png")).unwrap();
+        refuse_unwritable_file("--out", Path::new("x.png")).unwrap();
+        let err = refuse_unwritable_file("--out", &file.join("x.png"))
+            .unwrap_err()
+            .to_string();
+        let want = format!(
+            "--out {}/x.png: {} is a file, so no folder can be created under it",
+            file.display(),
+            file.display()
+        );
+        assert!(err.contains(&want), "{err}");
+        if cfg!(target_os = "linux") {
+            let err = refuse_unwritable_file("--out", Path::new("/proc/x.png"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("cannot create a file in /proc"), "{err}");
+        }
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 

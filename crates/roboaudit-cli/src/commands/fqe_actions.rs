@@ -36,6 +36,7 @@ pub fn run(args: &ActionsOptions) -> Result<()> {
     crate::paths::refuse_inside_dataset("--out", &args.out, &args.dataset)?;
     crate::paths::require_extension("--out", &args.out, "parquet", "a policy-actions file")?;
     summary::check_out_file(&args.out).map_err(classify)?;
+    roboaudit_data::outpath::refuse_unwritable_file("--out", &args.out)?;
     let config = args.served.client_config().map_err(classify)?;
     let dataset = LeRobotDataset::open(&args.dataset)?;
     let cfg = args.config(name.clone());

@@ -140,7 +140,7 @@ pub enum RequestError {
     /// A file-system step on `OUT` or its folder failed; the message names the step and path.
     #[error("{message}")]
     Io {
-        /// `cannot read OUT`, `cannot move the results to OUT`, …
+        /// `cannot read OUT`, `the finished collection stays in WORK (…): cannot move it to OUT`, …
         message: String,
         /// The I/O failure.
         #[source]
@@ -361,8 +361,19 @@ pub fn run_collect(
         std::fs::remove_dir(out)
             .map_err(|e| io_error(format!("cannot replace {}", out.display()), e))?;
     }
-    std::fs::rename(&work, out)
-        .map_err(|e| io_error(format!("cannot move the results to {}", out.display()), e))?;
+    // The work folder no longer marks an interrupted run, so a rerun would remove it and
+    // collect again: the message says where the finished collection is.
+    std::fs::rename(&work, out).map_err(|e| {
+        io_error(
+            format!(
+                "the finished collection stays in {} (rename it to {} yourself; a rerun collects it again): cannot move it to {}",
+                work.display(),
+                out.display(),
+                out.display()
+            ),
+            e,
+        )
+    })?;
     Ok(CollectRun { summary, elapsed_s })
 }
 
