@@ -553,9 +553,9 @@ mod tests {
         refuse_out_file(&to_dir.join("res")).unwrap();
     }
 
-    /// A one-file output is checked in the folder it goes in: a missing folder under a file, a
-    /// dangling link on the way, or a folder no file can be created in (`/proc`) is refused; a
-    /// file in a writable or missing folder, or in the working folder, passes.
+    /// A one-file output is checked in the folder it goes in: a missing folder under a file, or a
+    /// folder no file can be created in (`/proc`), is refused; a file in a writable or missing
+    /// folder, or in the working folder, passes.
     #[test]
     fn a_file_output_needs_a_folder_it_can_be_written_in() {
         let dir = tempfile::tempdir().unwrap();
