@@ -25,6 +25,18 @@ fn assert_usage(o: &std::process::Output, says: &str) {
     assert!(text(o).contains(says), "wanted {says:?} in {}", text(o));
 }
 
+/// `testbed render --task stack --out OUT`: the quickest one-file output.
+fn render(out: &Path) -> std::process::Output {
+    roboaudit(&[
+        "testbed",
+        "render",
+        "--task",
+        "stack",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+}
+
 #[test]
 fn outputs_inside_a_lerobot_dataset_are_refused_by_commands_without_a_dataset_input() {
     let tmp = tempfile::tempdir().unwrap();
@@ -96,14 +108,7 @@ fn a_folder_where_a_file_goes_and_a_file_where_a_folder_goes_are_usage_errors() 
     let tmp = tempfile::tempdir().unwrap();
     let png_dir = tmp.path().join("frame.png");
     std::fs::create_dir_all(&png_dir).unwrap();
-    let o = roboaudit(&[
-        "testbed",
-        "render",
-        "--task",
-        "stack",
-        "--out",
-        png_dir.to_str().unwrap(),
-    ]);
+    let o = render(&png_dir);
     assert_usage(&o, "is a folder; give a file name");
 
     let images = tmp.path().join("images-file");
@@ -150,43 +155,18 @@ fn an_out_that_no_folder_can_be_made_for_is_a_usage_error() {
     );
     assert_eq!(std::fs::read(&blocker).unwrap(), b"keep");
     assert_eq!(tree(&run), run_before, "the fit wrote a feature cache");
-    let o = roboaudit(&[
-        "memory",
-        "collect",
-        "--policy",
-        "faithful",
-        "--pairs",
-        "1",
-        "--seeds",
-        "1",
-        "--out",
-        under_file.to_str().unwrap(),
-    ]);
+    let o = common::collect_one_faithful_pair(&under_file, &[]);
     assert_usage(&o, "so no folder can be created under it");
     // A one-file output is checked in the folder it goes in.
     let png = blocker.join("x.png");
-    let o = roboaudit(&[
-        "testbed",
-        "render",
-        "--task",
-        "stack",
-        "--out",
-        png.to_str().unwrap(),
-    ]);
+    let o = render(&png);
     assert_usage(&o, "so no folder can be created under it");
     // /proc takes no new files, not even root's (CI runs as root, where permissions do not
     // hold).
     if cfg!(target_os = "linux") {
         let o = common::fqe_fit(&run, Path::new("/proc/roboaudit-res"), &["--no-neural"]);
         assert_usage(&o, "cannot create a file in /proc");
-        let o = roboaudit(&[
-            "testbed",
-            "render",
-            "--task",
-            "stack",
-            "--out",
-            "/proc/x.png",
-        ]);
+        let o = render(Path::new("/proc/x.png"));
         assert_usage(&o, "cannot create a file in /proc");
     }
     // A dangling link cannot become the results folder.
